@@ -1,0 +1,180 @@
+/*!
+ RFC 5322 address lists (From, To, Cc, Bcc, Reply-To) parsed leniently: quoted
+ display names, angle addresses, comments, groups and obsolete forms all come out as
+ (name, address) pairs, and text that is not an address never makes the parser fail.
+ Real headers are often malformed; losing one recipient is better than losing a message.
+ */
+
+public struct MailAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The display name with quotes and escapes removed; empty when there is none.
+    public var name: String
+    /// The addr-spec, as written (compare case-insensitively).
+    public var address: String
+
+    public init(name: String = "", address: String) {
+        self.name = name
+        self.address = address
+    }
+
+    /// The name when there is one, else the address: what a list view shows.
+    public var displayName: String { name.isEmpty ? address : name }
+
+    public var description: String {
+        if name.isEmpty { return address }
+        return "\(name) <\(address)>"
+    }
+
+    /// Every address in a header value. Group names are dropped, their members kept.
+    public static func parseList(_ header: String) -> [MailAddress] {
+        var parser = AddressListParser(Array(header.unicodeScalars))
+        return parser.parse()
+    }
+}
+
+private struct AddressListParser {
+    let scalars: [Unicode.Scalar]
+    var index = 0
+
+    init(_ scalars: [Unicode.Scalar]) { self.scalars = scalars }
+
+    mutating func parse() -> [MailAddress] {
+        var result: [MailAddress] = []
+        for element in splitTopLevel() {
+            if let address = Self.mailbox(from: element) {
+                result.append(address)
+            }
+        }
+        return result
+    }
+
+    /// Splits on commas (and group punctuation) that are outside quotes, angle brackets
+    /// and comments. A group "name: a, b;" contributes its members.
+    mutating func splitTopLevel() -> [[Unicode.Scalar]] {
+        var elements: [[Unicode.Scalar]] = []
+        var current: [Unicode.Scalar] = []
+        var inQuote = false
+        var angleDepth = 0
+        var commentDepth = 0
+        var escaped = false
+        for scalar in scalars {
+            if escaped {
+                current.append(scalar)
+                escaped = false
+                continue
+            }
+            switch scalar {
+            case "\\" where inQuote || commentDepth > 0:
+                current.append(scalar)
+                escaped = true
+            case "\"" where commentDepth == 0:
+                inQuote.toggle()
+                current.append(scalar)
+            case "(" where !inQuote:
+                commentDepth += 1
+                current.append(scalar)
+            case ")" where !inQuote && commentDepth > 0:
+                commentDepth -= 1
+                current.append(scalar)
+            case "<" where !inQuote && commentDepth == 0:
+                angleDepth += 1
+                current.append(scalar)
+            case ">" where !inQuote && commentDepth == 0 && angleDepth > 0:
+                angleDepth -= 1
+                current.append(scalar)
+            case "," where !inQuote && commentDepth == 0 && angleDepth == 0,
+                 ";" where !inQuote && commentDepth == 0 && angleDepth == 0:
+                elements.append(current)
+                current = []
+            case ":" where !inQuote && commentDepth == 0 && angleDepth == 0:
+                // "Group name:" — a route or group prefix; the members follow.
+                current = []
+            default:
+                current.append(scalar)
+            }
+        }
+        elements.append(current)
+        return elements
+    }
+
+    /// One mailbox: `name <addr>`, `addr (comment)`, or a bare `addr`.
+    static func mailbox(from element: [Unicode.Scalar]) -> MailAddress? {
+        var nameScalars: [Unicode.Scalar] = []
+        var angle: [Unicode.Scalar]? = nil
+        var bare: [Unicode.Scalar] = []
+        var comment: [Unicode.Scalar] = []
+        var inQuote = false
+        var inAngle = false
+        var commentDepth = 0
+        var escaped = false
+        for scalar in element {
+            if escaped {
+                if commentDepth > 0 { comment.append(scalar) } else if inAngle { angle?.append(scalar) } else { nameScalars.append(scalar); bare.append(scalar) }
+                escaped = false
+                continue
+            }
+            if commentDepth > 0 {
+                switch scalar {
+                case "\\": escaped = true
+                case "(": commentDepth += 1; comment.append(scalar)
+                case ")":
+                    commentDepth -= 1
+                    if commentDepth > 0 { comment.append(scalar) }
+                default: comment.append(scalar)
+                }
+                continue
+            }
+            if inQuote {
+                switch scalar {
+                case "\\": escaped = true
+                case "\"": inQuote = false
+                default: nameScalars.append(scalar); bare.append(scalar)
+                }
+                continue
+            }
+            if inAngle {
+                if scalar == ">" { inAngle = false } else { angle?.append(scalar) }
+                continue
+            }
+            switch scalar {
+            case "\"": inQuote = true
+            case "(": commentDepth = 1
+            case "<": inAngle = true; angle = []
+            default: nameScalars.append(scalar); bare.append(scalar)
+            }
+        }
+        let commentText = trimmed(comment)
+        if let angle {
+            // Strip an obsolete source route ("@a,@b:user@host").
+            var address = trimmed(angle)
+            if address.hasPrefix("@"), let colon = address.lastIndex(of: ":") {
+                address = String(address[address.index(after: colon)...])
+            }
+            let name = collapse(trimmed(nameScalars))
+            guard !address.isEmpty else { return name.isEmpty ? nil : MailAddress(name: "", address: name) }
+            return MailAddress(name: name.isEmpty ? commentText : name, address: address)
+        }
+        let address = trimmed(bare).split(whereSeparator: { $0 == " " || $0 == "\t" }).joined()
+        guard !address.isEmpty else { return nil }
+        return MailAddress(name: collapse(commentText), address: address)
+    }
+
+    static func trimmed(_ scalars: [Unicode.Scalar]) -> String {
+        var view = String.UnicodeScalarView()
+        view.append(contentsOf: scalars)
+        return String(view).trimmingWhitespace()
+    }
+
+    static func collapse(_ text: String) -> String {
+        text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }).joined(separator: " ")
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces, tabs and line breaks.
+    public func trimmingWhitespace() -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" || $0 == "\n" }
+        guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
+        let last = lastIndex(where: { !isSpace($0) })!
+        return String(self[first...last])
+    }
+}

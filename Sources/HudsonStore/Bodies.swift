@@ -1,0 +1,110 @@
+/*!
+ Message bodies and attachment metadata, written by hydration (format=full), and the
+ work-list hydration walks: messages without a body, newest first, inside the prefetch
+ window (local-first-sync.md, "Hydration walks newest-first within a 90-day prefetch
+ window").
+ */
+import SQLite
+
+public struct AttachmentInfo: Equatable, Sendable {
+    public var partID: String
+    public var filename: String
+    public var mimeType: String
+    public var size: Int64
+    /// Gmail's attachment id, for attachments.get; nil when the data was inline.
+    public var attachmentID: String?
+    public var contentID: String?
+    public var isInline: Bool
+
+    public init(
+        partID: String, filename: String, mimeType: String, size: Int64,
+        attachmentID: String? = nil, contentID: String? = nil, isInline: Bool = false
+    ) {
+        self.partID = partID
+        self.filename = filename
+        self.mimeType = mimeType
+        self.size = size
+        self.attachmentID = attachmentID
+        self.contentID = contentID
+        self.isInline = isInline
+    }
+}
+
+public struct MessageBody: Equatable, Sendable {
+    /// Readable text: the text/plain part, or the HTML part made readable.
+    public var text: String?
+    /// The original HTML part, when there is one.
+    public var html: String?
+    public var attachments: [AttachmentInfo]
+
+    public init(text: String?, html: String? = nil, attachments: [AttachmentInfo] = []) {
+        self.text = text
+        self.html = html
+        self.attachments = attachments
+    }
+}
+
+extension Store {
+    /// Stores a hydrated body. Returns false when the message is not in the store
+    /// (it vanished meanwhile).
+    @discardableResult
+    public func saveBody(_ body: MessageBody, gmailID: String, accountID: Int64) throws -> Bool {
+        try writeTracked { touched in
+            guard let row = try db.first(
+                "SELECT id, thread_id FROM messages WHERE account_id = ? AND gmail_id = ?", accountID, gmailID,
+                transform: { (key: $0.int64(0), threadID: $0.string(1)) })
+            else { return false }
+            try db.execute("""
+                INSERT INTO message_bodies (message_id, text, html, fetched_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (message_id) DO UPDATE SET text = excluded.text, html = excluded.html, fetched_at = excluded.fetched_at
+                """, row.key, body.text, body.html, now)
+            try db.execute("DELETE FROM attachments WHERE message_id = ?", row.key)
+            for attachment in body.attachments {
+                try db.execute("""
+                    INSERT OR REPLACE INTO attachments (message_id, part_id, filename, mime_type, size, attachment_id, content_id, is_inline)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [row.key, attachment.partID, attachment.filename, attachment.mimeType, attachment.size,
+                                     attachment.attachmentID, attachment.contentID, attachment.isInline])
+            }
+            let hasAttachment = body.attachments.contains { !$0.isInline }
+            try db.execute("UPDATE messages SET body_state = 1, has_attachment = ? WHERE id = ?", hasAttachment, row.key)
+            try bumpSequence(messageKey: row.key)
+            touched.insert(ThreadKey(accountID: accountID, threadID: row.threadID))
+            return true
+        }
+    }
+
+    /// Messages still without a body, newest first, received at or after `since`
+    /// (epoch ms; nil for no window).
+    public func messagesNeedingBodies(accountID: Int64, since: Int64?, limit: Int) throws -> [String] {
+        try db.map("""
+            SELECT gmail_id FROM messages
+             WHERE account_id = ? AND body_state = 0 AND internal_date >= ?
+             ORDER BY internal_date DESC LIMIT ?
+            """, accountID, since ?? Int64.min, limit) { $0.string(0) }
+    }
+
+    /// How many messages in the window still need a body.
+    public func countMessagesNeedingBodies(accountID: Int64, since: Int64?) throws -> Int {
+        Int(try db.scalarInt("""
+            SELECT count(*) FROM messages WHERE account_id = ? AND body_state = 0 AND internal_date >= ?
+            """, accountID, since ?? Int64.min) ?? 0)
+    }
+
+    /// The stored body of a message, or nil when it has not been hydrated.
+    public func body(gmailID: String, accountID: Int64) throws -> MessageBody? {
+        guard let key = try messageKey(gmailID: gmailID, accountID: accountID) else { return nil }
+        guard let content = try db.first(
+            "SELECT text, html FROM message_bodies WHERE message_id = ?", key,
+            transform: { (text: $0.optionalString(0), html: $0.optionalString(1)) })
+        else { return nil }
+        let attachments = try db.map("""
+            SELECT part_id, filename, mime_type, size, attachment_id, content_id, is_inline
+              FROM attachments WHERE message_id = ? ORDER BY part_id
+            """, key) {
+            AttachmentInfo(partID: $0.string(0), filename: $0.string(1), mimeType: $0.string(2), size: $0.int64(3),
+                           attachmentID: $0.optionalString(4), contentID: $0.optionalString(5), isInline: $0.bool(6))
+        }
+        return MessageBody(text: content.text, html: content.html, attachments: attachments)
+    }
+}

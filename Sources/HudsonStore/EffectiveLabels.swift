@@ -1,0 +1,49 @@
+/*!
+ Effective labels: what the user sees, canonical ∪ queued adds − queued removes,
+ counting queue rows in every state (optimistic-mutations.md, "Reads compose the
+ overlay"). The rule itself is the `effective_labels` view in Schema.swift; this file
+ holds its name and the only Swift that queries it, so there is one rule, not four.
+ */
+import SQLite
+
+enum EffectiveLabels {
+    /// The view that composes the overlay. Always constrain it by `message_id`.
+    static let view = "effective_labels"
+
+    /// The SQL condition "message `messageColumn` effectively carries label `?`", for
+    /// query builders: a correlated seek into both arms of the view, never a scan.
+    static func carries(messageColumn: String) -> String {
+        "EXISTS (SELECT 1 FROM \(view) AS el WHERE el.message_id = \(messageColumn) AND el.label = ?)"
+    }
+}
+
+extension Store {
+    /// The effective labels of one message, sorted.
+    func effectiveLabels(messageKey: Int64) throws -> [String] {
+        try db.map(
+            "SELECT label FROM \(EffectiveLabels.view) WHERE message_id = ? ORDER BY label", messageKey
+        ) { $0.string(0) }
+    }
+
+    /// Whether the message effectively carries the label.
+    func effectivelyCarries(messageKey: Int64, label: String) throws -> Bool {
+        try db.scalarInt(
+            "SELECT 1 FROM \(EffectiveLabels.view) WHERE message_id = ? AND label = ?", messageKey, label) != nil
+    }
+
+    /// The effective labels of a message, by Gmail id.
+    public func effectiveLabels(gmailID: String, accountID: Int64) throws -> [String]? {
+        guard let key = try messageKey(gmailID: gmailID, accountID: accountID) else { return nil }
+        return try effectiveLabels(messageKey: key)
+    }
+
+    /// The canonical labels of a message (server truth only), by Gmail id.
+    public func canonicalLabels(gmailID: String, accountID: Int64) throws -> [String]? {
+        guard let key = try messageKey(gmailID: gmailID, accountID: accountID) else { return nil }
+        return try db.map("SELECT label FROM message_labels WHERE message_id = ? ORDER BY label", key) { $0.string(0) }
+    }
+
+    func messageKey(gmailID: String, accountID: Int64) throws -> Int64? {
+        try db.scalarInt("SELECT id FROM messages WHERE account_id = ? AND gmail_id = ?", accountID, gmailID)
+    }
+}

@@ -1,0 +1,100 @@
+/*!
+ Labels as Gmail lists them (gmail-api.md 2.10), and name lookups for triage.
+ */
+import SQLite
+
+public struct LabelInfo: Equatable, Sendable {
+    public enum Kind: String, Sendable { case system, user }
+
+    public var id: String
+    /// Nil for a label id seen on a message before labels.list named it.
+    public var name: String?
+    public var kind: Kind?
+    public var messageListVisibility: String?
+    public var labelListVisibility: String?
+    public var textColor: String?
+    public var backgroundColor: String?
+
+    public init(
+        id: String, name: String?, kind: Kind? = nil, messageListVisibility: String? = nil,
+        labelListVisibility: String? = nil, textColor: String? = nil, backgroundColor: String? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.kind = kind
+        self.messageListVisibility = messageListVisibility
+        self.labelListVisibility = labelListVisibility
+        self.textColor = textColor
+        self.backgroundColor = backgroundColor
+    }
+
+    /// What to show: the name, or the id while the name is unknown.
+    public var displayName: String { name ?? id }
+}
+
+extension Store {
+    private static let labelColumns =
+        "id, name, type, message_list_visibility, label_list_visibility, text_color, background_color"
+
+    private static func label(from row: Row) -> LabelInfo {
+        LabelInfo(
+            id: row.string(0), name: row.optionalString(1), kind: row.optionalString(2).flatMap(LabelInfo.Kind.init(rawValue:)),
+            messageListVisibility: row.optionalString(3), labelListVisibility: row.optionalString(4),
+            textColor: row.optionalString(5), backgroundColor: row.optionalString(6))
+    }
+
+    /// Replaces the account's label list with Gmail's (labels.list has no paging).
+    /// Labels the server no longer has are removed; ids still on messages come back
+    /// as unnamed rows the next time a snapshot mentions them.
+    public func replaceLabels(accountID: Int64, with labels: [LabelInfo]) throws {
+        try db.write {
+            try db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_labels (id TEXT PRIMARY KEY)")
+            try db.execute("DELETE FROM temp.listed_labels")
+            for label in labels {
+                try db.execute("INSERT OR IGNORE INTO temp.listed_labels (id) VALUES (?)", label.id)
+                try db.execute("""
+                    INSERT INTO labels (account_id, id, name, type, message_list_visibility, label_list_visibility, text_color, background_color)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (account_id, id) DO UPDATE SET
+                        name = excluded.name, type = excluded.type,
+                        message_list_visibility = excluded.message_list_visibility,
+                        label_list_visibility = excluded.label_list_visibility,
+                        text_color = excluded.text_color, background_color = excluded.background_color
+                    """, accountID, label.id, label.name, label.kind?.rawValue, label.messageListVisibility,
+                    label.labelListVisibility, label.textColor, label.backgroundColor)
+            }
+            try db.execute("""
+                DELETE FROM labels WHERE account_id = ? AND id NOT IN (SELECT id FROM temp.listed_labels)
+                """, accountID)
+            try db.execute("DELETE FROM temp.listed_labels")
+            try db.execute("UPDATE accounts SET labels_synced_at = ? WHERE id = ?", now, accountID)
+        }
+    }
+
+    /// Every label of the account, system labels first, then by name.
+    public func labels(accountID: Int64) throws -> [LabelInfo] {
+        try db.map("""
+            SELECT \(Self.labelColumns) FROM labels WHERE account_id = ?
+             ORDER BY type = 'user', coalesce(name, id) COLLATE NOCASE
+            """, accountID, transform: Self.label(from:))
+    }
+
+    /// The label with this name (case-insensitive, as Gmail's `label:`), or with this id.
+    public func label(named name: String, accountID: Int64) throws -> LabelInfo? {
+        if let byName = try db.first(
+            "SELECT \(Self.labelColumns) FROM labels WHERE account_id = ? AND name = ? ORDER BY id LIMIT 1",
+            accountID, name, transform: Self.label(from:)) {
+            return byName
+        }
+        return try db.first(
+            "SELECT \(Self.labelColumns) FROM labels WHERE account_id = ? AND id = ?",
+            accountID, name, transform: Self.label(from:))
+    }
+
+    /// Makes sure a row exists for each label id (names come later from labels.list).
+    func ensureLabelRows(accountID: Int64, ids: [String]) throws {
+        for id in ids {
+            try db.execute("INSERT OR IGNORE INTO labels (account_id, id) VALUES (?, ?)", accountID, id)
+        }
+    }
+}

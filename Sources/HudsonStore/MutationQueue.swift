@@ -1,0 +1,288 @@
+/*!
+ The mutation queue: the overlay of local, unconfirmed label deltas
+ (optimistic-mutations.md). Enqueueing resolves collisions with the live row:
+
+   existing              new op     result
+   none                  any        insert pending
+   pending, same         same       no-op (idempotent)
+   pending, opposite     opposite   delete: net no-op, nothing was ever sent
+   in_flight, opposite   opposite   flip the op forward and reset to pending
+
+ and the flusher's side: claim pending rows, mark them in flight with the retirement
+ gate, retire them once the cursor has passed the gate (the echo, not the 2xx), drop
+ them on a terminal failure, or record a transient one for a later retry. Every
+ branch that changes what a reader sees recomputes the thread in the same transaction.
+ */
+import SQLite
+
+public enum LabelOp: String, Sendable, Hashable {
+    case add, remove
+
+    public var inverse: LabelOp { self == .add ? .remove : .add }
+}
+
+public enum MutationState: String, Sendable {
+    case pending
+    case inFlight = "in_flight"
+}
+
+/// A live queue row, joined with what a reader or the flusher needs to know about it.
+public struct QueuedMutation: Equatable, Sendable {
+    public var id: Int64
+    public var accountID: Int64
+    public var accountEmail: String
+    public var messageID: String
+    public var threadID: String
+    public var label: String
+    public var labelName: String?
+    public var op: LabelOp
+    public var state: MutationState
+    /// The retirement gate: the history id the server reported for this change.
+    public var expectedHistoryID: Int64?
+    public var actionID: Int64?
+    public var attempts: Int
+    public var lastError: String?
+    public var nextAttemptAt: Int64?
+    public var createdAt: Int64
+    public var updatedAt: Int64
+}
+
+/// What one enqueue did to the queue (the collision table's rows).
+public enum EnqueueOutcome: Equatable, Sendable {
+    /// A new pending row.
+    case inserted
+    /// The live row already had this op.
+    case unchanged
+    /// A pending opposite row was deleted: the two cancel, nothing is sent.
+    case cancelled
+    /// An opposite row that may already be at the server was flipped forward.
+    case flipped
+}
+
+extension Store {
+    /// How long a flusher's claim on a row lasts. A sender that crashed loses its claim
+    /// after this and the row is sent again, which is harmless: label changes are idempotent.
+    public static let claimLifetimeMilliseconds: Int64 = 5 * 60 * 1000
+
+    static let queueColumns = """
+        q.id, q.account_id, a.email, m.gmail_id, m.thread_id, q.label, l.name, q.op, q.state,
+        q.expected_history_id, q.action_id, q.attempts, q.last_error, q.next_attempt_at, q.created_at, q.updated_at
+        """
+
+    static let queueJoins = """
+        FROM mutation_queue AS q
+        JOIN messages AS m ON m.id = q.message_id
+        JOIN accounts AS a ON a.id = q.account_id
+        LEFT JOIN labels AS l ON l.account_id = q.account_id AND l.id = q.label
+        """
+
+    static func queuedMutation(from row: Row) -> QueuedMutation {
+        QueuedMutation(
+            id: row.int64(0), accountID: row.int64(1), accountEmail: row.string(2), messageID: row.string(3),
+            threadID: row.string(4), label: row.string(5), labelName: row.optionalString(6),
+            op: LabelOp(rawValue: row.string(7)) ?? .add, state: MutationState(rawValue: row.string(8)) ?? .pending,
+            expectedHistoryID: row.optionalInt64(9), actionID: row.optionalInt64(10), attempts: row.int(11),
+            lastError: row.optionalString(12), nextAttemptAt: row.optionalInt64(13), createdAt: row.int64(14),
+            updatedAt: row.int64(15))
+    }
+
+    // MARK: - Enqueue
+
+    /// Queues one delta, resolving a collision with the live row for the same
+    /// (account, message, label). Must run inside a tracked write transaction; the
+    /// caller recomputes the thread.
+    func enqueue(accountID: Int64, messageKey: Int64, label: String, op: LabelOp, actionID: Int64?) throws -> EnqueueOutcome {
+        let now = self.now
+        let existing = try db.first(
+            "SELECT id, op, state, claimed_at FROM mutation_queue WHERE account_id = ? AND message_id = ? AND label = ?",
+            accountID, messageKey, label
+        ) { (id: $0.int64(0), op: LabelOp(rawValue: $0.string(1)) ?? .add,
+             state: MutationState(rawValue: $0.string(2)) ?? .pending, claimedAt: $0.optionalInt64(3)) }
+
+        guard let existing else {
+            try db.execute("""
+                INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
+                VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
+                """, accountID, messageKey, label, op.rawValue, actionID, now, now)
+            try bumpSequence(messageKey: messageKey)
+            return .inserted
+        }
+        if existing.op == op { return .unchanged }
+
+        let beingSent = existing.claimedAt.map { now - $0 < Self.claimLifetimeMilliseconds } ?? false
+        if existing.state == .pending && !beingSent {
+            // Nothing was ever sent: the two deltas cancel. If the server changed the
+            // label meanwhile, canonical alone may not give the new intent; queue it then.
+            try db.execute("DELETE FROM mutation_queue WHERE id = ?", existing.id)
+            try bumpSequence(messageKey: messageKey)
+            let canonical = try db.scalarInt(
+                "SELECT 1 FROM message_labels WHERE message_id = ? AND label = ?", messageKey, label) != nil
+            if canonical != (op == .add) {
+                try db.execute("""
+                    INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
+                    VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
+                    """, accountID, messageKey, label, op.rawValue, actionID, now, now)
+                return .inserted
+            }
+            return .cancelled
+        }
+        // In flight (or being sent right now): the old op may reach or have reached the
+        // server and cannot be recalled, so deleting the row would lose the new intent.
+        // Overlay forward: same row, new op, pending again; a sender that is mid-request
+        // keeps its claim and will see the op changed under it.
+        try db.execute("""
+            UPDATE mutation_queue
+               SET op = ?, state = 'pending', expected_history_id = NULL, action_id = coalesce(?, action_id),
+                   attempts = 0, last_error = NULL, next_attempt_at = NULL, updated_at = ?
+             WHERE id = ?
+            """, op.rawValue, actionID, now, existing.id)
+        try bumpSequence(messageKey: messageKey)
+        return .flipped
+    }
+
+    // MARK: - Flusher side
+
+    /// Claims up to `limit` pending rows that are due, oldest first, so that no other
+    /// flusher (in this or another process) sends them meanwhile.
+    public func claimPendingMutations(accountID: Int64, limit: Int) throws -> [QueuedMutation] {
+        try db.write {
+            let now = self.now
+            let rows = try db.map("""
+                SELECT \(Self.queueColumns) \(Self.queueJoins)
+                 WHERE q.account_id = ? AND q.state = 'pending'
+                   AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?)
+                   AND (q.claimed_at IS NULL OR q.claimed_at <= ?)
+                 ORDER BY q.id LIMIT ?
+                """, accountID, now, now - Self.claimLifetimeMilliseconds, limit, transform: Self.queuedMutation(from:))
+            for row in rows {
+                try db.execute("UPDATE mutation_queue SET claimed_at = ? WHERE id = ?", now, row.id)
+            }
+            return rows
+        }
+    }
+
+    /// After a successful send: rows still holding the op that was sent become in
+    /// flight with `gate` as their retirement gate. A row whose op was flipped while the
+    /// request was out stays pending (its new op goes out on the next pass). Returns the
+    /// number of rows marked.
+    @discardableResult
+    public func markInFlight(_ sent: [(id: Int64, op: LabelOp)], gate: Int64) throws -> Int {
+        guard gate > 0 else { throw StoreError.invalidArgument("retirement gate must be positive") }
+        return try db.write {
+            var marked = 0
+            for row in sent {
+                try db.execute("""
+                    UPDATE mutation_queue
+                       SET state = 'in_flight', expected_history_id = ?, claimed_at = NULL, attempts = attempts + 1,
+                           last_error = NULL, next_attempt_at = NULL, updated_at = ?
+                     WHERE id = ? AND op = ? AND state = 'pending'
+                    """, gate, now, row.id, row.op.rawValue)
+                marked += db.changes
+                try db.execute("UPDATE mutation_queue SET claimed_at = NULL WHERE id = ?", row.id)
+            }
+            return marked
+        }
+    }
+
+    /// A transient failure (429, 5xx, network): the row stays pending with its attempt
+    /// count and error, and is not retried before `retryAt` (epoch ms).
+    public func recordMutationFailure(ids: [Int64], error: String, retryAt: Int64?) throws {
+        try db.write {
+            for id in ids {
+                try db.execute("""
+                    UPDATE mutation_queue
+                       SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?, claimed_at = NULL, updated_at = ?
+                     WHERE id = ?
+                    """, error, retryAt, now, id)
+            }
+        }
+    }
+
+    /// Gives up claims without recording anything (a pass that stopped early).
+    public func releaseClaims(ids: [Int64]) throws {
+        try db.write {
+            for id in ids {
+                try db.execute("UPDATE mutation_queue SET claimed_at = NULL WHERE id = ?", id)
+            }
+        }
+    }
+
+    /// Retires in-flight rows whose gate the account's cursor has reached: the history
+    /// echo has landed and canonical labels now carry the change ("Retirement: on echo,
+    /// not on 2xx"). Returns the number retired.
+    @discardableResult
+    public func retireConfirmedMutations(accountID: Int64) throws -> Int {
+        try writeTracked { touched in
+            let rows = try db.map("""
+                SELECT q.id, q.message_id, q.label, q.op, m.thread_id
+                  FROM mutation_queue AS q JOIN messages AS m ON m.id = q.message_id
+                  JOIN accounts AS a ON a.id = q.account_id
+                 WHERE q.account_id = ? AND q.state = 'in_flight' AND a.history_id IS NOT NULL
+                   AND q.expected_history_id <= a.history_id
+                """, accountID) {
+                (id: $0.int64(0), messageKey: $0.int64(1), label: $0.string(2),
+                 op: LabelOp(rawValue: $0.string(3)) ?? .add, threadID: $0.string(4))
+            }
+            for row in rows {
+                try removeQueueRow(id: row.id, messageKey: row.messageKey, label: row.label, op: row.op,
+                                   thread: ThreadKey(accountID: accountID, threadID: row.threadID), touched: &touched)
+            }
+            return rows.count
+        }
+    }
+
+    /// A terminal failure (message gone, label gone, 400): the rows are dropped and
+    /// readers see canonical truth again; sync re-derives it by refetching the message.
+    /// Only rows still holding the op that failed are dropped. Returns the Gmail ids of
+    /// the messages whose rows were dropped.
+    @discardableResult
+    public func dropMutations(_ failed: [(id: Int64, op: LabelOp)]) throws -> [String] {
+        try writeTracked { touched in
+            var messages: [String] = []
+            for entry in failed {
+                guard let row = try db.first("""
+                    SELECT q.message_id, q.label, q.account_id, m.thread_id, m.gmail_id
+                      FROM mutation_queue AS q JOIN messages AS m ON m.id = q.message_id
+                     WHERE q.id = ? AND q.op = ?
+                    """, entry.id, entry.op.rawValue, transform: {
+                        (messageKey: $0.int64(0), label: $0.string(1), accountID: $0.int64(2),
+                         threadID: $0.string(3), gmailID: $0.string(4))
+                    })
+                else { continue }
+                try removeQueueRow(id: entry.id, messageKey: row.messageKey, label: row.label, op: entry.op,
+                                   thread: ThreadKey(accountID: row.accountID, threadID: row.threadID), touched: &touched)
+                if !messages.contains(row.gmailID) { messages.append(row.gmailID) }
+            }
+            return messages
+        }
+    }
+
+    /// Deletes a queue row; when that changes the message's effective labels (canonical
+    /// does not already agree with the row), the message moves in the change sequence
+    /// and its thread is recomputed.
+    private func removeQueueRow(id: Int64, messageKey: Int64, label: String, op: LabelOp,
+                                thread: ThreadKey, touched: inout Set<ThreadKey>) throws {
+        try db.execute("DELETE FROM mutation_queue WHERE id = ?", id)
+        let canonical = try db.scalarInt(
+            "SELECT 1 FROM message_labels WHERE message_id = ? AND label = ?", messageKey, label) != nil
+        if canonical != (op == .add) {
+            try bumpSequence(messageKey: messageKey)
+        }
+        touched.insert(thread)
+    }
+
+    /// Every live queue row, oldest first; one account's when `accountID` is given.
+    public func queuedMutations(accountID: Int64? = nil) throws -> [QueuedMutation] {
+        try db.map("""
+            SELECT \(Self.queueColumns) \(Self.queueJoins)
+             WHERE ?1 IS NULL OR q.account_id = ?1
+             ORDER BY q.id
+            """, accountID, transform: Self.queuedMutation(from:))
+    }
+
+    /// The number of live queue rows.
+    public func queuedMutationCount(accountID: Int64? = nil) throws -> Int {
+        Int(try db.scalarInt(
+            "SELECT count(*) FROM mutation_queue WHERE ?1 IS NULL OR account_id = ?1", accountID) ?? 0)
+    }
+}

@@ -1,0 +1,203 @@
+/*!
+ Applying message snapshots from sync: one transaction per page, a SAVEPOINT per
+ message so one bad message is skipped and the page still commits, and the version
+ guard — a snapshot never overwrites a row with a newer history id, and re-applying a
+ stale one is a no-op (local-first-sync.md, "The version guard").
+ */
+import HudsonMail
+import SQLite
+
+/// The headers Hudson keeps for display, search and threading, already decoded.
+public struct MessageHeaders: Equatable, Sendable {
+    public var subject: String?
+    public var from: String?
+    public var to: String?
+    public var cc: String?
+    public var bcc: String?
+    public var replyTo: String?
+    public var date: String?
+    public var messageID: String?
+    public var inReplyTo: String?
+    public var references: String?
+    public var listID: String?
+    public var contentType: String?
+
+    public init(
+        subject: String? = nil, from: String? = nil, to: String? = nil, cc: String? = nil, bcc: String? = nil,
+        replyTo: String? = nil, date: String? = nil, messageID: String? = nil, inReplyTo: String? = nil,
+        references: String? = nil, listID: String? = nil, contentType: String? = nil
+    ) {
+        self.subject = subject
+        self.from = from
+        self.to = to
+        self.cc = cc
+        self.bcc = bcc
+        self.replyTo = replyTo
+        self.date = date
+        self.messageID = messageID
+        self.inReplyTo = inReplyTo
+        self.references = references
+        self.listID = listID
+        self.contentType = contentType
+    }
+}
+
+/// What Gmail said about one message at one history id (SnapshotMapping's output).
+public struct MessageSnapshot: Equatable, Sendable {
+    public var id: String
+    public var threadID: String
+    public var historyID: Int64
+    /// Epoch milliseconds.
+    public var internalDate: Int64
+    public var labelIDs: [String]
+    public var snippet: String
+    public var sizeEstimate: Int64
+    public var headers: MessageHeaders
+
+    public init(
+        id: String, threadID: String, historyID: Int64, internalDate: Int64, labelIDs: [String],
+        snippet: String = "", sizeEstimate: Int64 = 0, headers: MessageHeaders = MessageHeaders()
+    ) {
+        self.id = id
+        self.threadID = threadID
+        self.historyID = historyID
+        self.internalDate = internalDate
+        self.labelIDs = labelIDs
+        self.snippet = snippet
+        self.sizeEstimate = sizeEstimate
+        self.headers = headers
+    }
+}
+
+public struct SnapshotFailure: Equatable, Sendable {
+    public var messageID: String
+    public var reason: String
+}
+
+public struct SnapshotApplyReport: Equatable, Sendable {
+    /// Snapshots written (new messages and newer versions of known ones).
+    public var applied = 0
+    /// Snapshots refused by the version guard (older than or as old as what is stored).
+    public var stale = 0
+    /// Snapshots that failed and were skipped; the rest of the page was committed.
+    public var failures: [SnapshotFailure] = []
+
+    public init() {}
+}
+
+extension Store {
+    /// Applies a page of snapshots in one transaction.
+    public func applySnapshots(_ snapshots: [MessageSnapshot], accountID: Int64) throws -> SnapshotApplyReport {
+        try writeTracked { touched in
+            var report = SnapshotApplyReport()
+            for snapshot in snapshots {
+                do {
+                    let applied = try db.savepoint {
+                        try applySnapshot(snapshot, accountID: accountID, touched: &touched)
+                    }
+                    if applied { report.applied += 1 } else { report.stale += 1 }
+                } catch {
+                    report.failures.append(SnapshotFailure(messageID: snapshot.id, reason: String(describing: error)))
+                }
+            }
+            return report
+        }
+    }
+
+    /// Returns false when the version guard refuses the snapshot.
+    func applySnapshot(_ snapshot: MessageSnapshot, accountID: Int64, touched: inout Set<ThreadKey>) throws -> Bool {
+        guard snapshot.historyID > 0 else { throw StoreError.invalidArgument("history id must be positive") }
+        let existing = try db.first(
+            "SELECT id, history_id, thread_id, body_state FROM messages WHERE account_id = ? AND gmail_id = ?",
+            accountID, snapshot.id
+        ) { (key: $0.int64(0), historyID: $0.int64(1), threadID: $0.string(2), bodyState: $0.int(3)) }
+
+        let headers = snapshot.headers
+        let multipartMixed = headers.contentType.map { $0.lowercased().hasPrefix("multipart/mixed") } ?? false
+        let key: Int64
+        if let existing {
+            guard snapshot.historyID > existing.historyID else { return false }
+            key = existing.key
+            try db.execute("""
+                UPDATE messages SET thread_id = ?, history_id = ?, internal_date = ?, size_estimate = ?, snippet = ?,
+                       subject = ?, sender = ?, to_header = ?, cc_header = ?, bcc_header = ?, reply_to = ?,
+                       date_header = ?, message_id_header = ?, in_reply_to = ?, references_header = ?, list_id = ?,
+                       content_type = ?, has_attachment = CASE WHEN body_state = 1 THEN has_attachment ELSE ? END
+                 WHERE id = ?
+                """, arguments: [
+                    snapshot.threadID, snapshot.historyID, snapshot.internalDate, snapshot.sizeEstimate, snapshot.snippet,
+                    headers.subject, headers.from, headers.to, headers.cc, headers.bcc, headers.replyTo,
+                    headers.date, headers.messageID, headers.inReplyTo, headers.references, headers.listID,
+                    headers.contentType, multipartMixed, key,
+                ])
+            if existing.threadID != snapshot.threadID {
+                touched.insert(ThreadKey(accountID: accountID, threadID: existing.threadID))
+            }
+        } else {
+            if let deletedAt = try db.scalarInt(
+                "SELECT deleted_history_id FROM message_seq WHERE account_id = ? AND gmail_id = ? AND deleted = 1",
+                accountID, snapshot.id), snapshot.historyID <= deletedAt {
+                return false  // deleted at or after this version: a stale snapshot must not resurrect it
+            }
+            key = try allocateMessageKey(internalDate: snapshot.internalDate)
+            try db.execute("""
+                INSERT INTO messages (id, account_id, gmail_id, thread_id, history_id, internal_date, size_estimate, snippet,
+                       subject, sender, to_header, cc_header, bcc_header, reply_to, date_header, message_id_header,
+                       in_reply_to, references_header, list_id, content_type, has_attachment)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [
+                    key, accountID, snapshot.id, snapshot.threadID, snapshot.historyID, snapshot.internalDate,
+                    snapshot.sizeEstimate, snapshot.snippet, headers.subject, headers.from, headers.to, headers.cc,
+                    headers.bcc, headers.replyTo, headers.date, headers.messageID, headers.inReplyTo,
+                    headers.references, headers.listID, headers.contentType, multipartMixed,
+                ])
+        }
+        try replaceCanonicalLabels(messageKey: key, accountID: accountID, with: snapshot.labelIDs)
+        try replaceAddresses(messageKey: key, headers: headers)
+        try bumpSequence(accountID: accountID, gmailID: snapshot.id, threadID: snapshot.threadID)
+        touched.insert(ThreadKey(accountID: accountID, threadID: snapshot.threadID))
+        return true
+    }
+
+    /// Canonical labels become exactly `labels`; only the difference is written.
+    func replaceCanonicalLabels(messageKey: Int64, accountID: Int64, with labels: [String]) throws {
+        let wanted = Set(labels.filter { !$0.isEmpty })
+        let current = Set(try db.map("SELECT label FROM message_labels WHERE message_id = ?", messageKey) { $0.string(0) })
+        for label in current.subtracting(wanted) {
+            try db.execute("DELETE FROM message_labels WHERE message_id = ? AND label = ?", messageKey, label)
+        }
+        let added = wanted.subtracting(current)
+        for label in added {
+            try db.execute("INSERT INTO message_labels (message_id, label) VALUES (?, ?)", messageKey, label)
+        }
+        try ensureLabelRows(accountID: accountID, ids: added.sorted())
+    }
+
+    private func replaceAddresses(messageKey: Int64, headers: MessageHeaders) throws {
+        try db.execute("DELETE FROM message_addresses WHERE message_id = ?", messageKey)
+        let roles: [(String, String?)] = [("from", headers.from), ("to", headers.to), ("cc", headers.cc), ("bcc", headers.bcc)]
+        for (role, value) in roles {
+            guard let value, !value.isEmpty else { continue }
+            for address in MailAddress.parseList(value) {
+                try db.execute(
+                    "INSERT OR IGNORE INTO message_addresses (message_id, role, address, name) VALUES (?, ?, ?, ?)",
+                    messageKey, role, address.address, address.name.isEmpty ? nil : address.name)
+            }
+        }
+    }
+
+    /// A new message key that sorts by date: internal_date in ms times 1000, plus the
+    /// first free tie-breaker. The full-text index's rowid is this key, so newest-first
+    /// search is a backwards walk of the doclist (sqlite-notes.md, FTS5 measurements).
+    func allocateMessageKey(internalDate: Int64) throws -> Int64 {
+        let limit: Int64 = 9_000_000_000_000_000
+        let base = max(-limit, min(limit, internalDate.multipliedReportingOverflow(by: 1000).overflow
+            ? (internalDate < 0 ? -limit : limit) : internalDate * 1000))
+        let candidate = (try db.scalarInt("SELECT max(id) + 1 FROM messages WHERE id BETWEEN ? AND ?", base, base + 999)) ?? base
+        if try db.scalarInt("SELECT 1 FROM messages WHERE id = ?", candidate) == nil {
+            return candidate
+        }
+        // A thousand messages in one millisecond: give up exact order, never uniqueness.
+        return (try db.scalarInt("SELECT max(id) + 1 FROM messages")) ?? candidate
+    }
+}

@@ -1,0 +1,45 @@
+/*!
+ Errors the store reports. Each names what went wrong without mail content or SQL;
+ the CLI maps them to exit codes in one table (HudsonCLI's Exit).
+ */
+
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    case noStore(path: String)
+    case cannotCreate(path: String, reason: String)
+    case notAStore(path: String, reason: String)
+    case newerSchema(path: String)
+    case olderSchema(path: String)
+    case migrationFailed(path: String, reason: String)
+    case unknownAccount(String)
+    case accountExists(String)
+    case unknownLabel(String)
+    case noSuchAction(Int64)
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .noStore(let path):
+            return "no store at \(path); run hd-auth"
+        case .cannotCreate(let path, let reason):
+            return "cannot create store at \(path): \(reason)"
+        case .notAStore(let path, let reason):
+            return "\(path): \(reason)"
+        case .newerSchema(let path):
+            return "\(path): store written by a newer Hudson; upgrade Hudson"
+        case .olderSchema(let path):
+            return "\(path): store written by an older Hudson; run hd-sync once to upgrade it"
+        case .migrationFailed(let path, let reason):
+            return "\(path): \(reason)"
+        case .unknownAccount(let email):
+            return "\(email): no such account"
+        case .accountExists(let email):
+            return "\(email): account already exists"
+        case .unknownLabel(let name):
+            return "\(name): no such label"
+        case .noSuchAction(let id):
+            return "\(id): no such action"
+        case .invalidArgument(let what):
+            return what
+        }
+    }
+}

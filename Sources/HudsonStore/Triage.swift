@@ -1,0 +1,325 @@
+/*!
+ Triage: `hd-mark`'s actions turned into queue deltas, in one transaction per
+ invocation, and undo. Thread-level actions touch every message of the thread that
+ needs the change — archiving only the newest message of a thread would leave it in
+ the inbox, because `in_inbox` is true while any message carries INBOX
+ (optimistic-mutations.md, "Thread-level vs message-level"). Star, unstar and unread
+ touch the newest message only (CONTRACT.md, "Ids and input"). Nothing is queued
+ when the effective labels already satisfy the action (notmuch's `_optimize_tag_query`).
+ */
+import SQLite
+
+/// A typed reference, as the first field of every text record (CONTRACT.md).
+public enum Reference: Hashable, Sendable, CustomStringConvertible {
+    case thread(String)
+    case message(String)
+
+    /// Parses `thread:ID`, `message:ID`, or a bare Gmail id (a message). Nil when empty
+    /// or when the id has characters no Gmail id has.
+    public init?(parsing text: String) {
+        let id: String
+        if text.hasPrefix("thread:") {
+            id = String(text.dropFirst("thread:".count))
+            guard Self.isPlausibleID(id) else { return nil }
+            self = .thread(id)
+        } else {
+            id = text.hasPrefix("message:") ? String(text.dropFirst("message:".count)) : text
+            guard Self.isPlausibleID(id) else { return nil }
+            self = .message(id)
+        }
+    }
+
+    /// Gmail ids are opaque, but they are short runs of letters, digits, '-' and '_'.
+    static func isPlausibleID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 256 && id.unicodeScalars.allSatisfy {
+            ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "_"
+        }
+    }
+
+    public var id: String {
+        switch self {
+        case .thread(let id), .message(let id): return id
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .thread(let id): return "thread:\(id)"
+        case .message(let id): return "message:\(id)"
+        }
+    }
+}
+
+/// One `hd-mark` action.
+public enum TriageAction: Hashable, Sendable, CustomStringConvertible {
+    case archive, unarchive, read, unread, star, unstar
+    /// `+NAME`: add the label with this name (or id).
+    case addLabel(String)
+    /// `-NAME`: remove the label with this name (or id).
+    case removeLabel(String)
+
+    public init?(parsing text: String) {
+        switch text {
+        case "archive": self = .archive
+        case "unarchive": self = .unarchive
+        case "read": self = .read
+        case "unread": self = .unread
+        case "star": self = .star
+        case "unstar": self = .unstar
+        default:
+            if text.count > 1, text.hasPrefix("+") {
+                self = .addLabel(String(text.dropFirst()))
+            } else if text.count > 1, text.hasPrefix("-") {
+                self = .removeLabel(String(text.dropFirst()))
+            } else {
+                return nil
+            }
+        }
+    }
+
+    public static let names = ["archive", "unarchive", "read", "unread", "star", "unstar"]
+
+    public var description: String {
+        switch self {
+        case .archive: return "archive"
+        case .unarchive: return "unarchive"
+        case .read: return "read"
+        case .unread: return "unread"
+        case .star: return "star"
+        case .unstar: return "unstar"
+        case .addLabel(let name): return "+\(name)"
+        case .removeLabel(let name): return "-\(name)"
+        }
+    }
+
+    /// On a thread reference: every message that needs the change, or the newest only.
+    var appliesToWholeThread: Bool {
+        switch self {
+        case .star, .unstar, .unread: return false
+        default: return true
+        }
+    }
+
+    var op: LabelOp {
+        switch self {
+        case .unarchive, .unread, .star, .addLabel: return .add
+        case .archive, .read, .unstar, .removeLabel: return .remove
+        }
+    }
+
+    /// The system label this action changes, or nil for a user-named label.
+    var systemLabel: String? {
+        switch self {
+        case .archive, .unarchive: return "INBOX"
+        case .read, .unread: return "UNREAD"
+        case .star, .unstar: return "STARRED"
+        case .addLabel, .removeLabel: return nil
+        }
+    }
+
+    var labelName: String? {
+        switch self {
+        case .addLabel(let name), .removeLabel(let name): return name
+        default: return nil
+        }
+    }
+}
+
+/// One delta an invocation queued (or would queue, in a dry run).
+public struct TriageDelta: Equatable, Sendable {
+    public var accountID: Int64
+    public var messageID: String
+    public var threadID: String
+    public var label: String
+    public var op: LabelOp
+    public var outcome: EnqueueOutcome
+}
+
+public struct TriageResult: Equatable, Sendable {
+    /// The recorded action, for undo; nil when nothing needed to change (or a dry run).
+    public var actionID: Int64?
+    public var deltas: [TriageDelta] = []
+    /// References the store does not have (in the given account, if one was given).
+    public var unknownReferences: [Reference] = []
+}
+
+public struct UndoResult: Equatable, Sendable {
+    /// The action undone (or found already undone).
+    public var actionID: Int64
+    /// The undo's own action id; nil when there was nothing to do.
+    public var undoActionID: Int64?
+    public var alreadyUndone: Bool
+    public var deltas: [TriageDelta] = []
+}
+
+extension Store {
+    /// Applies `actions` to every reference in one write transaction and records one
+    /// action for undo. An unknown label name throws before anything is queued.
+    /// With `dryRun`, reports what would be queued and writes nothing.
+    public func perform(
+        _ actions: [TriageAction], on references: [Reference], accountID: Int64? = nil, dryRun: Bool = false
+    ) throws -> TriageResult {
+        let description = actions.map(\.description).joined(separator: " ")
+        let work = { () throws -> TriageResult in
+            try self.writeTracked { touched in
+                var result = TriageResult()
+                let actionID: Int64? = dryRun ? nil : try self.insertAction(description: description)
+                var labelCache: [String: String] = [:]
+                for reference in references {
+                    let targets = try self.resolve(reference, accountID: accountID)
+                    if targets.isEmpty {
+                        result.unknownReferences.append(reference)
+                        continue
+                    }
+                    for action in actions {
+                        for thread in Set(targets.map { ThreadKey(accountID: $0.accountID, threadID: $0.threadID) }) {
+                            let label = try self.resolveLabel(for: action, accountID: thread.accountID, cache: &labelCache)
+                            var members = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
+                            if case .thread = reference, !action.appliesToWholeThread {
+                                members = Array(members.prefix(1))  // newest first
+                            }
+                            for member in members {
+                                guard try self.effectivelyCarries(messageKey: member.key, label: label) != (action.op == .add)
+                                else { continue }
+                                let outcome = dryRun ? EnqueueOutcome.inserted : try self.enqueue(
+                                    accountID: member.accountID, messageKey: member.key, label: label,
+                                    op: action.op, actionID: actionID)
+                                if let actionID, outcome != .unchanged {
+                                    try self.db.execute(
+                                        "INSERT OR REPLACE INTO action_items (action_id, message_id, label, op) VALUES (?, ?, ?, ?)",
+                                        actionID, member.key, label, action.op.rawValue)
+                                }
+                                result.deltas.append(TriageDelta(
+                                    accountID: member.accountID, messageID: member.gmailID, threadID: member.threadID,
+                                    label: label, op: action.op, outcome: outcome))
+                                touched.insert(thread)
+                            }
+                        }
+                    }
+                }
+                if let actionID {
+                    if result.deltas.isEmpty {
+                        try self.db.execute("DELETE FROM actions WHERE id = ?", actionID)
+                    } else {
+                        result.actionID = actionID
+                    }
+                }
+                return result
+            }
+        }
+        if dryRun {
+            // Run the same planning inside a transaction that is always rolled back.
+            var planned: TriageResult?
+            do {
+                _ = try db.write { () throws -> Int in
+                    planned = try work()
+                    throw DryRunRollback()
+                }
+            } catch is DryRunRollback {}
+            return planned ?? TriageResult()
+        }
+        return try work()
+    }
+
+    /// Undoes an action (the most recent one when `actionID` is nil) by queueing the
+    /// inverse of each delta it queued. The collision table does the rest: a delta still
+    /// pending cancels outright, one in flight is overlaid forward.
+    public func undo(actionID: Int64? = nil) throws -> UndoResult {
+        try writeTracked { touched in
+            let targetID: Int64
+            if let actionID {
+                targetID = actionID
+            } else if let last = try db.scalarInt("SELECT max(id) FROM actions WHERE undoes IS NULL") {
+                targetID = last
+            } else {
+                throw StoreError.noSuchAction(0)
+            }
+            guard let action = try db.first(
+                "SELECT undone_by, undoes FROM actions WHERE id = ?", targetID,
+                transform: { (undoneBy: $0.optionalInt64(0), undoes: $0.optionalInt64(1)) })
+            else { throw StoreError.noSuchAction(targetID) }
+            if action.undoneBy != nil {
+                return UndoResult(actionID: targetID, undoActionID: nil, alreadyUndone: true)
+            }
+            let items = try db.map("""
+                SELECT i.message_id, i.label, i.op, m.account_id, m.gmail_id, m.thread_id
+                  FROM action_items AS i JOIN messages AS m ON m.id = i.message_id
+                 WHERE i.action_id = ? ORDER BY i.message_id, i.label
+                """, targetID) {
+                (key: $0.int64(0), label: $0.string(1), op: LabelOp(rawValue: $0.string(2)) ?? .add,
+                 accountID: $0.int64(3), gmailID: $0.string(4), threadID: $0.string(5))
+            }
+            let undoID = try insertAction(description: "undo \(targetID)", undoes: targetID)
+            try db.execute("UPDATE actions SET undone_by = ? WHERE id = ?", undoID, targetID)
+            var result = UndoResult(actionID: targetID, undoActionID: undoID, alreadyUndone: false)
+            for item in items {
+                let op = item.op.inverse
+                guard try effectivelyCarries(messageKey: item.key, label: item.label) != (op == .add) else { continue }
+                let outcome = try enqueue(accountID: item.accountID, messageKey: item.key, label: item.label, op: op, actionID: undoID)
+                if outcome != .unchanged {
+                    try db.execute(
+                        "INSERT OR REPLACE INTO action_items (action_id, message_id, label, op) VALUES (?, ?, ?, ?)",
+                        undoID, item.key, item.label, op.rawValue)
+                }
+                result.deltas.append(TriageDelta(
+                    accountID: item.accountID, messageID: item.gmailID, threadID: item.threadID,
+                    label: item.label, op: op, outcome: outcome))
+                touched.insert(ThreadKey(accountID: item.accountID, threadID: item.threadID))
+            }
+            return result
+        }
+    }
+
+    /// Recorded actions, newest first.
+    public func recentActions(limit: Int = 20) throws -> [(id: Int64, description: String, createdAt: Int64, undoneBy: Int64?)] {
+        try db.map("SELECT id, description, created_at, undone_by FROM actions ORDER BY id DESC LIMIT ?", limit) {
+            (id: $0.int64(0), description: $0.string(1), createdAt: $0.int64(2), undoneBy: $0.optionalInt64(3))
+        }
+    }
+
+    private struct DryRunRollback: Error {}
+
+    private struct Target {
+        var key: Int64
+        var accountID: Int64
+        var gmailID: String
+        var threadID: String
+    }
+
+    /// The messages a reference names, newest first.
+    private func resolve(_ reference: Reference, accountID: Int64?) throws -> [Target] {
+        let transform: (Row) -> Target = {
+            Target(key: $0.int64(0), accountID: $0.int64(1), gmailID: $0.string(2), threadID: $0.string(3))
+        }
+        switch reference {
+        case .message(let id):
+            return try db.map("""
+                SELECT id, account_id, gmail_id, thread_id FROM messages
+                 WHERE gmail_id = ? AND (?2 IS NULL OR account_id = ?2)
+                """, id, accountID, transform: transform)
+        case .thread(let id):
+            return try db.map("""
+                SELECT id, account_id, gmail_id, thread_id FROM messages
+                 WHERE thread_id = ? AND (?2 IS NULL OR account_id = ?2)
+                 ORDER BY internal_date DESC, id DESC
+                """, id, accountID, transform: transform)
+        }
+    }
+
+    private func resolveLabel(for action: TriageAction, accountID: Int64, cache: inout [String: String]) throws -> String {
+        if let system = action.systemLabel { return system }
+        let name = action.labelName ?? ""
+        let cacheKey = "\(accountID)\u{0}\(name)"
+        if let id = cache[cacheKey] { return id }
+        guard let label = try label(named: name, accountID: accountID) else {
+            throw StoreError.unknownLabel(name)
+        }
+        cache[cacheKey] = label.id
+        return label.id
+    }
+
+    private func insertAction(description: String, undoes: Int64? = nil) throws -> Int64 {
+        try db.execute("INSERT INTO actions (description, created_at, undoes) VALUES (?, ?, ?)", description, now, undoes)
+        return db.lastInsertRowID
+    }
+}

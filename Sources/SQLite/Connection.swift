@@ -1,0 +1,194 @@
+/*!
+ One connection to one SQLite file, with all per-connection setup in one place
+ (`Connection.init`): access mode, busy timeout, foreign keys, WAL, `synchronous`,
+ and double-quoted strings off. A connection is used from one thread at a time and is
+ not Sendable; a process keeps one (STYLE.md rule 12).
+ */
+import CSQLite
+
+public struct ConnectionOptions: Sendable {
+    public enum Access: Sendable {
+        /// `SQLITE_OPEN_READONLY`: the file must exist; nothing can be written.
+        case readOnly
+        /// The file must exist.
+        case readWrite
+        /// The file is created when missing.
+        case readWriteCreate
+    }
+
+    /// `PRAGMA synchronous`. In WAL mode NORMAL never corrupts and a process crash never
+    /// loses a commit; FULL also survives power loss for the last commits (sqlite-notes.md).
+    public enum Synchronous: String, Sendable {
+        case normal = "NORMAL"
+        case full = "FULL"
+    }
+
+    public var access: Access
+    /// How long a statement waits for another connection's lock before SQLITE_BUSY.
+    public var busyTimeoutMilliseconds: Int32
+    public var synchronous: Synchronous
+
+    public init(access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal) {
+        self.access = access
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        self.synchronous = synchronous
+    }
+}
+
+public final class Connection {
+    let handle: OpaquePointer
+    public let path: String
+    public let options: ConnectionOptions
+    private var statementCache: [String: Statement] = [:]
+    var savepointCounter = 0
+    /// The kind of the transaction this connection opened, if any.
+    public internal(set) var transactionKind: TransactionKind?
+
+    public var isReadOnly: Bool { options.access == .readOnly }
+
+    public init(path: String, options: ConnectionOptions) throws {
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
+        switch options.access {
+        case .readOnly: flags |= SQLITE_OPEN_READONLY
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        }
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let error: SQLiteError
+            if let db {
+                error = SQLiteError(extendedCode: sqlite3_extended_errcode(db), message: String(cString: sqlite3_errmsg(db)))
+                sqlite3_close_v2(db)
+            } else {
+                error = SQLiteError(extendedCode: rc)
+            }
+            throw error
+        }
+        self.handle = db
+        self.path = path
+        self.options = options
+        do {
+            try configure()
+        } catch {
+            sqlite3_close_v2(db)
+            throw error
+        }
+    }
+
+    deinit {
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    private func configure() throws {
+        sqlite3_extended_result_codes(handle, 1)
+        var rc = sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds)
+        guard rc == SQLITE_OK else { throw error(code: rc) }
+        rc = hudson_sqlite3_disable_dqs(handle)
+        guard rc == SQLITE_OK else { throw error(code: rc) }
+        try execute("PRAGMA foreign_keys = ON")
+        if !isReadOnly {
+            // WAL is a property of the file, but setting it is idempotent and cheap, and it
+            // must be set before the first write of a new store.
+            let mode = try scalarString("PRAGMA journal_mode = WAL")
+            guard mode?.lowercased() == "wal" else {
+                throw SQLiteError(extendedCode: SQLITE_ERROR, message: "cannot enable WAL journal mode (got \(mode ?? "nothing"))")
+            }
+            try execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+        }
+    }
+
+    // MARK: - Errors
+
+    func error(code: Int32, sql: String? = nil) -> SQLiteError {
+        let extended = sqlite3_extended_errcode(handle)
+        // sqlite3_errmsg describes the most recent failure on this connection; if the
+        // code we were given is not that failure, fall back to the generic text.
+        let message = (extended & 0xff) == (code & 0xff)
+            ? String(cString: sqlite3_errmsg(handle)) : String(cString: sqlite3_errstr(code))
+        return SQLiteError(extendedCode: (extended & 0xff) == (code & 0xff) ? extended : code, message: message, sql: sql)
+    }
+
+    // MARK: - Statements
+
+    /// Prepares a statement for one-off use.
+    public func prepare(_ sql: String) throws -> Statement {
+        try Statement(connection: self, sql: sql)
+    }
+
+    /// A prepared statement kept for the life of the connection, keyed by its SQL.
+    public func cached(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql] { return statement }
+        let statement = try Statement(connection: self, sql: sql)
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Runs one or more statements that take no arguments (schema, pragmas).
+    public func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) }
+            sqlite3_free(errorMessage)
+            throw SQLiteError(extendedCode: sqlite3_extended_errcode(handle), message: message, sql: sql)
+        }
+    }
+
+    /// Runs one statement with arguments, through the statement cache.
+    public func execute(_ sql: String, _ arguments: any SQLiteBindable...) throws {
+        try cached(sql).execute(arguments)
+    }
+
+    /// Runs one statement with an argument array, through the statement cache.
+    public func execute(_ sql: String, arguments: [any SQLiteBindable]) throws {
+        try cached(sql).execute(arguments)
+    }
+
+    /// Calls `body` for each row of a cached statement.
+    public func forEach(_ sql: String, _ arguments: any SQLiteBindable..., body: (Row) throws -> Void) throws {
+        try cached(sql).forEach(arguments, body)
+    }
+
+    public func map<T>(_ sql: String, _ arguments: any SQLiteBindable..., transform: (Row) throws -> T) throws -> [T] {
+        try cached(sql).map(arguments, transform)
+    }
+
+    public func map<T>(_ sql: String, arguments: [any SQLiteBindable], transform: (Row) throws -> T) throws -> [T] {
+        try cached(sql).map(arguments, transform)
+    }
+
+    public func first<T>(_ sql: String, _ arguments: any SQLiteBindable..., transform: (Row) throws -> T) throws -> T? {
+        try cached(sql).first(arguments, transform)
+    }
+
+    /// The first column of the first row as an integer, or nil when there is no row or it is NULL.
+    public func scalarInt(_ sql: String, _ arguments: any SQLiteBindable...) throws -> Int64? {
+        try cached(sql).first(arguments) { $0.optionalInt64(0) } ?? nil
+    }
+
+    public func scalarString(_ sql: String, _ arguments: any SQLiteBindable...) throws -> String? {
+        try cached(sql).first(arguments) { $0.optionalString(0) } ?? nil
+    }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Rows changed by the most recent INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Interrupts a running statement from another thread (used on SIGINT).
+    public func interrupt() {
+        sqlite3_interrupt(handle)
+    }
+}
+
+@available(*, unavailable)
+extension Connection: Sendable {}
+
+/// The SQLite library this process linked against.
+public enum SQLiteLibrary {
+    public static var version: String { String(cString: sqlite3_libversion()) }
+}

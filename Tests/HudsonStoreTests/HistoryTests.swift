@@ -1,0 +1,115 @@
+import HudsonStore
+import Testing
+
+@Suite("History changes and tombstones")
+struct HistoryTests {
+    @Test("label changes apply to canonical labels and carry their history id")
+    func labelChanges() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", history: 100))
+        let report = try f.store.applyHistoryChanges([
+            .labelsRemoved(messageID: "m1", threadID: "m1", labelIDs: ["INBOX"], historyID: 110),
+            .labelsAdded(messageID: "m1", threadID: "m1", labelIDs: ["STARRED", "Label_3"], historyID: 120),
+        ], accountID: f.account.id)
+        #expect(report.applied == 2 && report.unknownMessageIDs.isEmpty)
+        #expect(try f.canonical("m1") == ["Label_3", "STARRED", "UNREAD"])
+        #expect(try f.inbox().isEmpty)
+        #expect(try f.rollup("m1")?.starred == true)
+        try f.checkDerivedTables()
+    }
+
+    @Test("version guard, history first: a stale snapshot after a newer label change is refused")
+    func historyThenStaleSnapshot() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", history: 100, labels: ["INBOX", "UNREAD"]))
+        try f.store.applyHistoryChanges(
+            [.labelsRemoved(messageID: "m1", threadID: "m1", labelIDs: ["UNREAD"], historyID: 130)], accountID: f.account.id)
+        // A snapshot fetched before the change (history 120) lands afterwards.
+        #expect(try f.apply(f.snapshot("m1", history: 120, labels: ["INBOX", "UNREAD"])).stale == 1)
+        #expect(try f.canonical("m1") == ["INBOX"])
+        try f.checkDerivedTables()
+    }
+
+    @Test("version guard, snapshot first: re-polled history older than the snapshot is skipped")
+    func snapshotThenStaleHistory() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", history: 200, labels: ["INBOX"]))
+        let report = try f.store.applyHistoryChanges(
+            [.labelsAdded(messageID: "m1", threadID: "m1", labelIDs: ["UNREAD"], historyID: 150)], accountID: f.account.id)
+        #expect(report.skipped == 1 && report.applied == 0)
+        #expect(try f.canonical("m1") == ["INBOX"])
+    }
+
+    @Test("changes about unknown messages are reported for fetching, once each, in order")
+    func unknownMessages() throws {
+        let f = try StoreFixture()
+        let report = try f.store.applyHistoryChanges([
+            .messageAdded(messageID: "n2", threadID: "n2", historyID: 10),
+            .labelsAdded(messageID: "n1", threadID: "n1", labelIDs: ["STARRED"], historyID: 11),
+            .labelsAdded(messageID: "n2", threadID: "n2", labelIDs: ["STARRED"], historyID: 12),
+        ], accountID: f.account.id)
+        #expect(report.unknownMessageIDs == ["n2", "n1"])
+    }
+
+    @Test("applying history never moves the cursor; advancing does, once, and never backwards")
+    func cursorUntouchedByApply() throws {
+        let f = try StoreFixture()
+        try f.store.recordInitialCursor(accountID: f.account.id, historyID: 500)
+        try f.apply(f.snapshot("m1", history: 100))
+        try f.store.applyHistoryChanges(
+            [.labelsAdded(messageID: "m1", threadID: "m1", labelIDs: ["STARRED"], historyID: 900)], accountID: f.account.id)
+        #expect(try f.store.account(id: f.account.id)?.historyID == 500)
+        try f.store.advanceCursor(accountID: f.account.id, to: 950)
+        try f.store.advanceCursor(accountID: f.account.id, to: 940)
+        #expect(try f.store.account(id: f.account.id)?.historyID == 950)
+    }
+
+    @Test("the initial cursor is recorded once; expiry replaces it and resets backfill to pending")
+    func initialCursorAndExpiry() throws {
+        let f = try StoreFixture()
+        #expect(try f.store.recordInitialCursor(accountID: f.account.id, historyID: 500) == 500)
+        #expect(try f.store.recordInitialCursor(accountID: f.account.id, historyID: 900) == 500)
+        try f.store.recordBackfillPage(accountID: f.account.id, nextPageToken: nil, listed: 10, estimate: 10)
+        #expect(try f.store.account(id: f.account.id)?.backfillState == .complete)
+        try f.store.resetForExpiredCursor(accountID: f.account.id, freshHistoryID: 1000)
+        let account = try #require(try f.store.account(id: f.account.id))
+        #expect(account.historyID == 1000 && account.backfillState == .pending && account.backfillPageToken == nil)
+        #expect(account.backfillQuery == "after:\(1_767_225_600 - 90 * 86_400)")
+    }
+
+    @Test("a deleted message leaves the store, the index and its thread, and stays deleted")
+    func tombstone() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", thread: "t", history: 100, minute: 1, subject: "unicorn"),
+                    f.snapshot("m2", thread: "t", history: 100, minute: 2))
+        try f.store.applyHistoryChanges([.messageDeleted(messageID: "m2", historyID: 300)], accountID: f.account.id)
+        #expect(try f.store.effectiveLabels(gmailID: "m2", accountID: f.account.id) == nil)
+        #expect(try f.rollup("t")?.messageCount == 1)
+        #expect(try f.store.changes(since: 0).contains { $0.messageID == "m2" && $0.deleted })
+        // A snapshot fetched before the deletion must not resurrect it.
+        #expect(try f.apply(f.snapshot("m2", thread: "t", history: 250)).stale == 1)
+        try f.store.deleteVanishedMessage(gmailID: "m1", accountID: f.account.id)
+        #expect(try f.rollup("t") == nil)
+        #expect(try f.ftsHits("unicorn").isEmpty)
+        try f.checkDerivedTables()
+    }
+
+    @Test("a deletion of a message never seen still guards against a stale snapshot of it")
+    func deletionOfUnknownMessage() throws {
+        let f = try StoreFixture()
+        try f.store.applyHistoryChanges([.messageDeleted(messageID: "ghost", historyID: 300)], accountID: f.account.id)
+        #expect(try f.apply(f.snapshot("ghost", history: 200)).stale == 1)
+        #expect(try f.apply(f.snapshot("ghost", history: 400)).applied == 1)
+    }
+
+    @Test("a hydration 404 tombstones the message and removes its queued changes")
+    func tombstoneRemovesQueue() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1"))
+        try f.store.perform([.archive], on: [.message("m1")])
+        #expect(try f.queue().count == 1)
+        #expect(try f.store.deleteVanishedMessage(gmailID: "m1", accountID: f.account.id))
+        #expect(try f.queue().isEmpty)
+        try f.checkDerivedTables()
+    }
+}

@@ -1,0 +1,212 @@
+import HudsonStore
+import SQLite
+import Testing
+
+@Suite("Mutation queue: effective labels, the collision table, the flusher's side")
+struct MutationQueueTests {
+    /// One message with canonical INBOX + UNREAD, archived locally (a pending remove).
+    func archivedFixture() throws -> StoreFixture {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", history: 100))
+        try f.store.perform([.archive], on: [.message("m1")])
+        return f
+    }
+
+    @Test("effective labels are canonical plus queued adds minus queued removes")
+    func effectiveLabels() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", labels: ["INBOX", "UNREAD"]))
+        try f.store.perform([.archive, .star], on: [.message("m1")])
+        #expect(try f.effective("m1") == ["STARRED", "UNREAD"])
+        #expect(try f.canonical("m1") == ["INBOX", "UNREAD"])  // triage never writes canonical
+    }
+
+    @Test("effective labels count queue rows in every state, in flight included")
+    func inFlightRowsStillCount() throws {
+        let f = try archivedFixture()
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.markInFlight(claimed.map { ($0.id, $0.op) }, gate: 500)
+        #expect(try f.queue().first?.state == .inFlight)
+        #expect(try f.effective("m1") == ["UNREAD"])
+        #expect(try f.inbox().isEmpty)
+    }
+
+    @Test("collision: none + any inserts a pending row")
+    func collisionNoneInserts() throws {
+        let f = try archivedFixture()
+        let row = try #require(try f.queue().first)
+        #expect(row.op == .remove && row.state == .pending && row.label == "INBOX")
+    }
+
+    @Test("collision: pending + same op is a no-op (idempotent)")
+    func collisionPendingSameIsNoOp() throws {
+        let f = try archivedFixture()
+        let before = try f.queue()
+        // Marking twice queues nothing: the effective labels already satisfy it.
+        #expect(try f.store.perform([.archive], on: [.message("m1")]).deltas.isEmpty)
+        #expect(try f.queue() == before)
+    }
+
+    @Test("collision: pending + opposite op deletes the row, nothing was ever sent")
+    func collisionPendingOppositeDeletes() throws {
+        let f = try archivedFixture()
+        let result = try f.store.perform([.unarchive], on: [.message("m1")])
+        #expect(result.deltas.map(\.outcome) == [.cancelled])
+        #expect(try f.queue().isEmpty)
+        #expect(try f.inbox() == ["m1"])
+        try f.checkDerivedTables()
+    }
+
+    @Test("collision: in-flight + opposite op flips forward and resets to pending")
+    func collisionInFlightOppositeFlips() throws {
+        let f = try archivedFixture()
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.markInFlight(claimed.map { ($0.id, $0.op) }, gate: 500)
+        let result = try f.store.perform([.unarchive], on: [.message("m1")])
+        #expect(result.deltas.map(\.outcome) == [.flipped])
+        let row = try #require(try f.queue().first)
+        #expect(row.id == claimed[0].id)  // the same row, not a second insert
+        #expect(row.op == .add && row.state == .pending && row.expectedHistoryID == nil)
+        #expect(try f.inbox() == ["m1"])
+        try f.checkDerivedTables()
+    }
+
+    @Test("collision: cancelling against a server that changed meanwhile still reaches the new intent")
+    func cancelAfterServerChange() throws {
+        let f = try archivedFixture()
+        // The server archived it too (another device), then the user unarchives here.
+        try f.store.applyHistoryChanges(
+            [.labelsRemoved(messageID: "m1", threadID: "m1", labelIDs: ["INBOX"], historyID: 200)], accountID: f.account.id)
+        let result = try f.store.perform([.unarchive], on: [.message("m1")])
+        #expect(result.deltas.map(\.outcome) == [.inserted])
+        #expect(try f.queue().map(\.op) == [.add])
+        #expect(try f.inbox() == ["m1"])
+    }
+
+    @Test("a row being sent is flipped, not deleted, so its send cannot be lost")
+    func claimedRowFlips() throws {
+        let f = try archivedFixture()
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        #expect(try f.store.perform([.unarchive], on: [.message("m1")]).deltas.map(\.outcome) == [.flipped])
+        // The in-progress send of "remove INBOX" completes: the row is not marked in flight
+        // for the old op; it stays pending with the new op for the next pass.
+        #expect(try f.store.markInFlight(claimed.map { ($0.id, $0.op) }, gate: 500) == 0)
+        let row = try #require(try f.queue().first)
+        #expect(row.op == .add && row.state == .pending)
+        #expect(try f.store.claimPendingMutations(accountID: f.account.id, limit: 10).map(\.op) == [.add])
+    }
+
+    @Test("claimed rows are not claimed again until released or expired")
+    func claims() throws {
+        let f = try archivedFixture()
+        #expect(try f.store.claimPendingMutations(accountID: f.account.id, limit: 10).count == 1)
+        #expect(try f.store.claimPendingMutations(accountID: f.account.id, limit: 10).isEmpty)
+        f.clock.advance(by: Store.claimLifetimeMilliseconds + 1)
+        #expect(try f.store.claimPendingMutations(accountID: f.account.id, limit: 10).count == 1)
+    }
+
+    @Test("a transient failure keeps the row pending with attempts, error and a retry time")
+    func transientFailure() throws {
+        let f = try archivedFixture()
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.recordMutationFailure(ids: claimed.map(\.id), error: "HTTP 503", retryAt: f.clock.now + 60_000)
+        let row = try #require(try f.queue().first)
+        #expect(row.state == .pending && row.attempts == 1 && row.lastError == "HTTP 503")
+        #expect(try f.store.claimPendingMutations(accountID: f.account.id, limit: 10).isEmpty)
+        f.clock.advance(by: 60_000)
+        #expect(try f.store.claimPendingMutations(accountID: f.account.id, limit: 10).count == 1)
+        #expect(try f.inbox().isEmpty)
+    }
+
+    @Test("retire on echo, not on 2xx: the row stays until the cursor passes its gate")
+    func retireOnEcho() throws {
+        let f = try archivedFixture()
+        try f.store.recordInitialCursor(accountID: f.account.id, historyID: 100)
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.markInFlight(claimed.map { ($0.id, $0.op) }, gate: 150)
+        #expect(try f.store.retireConfirmedMutations(accountID: f.account.id) == 0)
+        #expect(try f.inbox().isEmpty)  // no flicker between the 2xx and the echo
+        // The echo lands: canonical loses INBOX, then the poll advances the cursor.
+        try f.store.applyHistoryChanges(
+            [.labelsRemoved(messageID: "m1", threadID: "m1", labelIDs: ["INBOX"], historyID: 150)], accountID: f.account.id)
+        try f.store.advanceCursor(accountID: f.account.id, to: 160)
+        #expect(try f.store.retireConfirmedMutations(accountID: f.account.id) == 1)
+        #expect(try f.queue().isEmpty)
+        #expect(try f.inbox().isEmpty)
+        try f.checkDerivedTables()
+    }
+
+    @Test("rollup in lockstep on enqueue, retire and drop")
+    func rollupLockstep() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", thread: "t", minute: 1), f.snapshot("m2", thread: "t", minute: 2))
+        try f.store.recordInitialCursor(accountID: f.account.id, historyID: 100)
+        try f.store.perform([.read], on: [.thread("t")])
+        #expect(try f.rollup("t")?.unread == false)
+        try f.checkDerivedTables()
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        // Drop one row (terminal failure): that message reads unread again at once.
+        let dropped = try f.store.dropMutations([(claimed[0].id, claimed[0].op)])
+        #expect(dropped.count == 1)
+        #expect(try f.rollup("t")?.unreadCount == 1)
+        try f.checkDerivedTables()
+        // Retire the other without its echo ever reaching canonical (a guard skipped it):
+        // the rollup follows what readers now see.
+        try f.store.markInFlight([(claimed[1].id, claimed[1].op)], gate: 90)
+        #expect(try f.store.retireConfirmedMutations(accountID: f.account.id) == 1)
+        #expect(try f.rollup("t")?.unreadCount == 2)
+        try f.checkDerivedTables()
+    }
+
+    @Test("a terminal failure drops the row and readers see server truth")
+    func dropRestoresCanonical() throws {
+        let f = try archivedFixture()
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        #expect(try f.store.dropMutations(claimed.map { ($0.id, $0.op) }) == ["m1"])
+        #expect(try f.effective("m1") == ["INBOX", "UNREAD"])
+        #expect(try f.inbox() == ["m1"])
+    }
+
+    @Test("the insert trigger rejects an illegal op or state")
+    func insertTrigger() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1"))
+        let key = try #require(try f.db.scalarInt("SELECT id FROM messages"))
+        for (op, state) in [("toggle", "pending"), ("add", "sent"), ("add", "in_flight")] {
+            do {
+                try f.db.execute("""
+                    INSERT INTO mutation_queue (account_id, message_id, label, op, state, created_at, updated_at)
+                    VALUES (?, ?, 'INBOX', ?, ?, 0, 0)
+                    """, f.account.id, key, op, state)
+                Issue.record("accepted op \(op) state \(state)")
+            } catch SQLiteError.constraintTrigger {
+            }
+        }
+        #expect(try f.queue().isEmpty)
+    }
+
+    @Test("the update trigger rejects an illegal op or state")
+    func updateTrigger() throws {
+        let f = try archivedFixture()
+        for assignment in ["op = 'toggle'", "state = 'done'", "state = 'in_flight', expected_history_id = NULL"] {
+            do {
+                try f.db.execute("UPDATE mutation_queue SET \(assignment)")
+                Issue.record("accepted \(assignment)")
+            } catch SQLiteError.constraintTrigger {
+            }
+        }
+        #expect(try f.queue().map(\.op) == [.remove])
+    }
+
+    @Test("at most one live row per (account, message, label)")
+    func uniqueRow() throws {
+        let f = try archivedFixture()
+        let key = try #require(try f.db.scalarInt("SELECT id FROM messages"))
+        #expect(throws: SQLiteError.self) {
+            try f.db.execute("""
+                INSERT INTO mutation_queue (account_id, message_id, label, op, state, created_at, updated_at)
+                VALUES (?, ?, 'INBOX', 'add', 'pending', 0, 0)
+                """, f.account.id, key)
+        }
+    }
+}

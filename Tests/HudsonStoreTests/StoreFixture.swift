@@ -1,0 +1,123 @@
+// A temporary store with one account, a controllable clock, snapshot builders, and
+// checks that recompute the derived tables from scratch (in SQL written independently
+// of the store's Swift) and compare.
+import Foundation
+import HudsonStore
+import HudsonTestSupport
+import SQLite
+import Synchronization
+import Testing
+
+final class TestClock: Sendable {
+    private let milliseconds: Mutex<Int64>
+
+    init(_ start: Int64 = 1_767_225_600_000) { milliseconds = Mutex(start) }  // 2026-01-01
+
+    var now: Int64 { milliseconds.withLock { $0 } }
+
+    func advance(by delta: Int64) { milliseconds.withLock { $0 += delta } }
+
+    var closure: Store.Clock { { [self] in self.now } }
+}
+
+final class StoreFixture {
+    let dir = TemporaryDirectory()
+    let clock = TestClock()
+    let store: Store
+    let account: Account
+    var path: String { dir.path("hudson.sqlite3") }
+
+    init(email: String = "ann@example.com") throws {
+        store = try Store.open(path: dir.path("hudson.sqlite3"), access: .create, clock: clock.closure)
+        account = try store.addAccount(email: email, consentedAt: 1_767_225_600, lookbackDays: 90)
+    }
+
+    var db: Connection { store.db }
+
+    /// A snapshot with sensible defaults; `date` is in minutes after 2026-01-01 so
+    /// ordering in tests reads naturally.
+    func snapshot(
+        _ id: String, thread: String? = nil, history: Int64 = 100, minute: Int64 = 0,
+        labels: [String] = ["INBOX", "UNREAD"], subject: String = "Subject", from: String = "Bob <bob@example.org>",
+        to: String = "Ann <ann@example.com>", snippet: String = "snippet"
+    ) -> MessageSnapshot {
+        MessageSnapshot(
+            id: id, threadID: thread ?? id, historyID: history, internalDate: 1_767_225_600_000 + minute * 60_000,
+            labelIDs: labels, snippet: snippet, sizeEstimate: 1234,
+            headers: MessageHeaders(subject: subject, from: from, to: to, messageID: "<\(id)@example.org>"))
+    }
+
+    @discardableResult
+    func apply(_ snapshots: MessageSnapshot...) throws -> SnapshotApplyReport {
+        try store.applySnapshots(snapshots, accountID: account.id)
+    }
+
+    func inbox() throws -> [String] {
+        try store.inboxThreads(accountID: account.id, limit: 100).map(\.threadID)
+    }
+
+    func effective(_ id: String) throws -> [String] {
+        try #require(try store.effectiveLabels(gmailID: id, accountID: account.id))
+    }
+
+    func canonical(_ id: String) throws -> [String] {
+        try #require(try store.canonicalLabels(gmailID: id, accountID: account.id))
+    }
+
+    func rollup(_ thread: String) throws -> ThreadSummary? {
+        try store.threadSummary(threadID: thread, accountID: account.id)
+    }
+
+    func queue() throws -> [QueuedMutation] { try store.queuedMutations(accountID: account.id) }
+
+    func ftsHits(_ match: String) throws -> [String] {
+        try db.map("""
+            SELECT m.gmail_id FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid
+             WHERE fts_messages MATCH ? ORDER BY fts_messages.rowid DESC
+            """, match) { $0.string(0) }
+    }
+
+    /// Recomputes every derived table from scratch and compares it with what the write
+    /// paths maintained. Call after any write.
+    func checkDerivedTables(sourceLocation: SourceLocation = #_sourceLocation) throws {
+        // thread_rollup: one row per thread with the right counts and overlay-aware flags.
+        let expected = try db.map("""
+            SELECT m.account_id, m.thread_id, count(*), max(m.internal_date),
+                   sum(EXISTS (SELECT 1 FROM effective_labels AS e WHERE e.message_id = m.id AND e.label = 'UNREAD')),
+                   max(EXISTS (SELECT 1 FROM effective_labels AS e WHERE e.message_id = m.id AND e.label = 'INBOX')),
+                   max(EXISTS (SELECT 1 FROM effective_labels AS e WHERE e.message_id = m.id AND e.label = 'STARRED')),
+                   max(m.has_attachment)
+              FROM messages AS m GROUP BY m.account_id, m.thread_id ORDER BY 1, 2
+            """) { row in (0..<8).map { row.value($0) } }
+        let actual = try db.map("""
+            SELECT account_id, thread_id, message_count, last_message_at, unread_count, in_inbox, starred, has_attachment
+              FROM thread_rollup ORDER BY 1, 2
+            """) { row in (0..<8).map { row.value($0) } }
+        #expect(actual == expected, "thread_rollup out of step", sourceLocation: sourceLocation)
+        // thread_labels: the union of the thread's effective labels.
+        let expectedLabels = try db.map("""
+            SELECT DISTINCT m.account_id, m.thread_id, e.label
+              FROM messages AS m, effective_labels AS e WHERE e.message_id = m.id ORDER BY 1, 2, 3
+            """) { "\($0.int64(0)) \($0.string(1)) \($0.string(2))" }
+        let actualLabels = try db.map("SELECT account_id, thread_id, label FROM thread_labels ORDER BY 1, 2, 3") {
+            "\($0.int64(0)) \($0.string(1)) \($0.string(2))"
+        }
+        #expect(actualLabels == expectedLabels, "thread_labels out of step", sourceLocation: sourceLocation)
+        // fts_messages: the index agrees with its content ('integrity-check' with rank 1
+        // compares against the external content).
+        try db.execute("INSERT INTO fts_messages (fts_messages, rank) VALUES ('integrity-check', 1)")
+        // message_seq: every stored message has a live row.
+        let missing = try db.scalarInt("""
+            SELECT count(*) FROM messages AS m WHERE NOT EXISTS
+              (SELECT 1 FROM message_seq AS s WHERE s.account_id = m.account_id AND s.gmail_id = m.gmail_id AND s.deleted = 0)
+            """)
+        #expect(missing == 0, "messages without a change-sequence row", sourceLocation: sourceLocation)
+        #expect(try db.scalarString("PRAGMA integrity_check") == "ok", sourceLocation: sourceLocation)
+        #expect(try db.first("PRAGMA foreign_key_check") { $0.string(0) } == nil, sourceLocation: sourceLocation)
+    }
+
+    /// The sequence number of one message's latest change.
+    func seq(_ id: String) throws -> Int64? {
+        try db.scalarInt("SELECT seq FROM message_seq WHERE gmail_id = ?", id)
+    }
+}

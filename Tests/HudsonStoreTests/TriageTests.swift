@@ -1,0 +1,141 @@
+import HudsonStore
+import Testing
+
+@Suite("Triage: actions on threads and messages, idempotence, undo")
+struct TriageTests {
+    /// Thread t: an older message still in the inbox and unread, a newer one archived and read.
+    func threadFixture() throws -> StoreFixture {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("old", thread: "t", minute: 1, labels: ["INBOX", "UNREAD"]),
+                    f.snapshot("new", thread: "t", minute: 2, labels: ["UNREAD"]))
+        return f
+    }
+
+    @Test("archive of a thread whose older message still carries INBOX leaves the inbox")
+    func archiveTouchesEveryMessage() throws {
+        let f = try threadFixture()
+        #expect(try f.inbox() == ["t"])
+        let result = try f.store.perform([.archive], on: [.thread("t")])
+        #expect(result.deltas.map(\.messageID) == ["old"])  // only the message that carries INBOX
+        #expect(try f.inbox().isEmpty)
+        try f.checkDerivedTables()
+    }
+
+    @Test("archiving only the newest message of a thread leaves it in the inbox")
+    func archivingNewestOnlyIsNotEnough() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("old", thread: "t", minute: 1), f.snapshot("new", thread: "t", minute: 2))
+        try f.store.perform([.archive], on: [.message("new")])
+        #expect(try f.inbox() == ["t"])
+    }
+
+    @Test("read on a thread touches every unread message")
+    func readWholeThread() throws {
+        let f = try threadFixture()
+        #expect(try f.store.perform([.read], on: [.thread("t")]).deltas.count == 2)
+        #expect(try f.rollup("t")?.unread == false)
+    }
+
+    @Test("star, unstar and unread on a thread touch the newest message only")
+    func newestOnly() throws {
+        let f = try threadFixture()
+        try f.store.perform([.read], on: [.thread("t")])
+        #expect(try f.store.perform([.star, .unread], on: [.thread("t")]).deltas.map(\.messageID) == ["new", "new"])
+        #expect(try f.effective("new") == ["STARRED", "UNREAD"])
+        #expect(try f.effective("old") == ["INBOX"])
+        #expect(try f.store.perform([.unstar], on: [.thread("t")]).deltas.map(\.messageID) == ["new"])
+    }
+
+    @Test("hd-mark twice queues nothing the second time")
+    func idempotent() throws {
+        let f = try threadFixture()
+        let first = try f.store.perform([.archive, .read], on: [.thread("t")])
+        #expect(first.actionID != nil && first.deltas.count == 3)
+        let second = try f.store.perform([.archive, .read], on: [.thread("t")])
+        #expect(second.actionID == nil && second.deltas.isEmpty)
+        #expect(try f.queue().count == 3)
+    }
+
+    @Test("labels are named by name (case-insensitive) or id; an unknown name queues nothing at all")
+    func labelsByName() throws {
+        let f = try threadFixture()
+        try f.store.replaceLabels(accountID: f.account.id, with: [
+            LabelInfo(id: "INBOX", name: "INBOX", kind: .system),
+            LabelInfo(id: "Label_12", name: "Receipts/2026", kind: .user),
+        ])
+        let result = try f.store.perform([.addLabel("receipts/2026")], on: [.thread("t")])
+        #expect(result.deltas.map(\.label) == ["Label_12", "Label_12"])
+        #expect(throws: StoreError.unknownLabel("Nope")) {
+            try f.store.perform([.archive, .addLabel("Nope")], on: [.thread("t")])
+        }
+        #expect(try f.queue().map(\.label) == ["Label_12", "Label_12"])  // the archive was rolled back too
+        #expect(try f.inbox() == ["t"])
+    }
+
+    @Test("unknown references are reported and the rest are done")
+    func unknownReferences() throws {
+        let f = try threadFixture()
+        let result = try f.store.perform([.archive], on: [.message("nope"), .thread("t"), .thread("gone")])
+        #expect(result.unknownReferences == [.message("nope"), .thread("gone")])
+        #expect(try f.inbox().isEmpty)
+    }
+
+    @Test("a dry run reports the deltas and writes nothing")
+    func dryRun() throws {
+        let f = try threadFixture()
+        let result = try f.store.perform([.archive], on: [.thread("t")], dryRun: true)
+        #expect(result.deltas.map(\.messageID) == ["old"] && result.actionID == nil)
+        #expect(try f.queue().isEmpty)
+        #expect(try f.inbox() == ["t"])
+        #expect(try f.store.recentActions().isEmpty)
+    }
+
+    @Test("undo of a pending action cancels it: nothing is left to send")
+    func undoPending() throws {
+        let f = try threadFixture()
+        let action = try f.store.perform([.archive], on: [.thread("t")])
+        let undo = try f.store.undo()
+        #expect(undo.actionID == action.actionID && !undo.alreadyUndone)
+        #expect(undo.deltas.map(\.outcome) == [.cancelled])
+        #expect(try f.queue().isEmpty)
+        #expect(try f.inbox() == ["t"])
+        try f.checkDerivedTables()
+    }
+
+    @Test("undo of an action already in flight overlays the inverse forward")
+    func undoInFlight() throws {
+        let f = try threadFixture()
+        let action = try #require(try f.store.perform([.archive], on: [.thread("t")]).actionID)
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.markInFlight(claimed.map { ($0.id, $0.op) }, gate: 300)
+        let undo = try f.store.undo(actionID: action)
+        #expect(undo.deltas.map(\.outcome) == [.flipped])
+        #expect(try f.queue().map(\.op) == [.add])
+        #expect(try f.inbox() == ["t"])
+    }
+
+    @Test("undoing twice is a no-op the second time")
+    func undoTwice() throws {
+        let f = try threadFixture()
+        let action = try #require(try f.store.perform([.archive], on: [.thread("t")]).actionID)
+        try f.store.undo()
+        let again = try f.store.undo()
+        #expect(again.alreadyUndone && again.actionID == action && again.undoActionID == nil)
+        #expect(try f.store.undo(actionID: action).alreadyUndone)
+        #expect(throws: StoreError.noSuchAction(999)) { try f.store.undo(actionID: 999) }
+    }
+
+    @Test("references parse as thread:, message: or a bare message id")
+    func referenceParsing() {
+        #expect(Reference(parsing: "thread:18c9a4f0") == .thread("18c9a4f0"))
+        #expect(Reference(parsing: "message:18c9a4f0") == .message("18c9a4f0"))
+        #expect(Reference(parsing: "18c9a4f0") == .message("18c9a4f0"))
+        #expect(Reference(parsing: "thread:") == nil)
+        #expect(Reference(parsing: "../etc") == nil)
+        #expect(TriageAction(parsing: "+Work") == .addLabel("Work"))
+        #expect(TriageAction(parsing: "-Work") == .removeLabel("Work"))
+        #expect(TriageAction(parsing: "+") == nil)
+        #expect(TriageAction(parsing: "archive") == .archive)
+        #expect(TriageAction(parsing: "arkive") == nil)
+    }
+}

@@ -1,0 +1,56 @@
+// Running the built executables from tests: SwiftPM puts them beside the test bundle.
+import Foundation
+
+public enum BuiltProducts {
+    /// The directory holding the built executables (`.build/<triple>/debug`).
+    public static var directory: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+    }
+
+    public static func executable(_ name: String) -> URL {
+        directory.appendingPathComponent(name)
+    }
+}
+
+/// A started child process with its standard output readable line by line.
+public final class ChildProcess: @unchecked Sendable {
+    public let process = Process()
+    private let stdoutPipe = Pipe()
+    private let stderrPipe = Pipe()
+    private var buffered = Data()
+
+    public init(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws {
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        try process.run()
+    }
+
+    /// Reads standard output until a full line arrives; nil at end of file.
+    public func readLine() -> String? {
+        while true {
+            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffered[buffered.startIndex..<newline], as: UTF8.self)
+                buffered.removeSubrange(buffered.startIndex...newline)
+                return line
+            }
+            let chunk = stdoutPipe.fileHandleForReading.availableData
+            if chunk.isEmpty { return buffered.isEmpty ? nil : String(decoding: buffered, as: UTF8.self) }
+            buffered.append(chunk)
+        }
+    }
+
+    /// Waits for exit and returns (status, remaining stdout, stderr).
+    @discardableResult
+    public func finish() -> (status: Int32, stdout: String, stderr: String) {
+        let out = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
+        let err = stderrPipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        buffered.append(out)
+        return (process.terminationStatus, String(decoding: buffered, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+}

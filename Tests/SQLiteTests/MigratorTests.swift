@@ -1,0 +1,70 @@
+import Foundation
+import HudsonTestSupport
+import SQLite
+import Testing
+
+@Suite("Migrator: append-only migrations")
+struct MigratorTests {
+    let dir = TemporaryDirectory()
+
+    func open(_ access: ConnectionOptions.Access = .readWriteCreate) throws -> Connection {
+        try Connection(path: dir.path("m.db"), options: ConnectionOptions(access: access))
+    }
+
+    let v1 = Migration("001", "CREATE TABLE a (x INTEGER PRIMARY KEY);")
+    let v2 = Migration("002", "CREATE TABLE b (x INTEGER PRIMARY KEY, a INTEGER REFERENCES a(x));")
+
+    @Test("applies pending migrations in order, once")
+    func appliesOnce() throws {
+        let db = try open()
+        #expect(try Migrator([v1]).migrate(db) == ["001"])
+        #expect(try Migrator([v1, v2]).migrate(db) == ["002"])
+        #expect(try Migrator([v1, v2]).migrate(db) == [])
+        #expect(try Migrator([v1, v2]).appliedIDs(db) == ["001", "002"])
+    }
+
+    @Test("a store with a migration this program does not know is newer, and refused")
+    func newerRefused() throws {
+        let db = try open()
+        try Migrator([v1, v2]).migrate(db)
+        #expect(throws: MigrationError.newerSchema(unknownIDs: ["002"])) { try Migrator([v1]).migrate(db) }
+        #expect(throws: MigrationError.newerSchema(unknownIDs: ["002"])) { try Migrator([v1]).verifyCurrent(db) }
+    }
+
+    @Test("a read-only check of an older store reports the pending migrations")
+    func pendingOnVerify() throws {
+        let db = try open()
+        try Migrator([v1]).migrate(db)
+        #expect(throws: MigrationError.pendingMigrations(ids: ["002"])) { try Migrator([v1, v2]).verifyCurrent(db) }
+    }
+
+    @Test("a failing migration leaves nothing behind")
+    func failingMigrationRollsBack() throws {
+        let db = try open()
+        let broken = Migration("002", "CREATE TABLE c (x); THIS IS NOT SQL;")
+        #expect(throws: SQLiteError.self) { try Migrator([v1, broken]).migrate(db) }
+        #expect(try Migrator([v1]).appliedIDs(db) == ["001"])
+        #expect(try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'c'") == 0)
+    }
+
+    @Test("a migration that breaks a foreign key is refused before commit")
+    func foreignKeyCheck() throws {
+        let db = try open()
+        let bad = Migration("003", "INSERT INTO b (x, a) VALUES (1, 42);")
+        #expect(throws: MigrationError.foreignKeyViolation(migrationID: "003", table: "b")) {
+            try Migrator([v1, v2, bad]).migrate(db)
+        }
+        #expect(try db.scalarInt("SELECT count(*) FROM b") == 0)
+    }
+
+    @Test("two connections migrating the same new file apply each migration exactly once")
+    func racingMigrators() throws {
+        let first = try open()
+        let second = try open()
+        try Migrator([v1]).migrate(first)
+        // The second connection read "nothing applied" never: it re-reads inside BEGIN IMMEDIATE.
+        #expect(try Migrator([v1, v2]).migrate(second) == ["002"])
+        #expect(try Migrator([v1, v2]).migrate(first) == [])
+        #expect(try first.scalarInt("SELECT count(*) FROM hudson_migrations") == 2)
+    }
+}
