@@ -3,7 +3,9 @@
 // Hudson: a local-first Gmail toolkit of small Unix commands over one SQLite file.
 // Dependencies point one way only (docs/architecture.md):
 //
-//   CSQLite <- SQLite <- HudsonStore -> HudsonMail
+//   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery
+//   HudsonOutput <- HudsonCLI -> HudsonStore
+//   HudsonStore, HudsonGmail, HudsonMail <- HudsonSync
 //
 // No outside packages: this machine fetches none, and a user's should not have to.
 import PackageDescription
@@ -11,7 +13,7 @@ import PackageDescription
 let package = Package(
     name: "Hudson",
     products: [
-        .library(name: "HudsonCore", targets: ["SQLite", "HudsonMail", "HudsonStore"]),
+        .library(name: "HudsonCore", targets: ["SQLite", "HudsonQuery", "HudsonMail", "HudsonStore"]),
     ],
     targets: [
         .systemLibrary(
@@ -20,8 +22,11 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "SQLite", dependencies: ["CSQLite"]),
+        .target(name: "HudsonQuery"),
         .target(name: "HudsonMail"),
-        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail"]),
+        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery"]),
+
+        // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
 
         // Test tooling: a tiny executable the store tests start as separate processes
         // (two migrators racing, a writer holding the lock). Not installed.
@@ -33,6 +38,7 @@ let package = Package(
 
         .target(name: "HudsonTestSupport", path: "Tests/HudsonTestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "HudsonTestSupport"]),
+        .testTarget(name: "HudsonQueryTests", dependencies: ["HudsonQuery"]),
         .testTarget(
             name: "HudsonStoreTests",
             dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"],
