@@ -13,7 +13,7 @@ import PackageDescription
 let package = Package(
     name: "Hudson",
     products: [
-        .library(name: "HudsonCore", targets: ["SQLite", "HudsonQuery", "HudsonMail", "HudsonStore"]),
+        .library(name: "HudsonCore", targets: []),
     ],
     targets: [
         .systemLibrary(
@@ -21,10 +21,6 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "SQLite", dependencies: ["CSQLite"]),
-        .target(name: "HudsonQuery"),
-        .target(name: "HudsonMail"),
-        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery"]),
 
         // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
 
@@ -36,9 +32,7 @@ let package = Package(
             path: "Tests/Helpers/hudson-store-helper"
         ),
 
-        .target(name: "HudsonTestSupport", path: "Tests/HudsonTestSupport"),
-        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "HudsonTestSupport"]),
-        .testTarget(name: "HudsonQueryTests", dependencies: ["HudsonQuery"]),
+        .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(
             name: "HudsonStoreTests",
             dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"],

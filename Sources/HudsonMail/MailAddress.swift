@@ -151,17 +151,23 @@ private struct AddressListParser {
             }
             let name = collapse(trimmed(nameScalars))
             guard !address.isEmpty else { return name.isEmpty ? nil : MailAddress(name: "", address: name) }
-            return MailAddress(name: name.isEmpty ? commentText : name, address: address)
+            return MailAddress(name: decodeWords(name.isEmpty ? commentText : name), address: address)
         }
         let address = trimmed(bare).split(whereSeparator: { $0 == " " || $0 == "\t" }).joined()
         guard !address.isEmpty else { return nil }
-        return MailAddress(name: collapse(commentText), address: address)
+        return MailAddress(name: decodeWords(collapse(commentText)), address: address)
     }
 
     static func trimmed(_ scalars: [Unicode.Scalar]) -> String {
         var view = String.UnicodeScalarView()
         view.append(contentsOf: scalars)
         return String(view).trimmingWhitespace()
+    }
+
+    /// Display names in raw headers may be RFC 2047 encoded words (§5 rule 3); Gmail's
+    /// format=full usually decodes them already, and decoding is idempotent.
+    static func decodeWords(_ name: String) -> String {
+        name.contains("=?") ? collapse(EncodedWords.decode(name)) : name
     }
 
     static func collapse(_ text: String) -> String {

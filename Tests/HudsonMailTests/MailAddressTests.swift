@@ -1,0 +1,54 @@
+// RFC 5322 §3.4 address lists, parsed leniently by MailAddress.parseList.
+import Testing
+@testable import HudsonMail
+
+private func parse(_ header: String) -> [String] { MailAddress.parseList(header).map(\.description) }
+
+@Suite("MailAddress.parseList")
+struct MailAddressTests {
+    @Test("angle addresses with and without display names")
+    func angleAddresses() {
+        #expect(parse("Ann Example <ann@example.com>, <bob@example.org>") == ["Ann Example <ann@example.com>", "bob@example.org"])
+    }
+
+    @Test("quoted names may hold commas, escapes and angle brackets")
+    func quotedNames() {
+        #expect(parse("\"Doe, John\" <john@example.com>, \"A \\\"B\\\" <c>\" <d@e.f>") == ["Doe, John <john@example.com>", "A \"B\" <c> <d@e.f>"])
+    }
+
+    @Test("a comment names a bare address; comments elsewhere are dropped")
+    func comments() {
+        #expect(parse("ann@example.com (Ann (the first) Example)") == ["Ann (the first) Example <ann@example.com>"])
+        #expect(parse("Ann <ann@example.com> (work)") == ["Ann <ann@example.com>"])
+    }
+
+    @Test("groups contribute their members; an empty group contributes nothing")
+    func groups() {
+        #expect(parse("Team: ann@example.com, Bob <bob@example.org>;, carol@example.net") ==
+                ["ann@example.com", "Bob <bob@example.org>", "carol@example.net"])
+        #expect(parse("undisclosed-recipients:;").isEmpty)
+    }
+
+    @Test("obsolete source routes are stripped")
+    func routes() {
+        #expect(parse("Ann <@relay1,@relay2:ann@example.com>") == ["Ann <ann@example.com>"])
+    }
+
+    @Test("encoded-word display names are decoded, quoted or not, and in comments")
+    func encodedWordNames() {
+        #expect(parse("=?UTF-8?Q?Ren=C3=A9_Dupont?= <rene@example.org>, \"=?ISO-8859-1?Q?J=F6rg?=\" <j@example.de>")
+                == ["René Dupont <rene@example.org>", "Jörg <j@example.de>"])
+        #expect(parse("rene@example.org (=?UTF-8?B?UmVuw6k=?=)") == ["René <rene@example.org>"])
+    }
+
+    @Test("bare addresses and display names")
+    func bare() {
+        #expect(MailAddress.parseList("ann@example.com").first?.displayName == "ann@example.com")
+        #expect(MailAddress.parseList("Ann <ann@example.com>").first?.displayName == "Ann")
+    }
+
+    @Test("garbage never fails and yields no empty addresses", arguments: ["", ",,,", "<>", "\"unterminated", "(((", ";:;", "<<a>"])
+    func garbage(header: String) {
+        #expect(MailAddress.parseList(header).allSatisfy { !$0.address.isEmpty })
+    }
+}
