@@ -13,7 +13,7 @@ import PackageDescription
 let package = Package(
     name: "Hudson",
     products: [
-        .library(name: "HudsonCore", targets: []),
+        .library(name: "HudsonCore", targets: ["HudsonGmail"]),
     ],
     targets: [
         .systemLibrary(
@@ -21,6 +21,7 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .target(name: "HudsonGmail"),
 
         // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
 
@@ -33,6 +34,7 @@ let package = Package(
         ),
 
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
+        .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
         .testTarget(
             name: "HudsonStoreTests",
             dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"],

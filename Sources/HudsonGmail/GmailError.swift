@@ -1,0 +1,104 @@
+/*!
+ The typed errors of the Gmail client and the one rule for which of them are worth retrying.
+ Each case is one row of gmail-api.md §4's error table, classified by HTTP status and
+ `errors[0].reason` (never by status alone: §9.10). Descriptions are one line, name what
+ failed and what to do, and never contain an access token or mail content: server messages
+ are trimmed and scrubbed before they are stored (see ErrorClassification.swift).
+ */
+
+/// A failure talking to Gmail.
+public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// 404: the message, label or history cursor is unknown or gone (§4). On history.list it
+    /// means the cursor aged out and a full sync is due (§9.2).
+    case notFound
+    /// 401 again after one token refresh and one retry: the token is not accepted.
+    case unauthorized
+    /// The token provider's refresh was refused with `invalid_grant` (§7, §9.7). The payload is
+    /// the provider's short explanation, without the token.
+    case authorizationRevoked(String)
+    /// 403 that is not a rate limit: `insufficientPermissions`, `domainPolicy`,
+    /// `dailyLimitExceeded`, or whatever reason Google gave. Not retried.
+    case forbidden(reason: String)
+    /// 429, or 403 with `userRateLimitExceeded`/`rateLimitExceeded` (§9.10). `retryAfter`
+    /// is the server's requested wait in seconds, when it gave one.
+    case rateLimited(retryAfter: Double?)
+    /// 5xx.
+    case server(status: Int)
+    /// 400, 409 and the other 4xx: the request itself is wrong. The message is Google's.
+    case badRequest(message: String)
+    /// The exchange did not complete: refused, reset, timed out, DNS, TLS, dropped mid-body.
+    case network(String)
+    /// A response arrived but is not what the method returns: undecodable or wrong-shape
+    /// JSON, a non-JSON body, a malformed batch response.
+    case invalidResponse(String)
+    /// The calling task was cancelled before this item finished (used in per-item results
+    /// such as `getMessages`; throwing methods throw `CancellationError` instead).
+    case cancelled
+
+    /// Whether repeating the same request later may succeed.
+    ///
+    /// Rate limits, 5xx and network failures are transient (§4 table, "Retry?" column).
+    /// `invalidResponse` is deliberately *not* retryable: a wrong-shape body from Gmail is
+    /// deterministic and retrying it only burns quota, and a garbled body from a proxy is
+    /// indistinguishable from that at this layer. The line is drawn at the transport: a body
+    /// shorter than its Content-Length, or a connection closed mid-response, is `.network`
+    /// and retried; a complete response whose JSON does not parse is `.invalidResponse`.
+    /// Hudson's sync runs in bounded passes, so a transient proxy fault heals on the next
+    /// pass at no extra cost.
+    public var isRetryable: Bool {
+        switch self {
+        case .rateLimited, .server, .network: return true
+        case .notFound, .unauthorized, .authorizationRevoked, .forbidden, .badRequest,
+             .invalidResponse, .cancelled:
+            return false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .notFound:
+            return "not found (404)"
+        case .unauthorized:
+            return "not authorised (401 after a token refresh): run `hd-auth login` again"
+        case .authorizationRevoked(let detail):
+            let why = detail.isEmpty ? "" : " (\(detail))"
+            return "authorization revoked or expired\(why): run `hd-auth login` again; "
+                + "refresh tokens of an OAuth app left in Testing mode expire after 7 days"
+        case .forbidden(let reason):
+            return Self.forbiddenDescription(reason)
+        case .rateLimited(let retryAfter):
+            if let retryAfter {
+                return "rate limited by Gmail: retry after \(Self.seconds(retryAfter))"
+            }
+            return "rate limited by Gmail: retry later"
+        case .server(let status):
+            return "Gmail server error (\(status)): retry later"
+        case .badRequest(let message):
+            return "request rejected by Gmail: \(message)"
+        case .network(let detail):
+            return "network error: \(detail)"
+        case .invalidResponse(let detail):
+            return "invalid response from Gmail: \(detail)"
+        case .cancelled:
+            return "cancelled"
+        }
+    }
+
+    private static func forbiddenDescription(_ reason: String) -> String {
+        switch reason {
+        case "insufficientPermissions":
+            return "forbidden (insufficientPermissions): the grant lacks a Gmail scope; "
+                + "run `hd-auth login` and allow gmail.modify"
+        case "domainPolicy":
+            return "forbidden (domainPolicy): the Workspace administrator blocks this app"
+        case "dailyLimitExceeded":
+            return "forbidden (dailyLimitExceeded): the project's daily quota is used up; retry tomorrow"
+        default:
+            return "forbidden (\(reason))"
+        }
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e12 ? "\(Int(value)) s" : "\(value) s"
+    }
+}

@@ -1,0 +1,45 @@
+/*!
+ The one table of Gmail methods Hudson calls, with their quota cost and whether repeating
+ them is safe. Costs are per call from the Gmail "Usage limits" page as copied in
+ gmail-api.md §3; a batch of n calls costs n times the per-call cost, not one call. Every
+ place that charges the QuotaBucket or decides whether a failure may be retried reads it here.
+ */
+
+/// A Gmail REST method, with its quota cost in units (gmail-api.md §3).
+public enum GmailMethod: String, Sendable, CaseIterable {
+    case getProfile
+    case labelsList
+    case labelsGet
+    case labelsCreate
+    case historyList
+    case messagesList
+    case messagesGet
+    case attachmentsGet
+    case messagesModify
+    case messagesTrash
+    case messagesUntrash
+    case messagesBatchModify
+    case messagesSend
+
+    /// Quota units one call costs.
+    public var units: Int {
+        switch self {
+        case .getProfile, .labelsList, .labelsGet: return 1
+        case .historyList: return 2
+        case .labelsCreate, .messagesList, .messagesGet, .attachmentsGet,
+             .messagesModify, .messagesTrash, .messagesUntrash:
+            return 5
+        case .messagesBatchModify: return 50
+        case .messagesSend: return 100
+        }
+    }
+
+    /// Whether the call may be repeated after an ambiguous failure (a timeout or 5xx, where
+    /// the server may have acted). `messages.send` may not: gmail-api.md §4 says "Don't
+    /// blindly retry non-idempotent calls … The message may already have gone out." It is
+    /// retried only after a rate-limit refusal, which means the server did not act.
+    /// `labels.create` is safe to repeat: a second create of the same name fails with 409.
+    public var isIdempotent: Bool {
+        self != .messagesSend
+    }
+}

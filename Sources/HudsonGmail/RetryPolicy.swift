@@ -1,0 +1,52 @@
+/*!
+ When to try again and how long to wait first. Exponential backoff with full jitter: the
+ n-th retry waits a uniformly random time in [0, min(maxBackoff, initialBackoff·2ⁿ)), which
+ spreads clients apart better than a fixed schedule plus small jitter; a server's
+ `Retry-After` is a floor under that (gmail-api.md §4 "Retry policy"). Attempts are bounded
+ by count and by total time, so a caller never waits longer than it configured.
+ */
+
+/// Backoff and retry bounds, copied from the client configuration.
+struct RetryPolicy: Sendable, Equatable {
+    var maxAttempts: Int
+    var maxRetryDuration: Duration
+    var initialBackoff: Duration
+    var maxBackoff: Duration
+
+    init(_ configuration: GmailClientConfiguration) {
+        maxAttempts = configuration.maxAttempts
+        maxRetryDuration = configuration.maxRetryDuration
+        initialBackoff = configuration.initialBackoff
+        maxBackoff = configuration.maxBackoff
+    }
+
+    /// The upper bound of the wait before retry `n` (0 for the first retry).
+    func ceiling(retry n: Int) -> Duration {
+        // 2^30 · any sane initial backoff is beyond every cap; stop doubling before overflow.
+        let doubled = initialBackoff * (1 << min(max(0, n), 30))
+        return min(maxBackoff, doubled)
+    }
+
+    /// The wait before retry `n`: `unit` (uniform in 0..<1) of the ceiling, or the server's
+    /// `retryAfter` seconds if that is longer.
+    func delay(retry n: Int, retryAfter: Double?, unit: Double) -> Duration {
+        let jittered = ceiling(retry: n) * min(max(0, unit), 1)
+        guard let retryAfter, retryAfter.isFinite, retryAfter > 0 else { return jittered }
+        return max(jittered, .seconds(retryAfter))
+    }
+
+    /// Whether a retry after `attemptsMade` attempts and `elapsed` time, waiting `delay`,
+    /// stays within both bounds.
+    func allowsRetry(attemptsMade: Int, elapsed: Duration, delay: Duration) -> Bool {
+        attemptsMade < maxAttempts && elapsed + delay <= maxRetryDuration
+    }
+
+    /// Whether `error` from `method` may be retried at all. Non-idempotent calls are retried
+    /// only after a rate-limit refusal, which means the server did not act (§4).
+    static func isRetryable(_ error: GmailError, for method: GmailMethod) -> Bool {
+        guard error.isRetryable else { return false }
+        if method.isIdempotent { return true }
+        if case .rateLimited = error { return true }
+        return false
+    }
+}

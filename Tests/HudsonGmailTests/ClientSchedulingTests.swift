@@ -1,0 +1,79 @@
+/*!
+ How the client waits: a request is charged to the QuotaBucket before it is sent, so with the
+ window full nothing reaches the server until quota frees up (local-first-sync.md
+ "QuotaBucket"); and cancellation ends every kind of waiting promptly — an exchange in flight,
+ a quota wait, a batch in backoff — without leaking a request or a result.
+ */
+
+import Foundation
+import Testing
+@testable import HudsonGmail
+
+@Suite("Client scheduling")
+struct ClientSchedulingTests {
+    @Test("a request waits for quota before it is sent")
+    func quotaBeforeSend() async throws {
+        let server = try TestHTTPServer(script: [.json(200, Fixture.profile)])
+        defer { server.stop() }
+        let clock = ManualClock(autoAdvance: false)
+        let quota = QuotaBucket(configuration: .init(budget: 10), clock: clock.scheduling)
+        try await quota.acquire(units: 10, lane: .interactive)
+        let client = try makeClient(server, clock: clock, quota: quota) { $0.lane = .interactive }
+        let task = Task { try await client.getProfile() }
+        #expect(await eventually { await quota.stats().waitingInteractive == 1 })
+        #expect(server.requests.isEmpty)
+        clock.advance(by: .seconds(60))
+        #expect(try await task.value.emailAddress == "ann@example.com")
+        #expect(server.requests.count == 1)
+    }
+
+    @Test("cancelling a request that waits for quota charges nothing and sends nothing")
+    func cancelWhileWaitingForQuota() async throws {
+        let server = try TestHTTPServer(script: [.json(200, Fixture.profile)])
+        defer { server.stop() }
+        let clock = ManualClock(autoAdvance: false)
+        let quota = QuotaBucket(configuration: .init(budget: 10), clock: clock.scheduling)
+        try await quota.acquire(units: 10, lane: .background)
+        let client = try makeClient(server, clock: clock, quota: quota)
+        let task = Task { try await client.getProfile() }
+        #expect(await eventually { await quota.stats().waitingBackground == 1 })
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        let stats = await quota.stats()
+        #expect(stats.totalUnits == 10 && stats.waitingBackground == 0)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test("cancelling an exchange in flight ends it with CancellationError")
+    func cancelInFlight() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let server = try TestHTTPServer { _ in
+            _ = release.wait(timeout: .now() + 5)
+            return .json(200, Fixture.profile)
+        }
+        defer {
+            release.signal()
+            server.stop()
+        }
+        let client = try makeClient(server)
+        let task = Task { try await client.getProfile() }
+        #expect(await eventually { server.requests.count == 1 })
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+    }
+
+    @Test("cancelling getMessages during backoff marks the unfinished ids cancelled")
+    func cancelBatch() async throws {
+        let server = try TestHTTPServer { _ in .status(503) }
+        defer { server.stop() }
+        let clock = ManualClock(autoAdvance: false)
+        let client = try makeClient(server, clock: clock)
+        let task = Task { await client.getMessages(ids: ["a", "b"], format: "minimal") }
+        #expect(await eventually { clock.pendingSleepers == 1 })
+        task.cancel()
+        let results = await task.value
+        #expect(results.count == 2)
+        #expect(results.values.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })
+        #expect(server.requests.count == 1)
+    }
+}

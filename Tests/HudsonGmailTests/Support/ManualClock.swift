@@ -1,0 +1,130 @@
+/*!
+ A hand-driven SchedulingClock for tests. In auto-advance mode every sleep returns at once and
+ moves virtual time forward by the requested amount, so retry loops run instantly while their
+ delays are recorded and their time bounds still apply. In gated mode a sleep suspends until
+ the test calls `advance(by:)`, so a test can hold the QuotaBucket at a chosen instant and
+ look at who is waiting.
+ */
+
+import Foundation
+import HudsonGmail
+import Synchronization
+
+final class ManualClock: Sendable {
+    private struct Sleeper {
+        var id: Int
+        var deadline: Duration
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now: Duration = .zero
+        var sleeps: [Duration] = []
+        var sleepers: [Sleeper] = []
+        var nextID = 0
+    }
+
+    private let state = Mutex(State())
+    private let autoAdvance: Bool
+    /// The wall-clock date at virtual time zero.
+    let epoch: Date
+
+    init(autoAdvance: Bool = true, epoch: Date = Date(timeIntervalSince1970: 1_733_140_800)) {
+        self.autoAdvance = autoAdvance
+        self.epoch = epoch
+    }
+
+    var now: Duration { state.withLock { $0.now } }
+
+    /// Every duration passed to `sleep`, in call order.
+    var sleeps: [Duration] { state.withLock { $0.sleeps } }
+
+    /// Sleeps waiting for `advance` (gated mode).
+    var pendingSleepers: Int { state.withLock { $0.sleepers.count } }
+
+    var scheduling: SchedulingClock {
+        SchedulingClock(
+            now: { self.now },
+            sleep: { try await self.sleep($0) },
+            wallClock: { self.epoch.addingTimeInterval(self.now.inSecondsForTests) }
+        )
+    }
+
+    func sleep(_ duration: Duration) async throws {
+        try Task.checkCancellation()
+        if autoAdvance {
+            state.withLock {
+                $0.sleeps.append(duration)
+                $0.now += max(.zero, duration)
+            }
+            return
+        }
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            state.sleeps.append(duration)
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resumeNow = state.withLock { state -> Bool in
+                    let deadline = state.now + duration
+                    if deadline <= state.now || Task.isCancelled { return true }
+                    state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
+                    return false
+                }
+                if resumeNow {
+                    if Task.isCancelled { continuation.resume(throwing: CancellationError()) } else { continuation.resume() }
+                }
+            }
+        } onCancel: {
+            let cancelled = state.withLock { state -> Sleeper? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleepers.remove(at: index)
+            }
+            cancelled?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves time forward and wakes every sleeper whose deadline has come.
+    func advance(by duration: Duration) {
+        let due = state.withLock { state -> [Sleeper] in
+            state.now += duration
+            let now = state.now
+            let due = state.sleepers.filter { $0.deadline <= now }
+            state.sleepers.removeAll { $0.deadline <= now }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+}
+
+extension Duration {
+    var inSecondsForTests: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+/// Polls `condition` with yields (no sleeping) until it holds; false if it never does.
+func eventually(_ condition: () async -> Bool) async -> Bool {
+    for _ in 0..<200_000 {
+        if await condition() { return true }
+        await Task.yield()
+    }
+    return false
+}
+
+/// A lock-protected value that closures running on other tasks and threads may share.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+}
