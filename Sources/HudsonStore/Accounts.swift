@@ -174,6 +174,9 @@ extension Store {
     // MARK: - Backfill progress
 
     /// Records one listed page: the token to resume from (nil when the listing is done).
+    /// When a listing finishes and the account's lookback reaches further back than the
+    /// range just listed (the window was widened meanwhile), the older range is started:
+    /// see `widenBackfillWindow`.
     public func recordBackfillPage(accountID: Int64, nextPageToken: String?, listed: Int, estimate: Int?) throws {
         try db.write {
             try db.execute("""
@@ -182,11 +185,44 @@ extension Store {
                        backfill_state = CASE WHEN ? IS NULL THEN 'complete' ELSE 'running' END,
                        backfill_listed = backfill_listed + ?,
                        backfill_estimate = coalesce(backfill_estimate, ?),
-                       backfill_before = CASE WHEN ? IS NULL THEN NULL ELSE backfill_before END,
                        last_backfill_at = ?
                  WHERE id = ?
-                """, nextPageToken, nextPageToken, listed, estimate, nextPageToken, now, accountID)
+                """, nextPageToken, nextPageToken, listed, estimate, now, accountID)
+            if nextPageToken == nil { try startOlderRangeIfWidened(accountID: accountID) }
         }
+    }
+
+    /// Widens the backfill window to `lookbackDays` (0 = the whole mailbox). Only the
+    /// older range is listed — `after:<new bound> before:<old bound>`, both fixed once
+    /// chosen — so nothing already stored is fetched again. A listing in progress
+    /// finishes first (a page token continues the listing that created it, so its query
+    /// must not change under it); the older range follows. Narrowing is refused: it
+    /// would not remove mail, and a smaller window is not what the user has.
+    public func widenBackfillWindow(accountID: Int64, lookbackDays: Int) throws {
+        guard lookbackDays >= 0 else { throw StoreError.invalidArgument("lookback days must be 0 or more") }
+        try db.write {
+            guard let account = try account(id: accountID) else { throw StoreError.unknownAccount("#\(accountID)") }
+            if lookbackDays == account.lookbackDays { return }
+            if account.lookbackDays == 0 || (lookbackDays != 0 && lookbackDays < account.lookbackDays) {
+                throw StoreError.invalidArgument(
+                    "\(account.email): the window already reaches \(account.lookbackDays == 0 ? "the whole mailbox" : "\(account.lookbackDays) days back"); it can only be widened")
+            }
+            try db.execute("UPDATE accounts SET lookback_days = ? WHERE id = ?", lookbackDays, accountID)
+            if account.backfillState == .complete { try startOlderRangeIfWidened(accountID: accountID) }
+        }
+    }
+
+    /// After a complete listing: if the lookback now reaches before `backfill_after`, list
+    /// the range between the new bound and the old one.
+    private func startOlderRangeIfWidened(accountID: Int64) throws {
+        try db.execute("""
+            UPDATE accounts
+               SET backfill_before = backfill_after,
+                   backfill_after = CASE WHEN lookback_days = 0 THEN NULL ELSE consented_at - lookback_days * 86400 END,
+                   backfill_state = 'pending', backfill_page_token = NULL, backfill_listed = 0, backfill_estimate = NULL
+             WHERE id = ? AND backfill_state = 'complete' AND backfill_after IS NOT NULL
+               AND (lookback_days = 0 OR consented_at - lookback_days * 86400 < backfill_after)
+            """, accountID)
     }
 
     /// Stamps the end of a sync pass.

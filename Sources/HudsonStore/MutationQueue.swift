@@ -185,9 +185,10 @@ extension Store {
     }
 
     /// A transient failure (429, 5xx, network): the row stays pending with its attempt
-    /// count and error, and is not retried before `retryAt` (epoch ms).
-    public func recordMutationFailure(ids: [Int64], error: String, retryAt: Int64?) throws {
+    /// count and error, and is not retried for `retryAfterMilliseconds` (by the store's clock).
+    public func recordMutationFailure(ids: [Int64], error: String, retryAfterMilliseconds: Int64) throws {
         try db.write {
+            let retryAt = now + max(0, retryAfterMilliseconds)
             for id in ids {
                 try db.execute("""
                     UPDATE mutation_queue

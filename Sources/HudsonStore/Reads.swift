@@ -14,7 +14,8 @@ public struct ThreadSummary: Equatable, Sendable {
     public var subject: String?
     public var snippet: String
     public var sender: String
-    public var participants: String
+    /// Distinct senders, oldest first.
+    public var participants: [String]
     public var messageCount: Int
     public var unreadCount: Int
     public var inInbox: Bool
@@ -46,7 +47,8 @@ extension Store {
         ThreadSummary(
             accountID: row.int64(0), threadID: row.string(1), lastMessageAt: row.int64(2),
             newestMessageID: row.string(3), subject: row.optionalString(4), snippet: row.string(5),
-            sender: row.string(6), participants: row.string(7), messageCount: row.int(8), unreadCount: row.int(9),
+            sender: row.string(6),
+            participants: row.string(7).split(separator: Store.participantSeparator).map(String.init), messageCount: row.int(8), unreadCount: row.int(9),
             inInbox: row.bool(10), unread: row.bool(11), starred: row.bool(12), hasAttachment: row.bool(13),
             labels: row.string(14).split(separator: " ").map(String.init))
     }
@@ -82,5 +84,97 @@ extension Store {
               FROM thread_rollup AS r JOIN messages AS m ON m.id = r.newest_message_id
              WHERE r.thread_id = ? AND r.account_id = ?
             """, threadID, accountID, transform: Self.threadSummary(from:))
+    }
+}
+
+/// A label with what `hd-labels` shows, from effective labels.
+public struct LabelCount: Equatable, Sendable {
+    public var accountID: Int64
+    public var label: LabelInfo
+    public var messages: Int
+    public var threads: Int
+    public var unreadThreads: Int
+}
+
+extension Store {
+    /// The label ids that a user-typed name stands for in an account: the label with that
+    /// name (case-insensitive) or that id.
+    public func labelIDs(named name: String, accountID: Int64?) throws -> [(accountID: Int64, id: String)] {
+        try db.map("""
+            SELECT account_id, id FROM labels
+             WHERE (?1 IS NULL OR account_id = ?1) AND (name = ?2 OR id = ?2)
+             ORDER BY account_id, id
+            """, accountID, name) { (accountID: $0.int64(0), id: $0.string(1)) }
+    }
+
+    /// One page of the threads carrying a label, newest first: a range of the
+    /// `thread_labels_by_label` index per (account, label id), merged, then the rollup
+    /// row of each.
+    public func threads(
+        labels: [(accountID: Int64, id: String)], limit: Int, after cursor: ThreadPageCursor? = nil
+    ) throws -> [ThreadSummary] {
+        let keyset = cursor == nil ? "" : " AND (tl.last_message_at, tl.thread_id) < (?3, ?4)"
+        let sql = """
+            SELECT \(Self.rollupColumns)
+              FROM thread_labels AS tl
+              JOIN thread_rollup AS r ON r.thread_id = tl.thread_id AND r.account_id = tl.account_id
+              JOIN messages AS m ON m.id = r.newest_message_id
+             WHERE tl.account_id = ?1 AND tl.label = ?2\(keyset)
+             ORDER BY tl.last_message_at DESC, tl.thread_id DESC
+             LIMIT ?5
+            """
+        return try db.read {
+            var merged: [ThreadSummary] = []
+            for label in labels {
+                merged += try db.map(sql, arguments: [label.accountID, label.id, cursor?.lastMessageAt ?? 0,
+                                                      cursor?.threadID ?? "", limit],
+                                     transform: Self.threadSummary(from:))
+            }
+            if labels.count > 1 {
+                merged.sort { ($0.lastMessageAt, $0.threadID) > ($1.lastMessageAt, $1.threadID) }
+            }
+            return Array(merged.prefix(limit))
+        }
+    }
+
+    /// The keyset cursor of a thread: where a page that ended with it stops.
+    public func pageCursor(threadID: String, accountID: Int64?) throws -> ThreadPageCursor? {
+        try db.first("""
+            SELECT last_message_at, thread_id FROM thread_rollup
+             WHERE thread_id = ? AND (?2 IS NULL OR account_id = ?2) LIMIT 1
+            """, threadID, accountID) { ThreadPageCursor(lastMessageAt: $0.int64(0), threadID: $0.string(1)) }
+    }
+
+    /// Every label of every (or one) account with effective message and thread counts.
+    public func labelCounts(accountID: Int64?) throws -> [LabelCount] {
+        try db.read {
+            var result: [LabelCount] = []
+            for account in try accounts() where accountID == nil || account.id == accountID {
+                // Canonical counts from the label index, then the overlay's adds and removes.
+                var messages: [String: Int] = [:]
+                try db.forEach("SELECT label, count(*) FROM message_labels AS ml JOIN messages AS m ON m.id = ml.message_id WHERE m.account_id = ? GROUP BY label", account.id) {
+                    messages[$0.string(0)] = $0.int(1)
+                }
+                try db.forEach("""
+                    SELECT q.label, q.op, count(*) FROM mutation_queue AS q
+                     WHERE q.account_id = ? AND (q.op = 'add') <> EXISTS (SELECT 1 FROM message_labels AS ml WHERE ml.message_id = q.message_id AND ml.label = q.label)
+                     GROUP BY q.label, q.op
+                    """, account.id) {
+                    messages[$0.string(0), default: 0] += $0.string(1) == "add" ? $0.int(2) : -$0.int(2)
+                }
+                var threads: [String: (Int, Int)] = [:]
+                try db.forEach("""
+                    SELECT tl.label, count(*), sum(r.unread) FROM thread_labels AS tl
+                      JOIN thread_rollup AS r ON r.thread_id = tl.thread_id AND r.account_id = tl.account_id
+                     WHERE tl.account_id = ? GROUP BY tl.label
+                    """, account.id) { threads[$0.string(0)] = ($0.int(1), $0.int(2)) }
+                for label in try labels(accountID: account.id) {
+                    let thread = threads[label.id] ?? (0, 0)
+                    result.append(LabelCount(accountID: account.id, label: label, messages: messages[label.id] ?? 0,
+                                             threads: thread.0, unreadThreads: thread.1))
+                }
+            }
+            return result
+        }
     }
 }

@@ -89,19 +89,48 @@ extension Store {
     /// Applies a page of snapshots in one transaction.
     public func applySnapshots(_ snapshots: [MessageSnapshot], accountID: Int64) throws -> SnapshotApplyReport {
         try writeTracked { touched in
-            var report = SnapshotApplyReport()
-            for snapshot in snapshots {
-                do {
-                    let applied = try db.savepoint {
-                        try applySnapshot(snapshot, accountID: accountID, touched: &touched)
-                    }
-                    if applied { report.applied += 1 } else { report.stale += 1 }
-                } catch {
-                    report.failures.append(SnapshotFailure(messageID: snapshot.id, reason: String(describing: error)))
-                }
-            }
+            try applyEach(snapshots, accountID: accountID, touched: &touched)
+        }
+    }
+
+    /// Applies one listed backfill page and records the listing's progress in the same
+    /// transaction, so a crash either keeps both or neither and the page is re-listed.
+    public func applyBackfillPage(
+        _ snapshots: [MessageSnapshot], accountID: Int64, nextPageToken: String?, listed: Int, estimate: Int?
+    ) throws -> SnapshotApplyReport {
+        try writeTracked { touched in
+            let report = try applyEach(snapshots, accountID: accountID, touched: &touched)
+            try recordBackfillPage(accountID: accountID, nextPageToken: nextPageToken, listed: listed, estimate: estimate)
             return report
         }
+    }
+
+    /// Stores what a `format=full` fetch brought: the snapshot (through the version
+    /// guard) and the body, in one transaction. Returns false when the message is gone.
+    @discardableResult
+    public func applyHydration(_ snapshot: MessageSnapshot?, body: MessageBody, gmailID: String, accountID: Int64) throws -> Bool {
+        try writeTracked { touched in
+            if let snapshot {
+                _ = try applyEach([snapshot], accountID: accountID, touched: &touched)
+            }
+            return try saveBody(body, gmailID: gmailID, accountID: accountID)
+        }
+    }
+
+    /// A savepoint per message: one that fails is rolled back and reported, the rest stay.
+    private func applyEach(_ snapshots: [MessageSnapshot], accountID: Int64, touched: inout Set<ThreadKey>) throws -> SnapshotApplyReport {
+        var report = SnapshotApplyReport()
+        for snapshot in snapshots {
+            do {
+                let applied = try db.savepoint {
+                    try applySnapshot(snapshot, accountID: accountID, touched: &touched)
+                }
+                if applied { report.applied += 1 } else { report.stale += 1 }
+            } catch {
+                report.failures.append(SnapshotFailure(messageID: snapshot.id, reason: String(describing: error)))
+            }
+        }
+        return report
     }
 
     /// Returns false when the version guard refuses the snapshot.

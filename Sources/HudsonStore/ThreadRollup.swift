@@ -71,7 +71,7 @@ extension Store {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [
                 key.accountID, key.threadID, newest.internalDate, newest.key, newest.subject, newest.snippet,
-                Self.displaySender(newest.sender), participants.joined(separator: ", "),
+                Self.displaySender(newest.sender), participants.joined(separator: Self.participantSeparator),
                 members.count, unreadCount, threadLabels.contains("INBOX"), unreadCount > 0,
                 threadLabels.contains("STARRED"), members.contains(where: \.hasAttachment),
                 threadLabels.sorted().joined(separator: " "),
@@ -83,8 +83,12 @@ extension Store {
         }
     }
 
+    /// Separates names in `thread_rollup.participants`: a name may contain a comma
+    /// ("Doe, Jane") but never a control character.
+    static let participantSeparator = "\u{1F}"
+
     /// The display name of a From header: the name when there is one, else the address.
-    static func displaySender(_ header: String?) -> String {
+    public static func displaySender(_ header: String?) -> String {
         guard let header, !header.isEmpty else { return "" }
         return MailAddress.parseList(header).first?.displayName ?? header
     }

@@ -83,6 +83,9 @@ public final class Statement {
         }
     }
 
+    /// The current row, after `step()` returned true. Valid until the next step or reset.
+    public var currentRow: Row { Row(statement: self) }
+
     /// Releases the statement's read snapshot and locks; bindings stay.
     public func reset() {
         sqlite3_reset(handle)

@@ -113,3 +113,44 @@ struct HistoryTests {
         try f.checkDerivedTables()
     }
 }
+
+@Suite("Widening the backfill window")
+struct WideningTests {
+    @Test("widening a complete window lists only the older range, with both bounds fixed")
+    func widenComplete() throws {
+        let f = try StoreFixture()
+        let consent: Int64 = 1_767_225_600
+        try f.store.recordBackfillPage(accountID: f.account.id, nextPageToken: nil, listed: 5, estimate: 5)
+        try f.store.widenBackfillWindow(accountID: f.account.id, lookbackDays: 365)
+        var account = try #require(try f.store.account(id: f.account.id))
+        #expect(account.backfillState == .pending)
+        #expect(account.backfillQuery == "after:\(consent - 365 * 86_400) before:\(consent - 90 * 86_400)")
+        // When the older range is done, the window is the whole widened range.
+        try f.store.recordBackfillPage(accountID: f.account.id, nextPageToken: "p2", listed: 100, estimate: 300)
+        #expect(try f.store.account(id: f.account.id)?.backfillQuery == account.backfillQuery)
+        try f.store.recordBackfillPage(accountID: f.account.id, nextPageToken: nil, listed: 100, estimate: nil)
+        account = try #require(try f.store.account(id: f.account.id))
+        #expect(account.backfillState == .complete)
+        #expect(account.lookbackDays == 365)
+    }
+
+    @Test("widening during a listing lets it finish, then lists the older range")
+    func widenDuringListing() throws {
+        let f = try StoreFixture()
+        let consent: Int64 = 1_767_225_600
+        try f.store.recordBackfillPage(accountID: f.account.id, nextPageToken: "p2", listed: 100, estimate: 300)
+        try f.store.widenBackfillWindow(accountID: f.account.id, lookbackDays: 0)
+        #expect(try f.store.account(id: f.account.id)?.backfillQuery == "after:\(consent - 90 * 86_400)")
+        try f.store.recordBackfillPage(accountID: f.account.id, nextPageToken: nil, listed: 100, estimate: nil)
+        let account = try #require(try f.store.account(id: f.account.id))
+        #expect(account.backfillState == .pending)
+        #expect(account.backfillQuery == "before:\(consent - 90 * 86_400)")
+    }
+
+    @Test("narrowing is refused")
+    func narrowing() throws {
+        let f = try StoreFixture()
+        #expect(throws: StoreError.self) { try f.store.widenBackfillWindow(accountID: f.account.id, lookbackDays: 30) }
+        try f.store.widenBackfillWindow(accountID: f.account.id, lookbackDays: 90)  // unchanged: fine
+    }
+}

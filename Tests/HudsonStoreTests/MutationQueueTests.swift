@@ -109,7 +109,7 @@ struct MutationQueueTests {
     func transientFailure() throws {
         let f = try archivedFixture()
         let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
-        try f.store.recordMutationFailure(ids: claimed.map(\.id), error: "HTTP 503", retryAt: f.clock.now + 60_000)
+        try f.store.recordMutationFailure(ids: claimed.map(\.id), error: "HTTP 503", retryAfterMilliseconds: 60_000)
         let row = try #require(try f.queue().first)
         #expect(row.state == .pending && row.attempts == 1 && row.lastError == "HTTP 503")
         #expect(try f.store.claimPendingMutations(accountID: f.account.id, limit: 10).isEmpty)

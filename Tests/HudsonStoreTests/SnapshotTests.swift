@@ -17,7 +17,7 @@ struct SnapshotTests {
         let t1 = try #require(try f.rollup("t1"))
         #expect(t1.messageCount == 2 && t1.unreadCount == 1 && t1.unread && t1.inInbox)
         #expect(t1.sender == "Doe, Jane" && t1.newestMessageID == "m2")
-        #expect(t1.participants == "Bob, Doe, Jane")
+        #expect(t1.participants == ["Bob", "Doe, Jane"])
         #expect(try f.ftsHits("zebra") == ["m1"])
         #expect(try f.db.scalarInt(
             "SELECT count(*) FROM message_addresses WHERE address = 'jane@example.net' AND role = 'from'") == 1)
