@@ -13,7 +13,7 @@ import PackageDescription
 let package = Package(
     name: "Hudson",
     products: [
-        .library(name: "HudsonCore", targets: ["HudsonGmail"]),
+        .library(name: "HudsonCore", targets: ["HudsonOutput", "HudsonCLI", "HudsonGmail"]),
     ],
     targets: [
         .systemLibrary(
@@ -21,7 +21,9 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .target(name: "HudsonOutput"),
         .target(name: "HudsonGmail"),
+        .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
 
         // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
 
@@ -33,6 +35,7 @@ let package = Package(
             path: "Tests/Helpers/hudson-store-helper"
         ),
 
+        .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput"]),
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
         .testTarget(

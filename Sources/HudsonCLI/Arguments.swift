@@ -1,0 +1,189 @@
+/*!
+ The argument parser, driven by a `CommandSpec`. GNU and BSD conventions: `--opt=value`
+ and `--opt value`, `-o value` and `-ovalue`, combined short flags (`-0n`), `--` ends
+ options, options and operands in any order. Errors are `UsageError`s, which `Main`
+ prints with the usage line and exit 64.
+ */
+
+public struct UsageError: Error, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+public struct ParsedArguments: Sendable {
+    /// The subcommand chain, e.g. ["login"] for `hd-auth login`.
+    public var subcommandPath: [String] = []
+    public var values: [String: [String]] = [:]
+    public var flags: Set<String> = []
+    public var operands: [String] = []
+
+    public func flag(_ long: String) -> Bool { flags.contains(long) }
+
+    /// The last value given for an option (later ones override earlier ones), or its default.
+    public func string(_ long: String) -> String? { values[long]?.last }
+
+    public func strings(_ long: String) -> [String] { values[long] ?? [] }
+
+    /// An integer option; a non-integer value is a usage error.
+    public func int(_ long: String, range: ClosedRange<Int> = Int.min...Int.max) throws -> Int? {
+        guard let text = string(long) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            if Int(text) != nil {
+                throw UsageError("--\(long): \(text) is out of range (\(range.lowerBound)–\(range.upperBound))")
+            }
+            throw UsageError("--\(long): \(text): not a whole number")
+        }
+        return value
+    }
+}
+
+public enum ArgumentParser {
+    /// Parses `arguments` (without the program name) against `spec`, descending into
+    /// subcommands. Returns the parsed values and the spec of the selected command.
+    public static func parse(_ arguments: [String], spec: CommandSpec) throws -> (ParsedArguments, CommandSpec) {
+        var parsed = ParsedArguments()
+        var current = spec
+        var options = current.allOptions
+        var index = 0
+        var onlyOperands = false
+
+        func option(long: String) -> OptionSpec? { options.first { $0.long == long } }
+        func option(short: Character) -> OptionSpec? { options.first { $0.short == short } }
+
+        func record(_ option: OptionSpec, value: String?) throws {
+            if option.isFlag {
+                parsed.flags.insert(option.long)
+                return
+            }
+            guard let value else { throw UsageError("--\(option.long) needs a value (\(option.valueName ?? "VALUE"))") }
+            if case .choice(let choices) = option.kind, !choices.contains(value) {
+                throw UsageError("--\(option.long): \(value): expected one of \(choices.joined(separator: ", "))")
+            }
+            if option.repeatable {
+                parsed.values[option.long, default: []].append(value)
+            } else {
+                parsed.values[option.long] = [value]
+            }
+        }
+
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if onlyOperands || argument == "-" || !argument.hasPrefix("-") {
+                if !onlyOperands, parsed.operands.isEmpty, !current.subcommands.isEmpty {
+                    guard let sub = current.subcommand(named: argument) else {
+                        throw UsageError("\(argument): unknown command (expected \(current.subcommands.map(\.name).joined(separator: ", ")))")
+                    }
+                    parsed.subcommandPath.append(argument)
+                    current = sub
+                    options = current.allOptions
+                    continue
+                }
+                parsed.operands.append(argument)
+                continue
+            }
+            if argument == "--" {
+                onlyOperands = true
+                continue
+            }
+            if argument.hasPrefix("--") {
+                let body = argument.dropFirst(2)
+                let name: String
+                var inlineValue: String?
+                if let equals = body.firstIndex(of: "=") {
+                    name = String(body[..<equals])
+                    inlineValue = String(body[body.index(after: equals)...])
+                } else {
+                    name = String(body)
+                }
+                guard let spec = option(long: name) else {
+                    throw UsageError("--\(name): unknown option")
+                }
+                if spec.isFlag {
+                    if inlineValue != nil { throw UsageError("--\(name) takes no value") }
+                    try record(spec, value: nil)
+                } else {
+                    if inlineValue == nil {
+                        guard index < arguments.count else { throw UsageError("--\(name) needs a value (\(spec.valueName ?? "VALUE"))") }
+                        inlineValue = arguments[index]
+                        index += 1
+                    }
+                    try record(spec, value: inlineValue)
+                }
+                continue
+            }
+            // A single dash: a cluster of short options, or (where allowed) an operand.
+            let cluster = Array(argument.dropFirst())
+            let isCluster = cluster.first.map { option(short: $0) != nil } ?? false
+            if !isCluster {
+                if current.dashOperands {
+                    parsed.operands.append(argument)
+                    continue
+                }
+                throw UsageError("-\(cluster.first.map(String.init) ?? ""): unknown option")
+            }
+            var position = 0
+            while position < cluster.count {
+                let character = cluster[position]
+                position += 1
+                guard let spec = option(short: character) else {
+                    throw UsageError("-\(character): unknown option")
+                }
+                if spec.isFlag {
+                    try record(spec, value: nil)
+                    continue
+                }
+                // The rest of the cluster is the value (`-n5`), else the next argument.
+                let value: String
+                if position < cluster.count {
+                    value = String(cluster[position...])
+                    position = cluster.count
+                } else {
+                    guard index < arguments.count else { throw UsageError("-\(character) needs a value (\(spec.valueName ?? "VALUE"))") }
+                    value = arguments[index]
+                    index += 1
+                }
+                try record(spec, value: value)
+            }
+        }
+        for option in current.allOptions where parsed.values[option.long] == nil {
+            if let value = option.defaultValue { parsed.values[option.long] = [value] }
+        }
+        if parsed.flag("help") || parsed.flag("version") {
+            return (parsed, current)
+        }
+        if !current.subcommands.isEmpty {
+            throw UsageError("a command is needed (\(current.subcommands.map(\.name).joined(separator: ", ")))")
+        }
+        try checkOperands(parsed.operands, spec: current)
+        return (parsed, current)
+    }
+
+    static func checkOperands(_ operands: [String], spec: CommandSpec) throws {
+        var minimum = 0
+        var maximum: Int? = 0
+        for operand in spec.operands {
+            switch operand.arity {
+            case .one:
+                minimum += 1
+                maximum = maximum.map { $0 + 1 }
+            case .optional:
+                maximum = maximum.map { $0 + 1 }
+            case .many:
+                maximum = nil
+            case .oneOrMore:
+                minimum += 1
+                maximum = nil
+            }
+        }
+        if operands.count < minimum {
+            let missing = spec.operands.filter { $0.arity == .one || $0.arity == .oneOrMore }
+                .dropFirst(operands.count).first?.name ?? "operand"
+            throw UsageError("missing \(missing)")
+        }
+        if let maximum, operands.count > maximum {
+            throw UsageError("\(operands[maximum]): unexpected operand")
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/*!
+ References come the mblaze way (`blaze822_loop`): from operands, or — with none, or
+ with `-` — one per line from standard input, where each line's first field (up to the
+ first TAB or space) is the reference, or an NDJSON object's `id` (CONTRACT.md "Ids and
+ input"). So the output of every command can be piped into every other.
+ */
+import Glibc
+import HudsonOutput
+
+/// Reads standard input line by line without Foundation.
+public final class LineReader {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+    private var atEnd = false
+
+    public init(fd: Int32 = 0) { self.fd = fd }
+
+    /// The next line without its terminator, or nil at end of input.
+    public func next() -> String? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[start..<newline], as: UTF8.self)
+                start = newline + 1
+                return line.hasSuffix("\r") ? String(line.dropLast()) : line
+            }
+            if atEnd {
+                guard start < buffer.count else { return nil }
+                let line = String(decoding: buffer[start...], as: UTF8.self)
+                start = buffer.count
+                return line
+            }
+            if start > 0 {
+                buffer.removeFirst(start)
+                start = 0
+            }
+            var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            if count <= 0 {
+                atEnd = true
+            } else {
+                buffer.append(contentsOf: chunk[0..<count])
+            }
+        }
+    }
+}
+
+public enum Input {
+    /// The reference text of one input line: an NDJSON object's `id`, else the first
+    /// field. Nil for a blank line. A line that starts like JSON but is not is an error.
+    public static func referenceText(line: String) throws -> String? {
+        let trimmed = line.drop { $0 == " " || $0 == "\t" }
+        if trimmed.isEmpty { return nil }
+        if trimmed.first == "{" {
+            let value = try JSONValue.parse(String(trimmed))
+            guard let id = value["id"]?.stringValue, !id.isEmpty else {
+                throw JSONParseError(offset: 0, message: "object has no \"id\" string")
+            }
+            return id
+        }
+        let field = trimmed.prefix { $0 != "\t" && $0 != " " }
+        return String(field)
+    }
+
+    /// True when standard input is a terminal (reading it would wait for the user).
+    public static var stdinIsTerminal: Bool { isatty(0) == 1 }
+}

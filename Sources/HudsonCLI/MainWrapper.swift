@@ -1,0 +1,200 @@
+/*!
+ The main wrapper every `hd-*` runs through (swift-argument-parser's `main()` and
+ `exit(withError:)`): parse against the declaration, answer `--help` and `--version`,
+ run the command, and turn every error into one line on standard error and an exit
+ status from the one table. A closed output pipe ends the command quietly with 0.
+ */
+import Glibc
+import HudsonOutput
+import HudsonStore
+
+/// The version every command reports.
+public let hudsonVersion = "0.1.0"
+
+/// Output options shared by the commands that print records (CONTRACT.md "Output").
+public enum OutputOptions {
+    public static let all: [OptionSpec] = [
+        .flag("json", help: "Print NDJSON records (docs/json.md)."),
+        .flag("ids", help: "Print only the ids, one per line."),
+        .flag("null", short: "0", help: "With --ids, end each id with a NUL byte instead of a newline."),
+    ]
+}
+
+public enum Main {
+    /// Runs a command and exits. `classifiers` map errors of modules this file does not
+    /// link (the network's) to statuses of the same table.
+    public static func run(
+        _ spec: CommandSpec, classifiers: [ErrorClassifier] = [], _ body: (Invocation) throws -> ExitStatus
+    ) -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        let environment = currentEnvironment()
+        let debug = environment["HUDSON_DEBUG"] == "1"
+        var stdout: OutputStream?
+        do {
+            let (arguments, selected) = try ArgumentParser.parse(Array(CommandLine.arguments.dropFirst()), spec: spec)
+            let programName = ([spec.name] + arguments.subcommandPath).joined(separator: " ")
+            let output = OutputStream(fd: 1)
+            stdout = output
+            if arguments.flag("help") {
+                try output.write(Help.text(selected, programName: programName))
+                try output.flush()
+                exit(0)
+            }
+            if arguments.flag("version") {
+                try output.write("\(spec.name) (Hudson) \(hudsonVersion)\n")
+                try output.flush()
+                exit(0)
+            }
+            let invocation = Invocation(
+                name: spec.name, programName: programName, spec: selected, arguments: arguments,
+                environment: environment, stdout: output, debug: debug)
+            let status = try body(invocation)
+            try output.flush()
+            exit(status.rawValue)
+        } catch is OutputClosed {
+            exit(0)
+        } catch let error as UsageError {
+            try? stdout?.flush()
+            let (_, selected) = (try? ArgumentParser.parse([], spec: spec)) ?? (ParsedArguments(), spec)
+            writeError("\(spec.name): \(error.message)\n\(Help.usage(selected, programName: spec.name))\n")
+            exit(ExitStatus.usage.rawValue)
+        } catch {
+            do {
+                try stdout?.flush()
+            } catch {
+                // The reader is gone; the error still goes to stderr below.
+            }
+            let classified = classifiers.lazy.compactMap { $0(error) }.first ?? Exit.classify(error, debug: debug)
+            writeError("\(spec.name): \(classified.message)\n")
+            exit(classified.status.rawValue)
+        }
+    }
+
+    static func currentEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+}
+
+/// Writes to standard error, unbuffered (diagnostics must not wait for a flush).
+public func writeError(_ text: String) {
+    var bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress! + offset, $0.count - offset) }
+        if written <= 0 {
+            if written < 0 && errno == EINTR { continue }
+            return
+        }
+        offset += written
+    }
+    bytes.removeAll()
+}
+
+/// One run of a command: its parsed arguments, environment, output, and the store
+/// opened the way the declaration says.
+public final class Invocation {
+    /// `hd-mark`: the prefix of every diagnostic.
+    public let name: String
+    /// `hd-auth login` for a subcommand.
+    public let programName: String
+    public let spec: CommandSpec
+    public let arguments: ParsedArguments
+    public let environment: [String: String]
+    public let stdout: OutputStream
+    public let debug: Bool
+    private var openedStore: Store?
+
+    init(name: String, programName: String, spec: CommandSpec, arguments: ParsedArguments,
+         environment: [String: String], stdout: OutputStream, debug: Bool) {
+        self.name = name
+        self.programName = programName
+        self.spec = spec
+        self.arguments = arguments
+        self.environment = environment
+        self.stdout = stdout
+        self.debug = debug
+    }
+
+    public var terminal: TerminalInfo { Terminal.info(environment: environment) }
+
+    /// The store path after `--db` and the environment.
+    public func storePath() throws -> String {
+        try Paths.store(option: arguments.string("db"), environment: environment)
+    }
+
+    public func configDirectory() throws -> String {
+        try Paths.configDirectory(environment: environment)
+    }
+
+    /// The store, opened once with the declared access mode.
+    public func store() throws -> Store {
+        if let openedStore { return openedStore }
+        let access: Store.Access
+        switch spec.access {
+        case .none: throw CommandFailure(.configuration, "\(name) does not use the store")
+        case .readOnly: access = .readOnly
+        case .readWrite: access = .readWrite
+        case .create: access = .create
+        }
+        let store = try openStore(access)
+        openedStore = store
+        return store
+    }
+
+    /// Opens the store with an explicit access mode (creating its directory 0700 when
+    /// the mode creates). Triage opens with `synchronous=FULL`: a queued change exists
+    /// nowhere else until it is sent (sqlite-notes.md "Durability").
+    public func openStore(_ access: Store.Access, durable: Bool = false) throws -> Store {
+        let path = try storePath()
+        if access == .create { try Paths.makeDirectories(Paths.directory(of: path)) }
+        return try Store.open(path: path, access: access, synchronous: durable ? .full : .normal)
+    }
+
+    /// The account `--account` or `$HUDSON_ACCOUNT` names, or nil for every account.
+    public func selectedAccount(in store: Store) throws -> Account? {
+        let email = arguments.string("account") ?? environment["HUDSON_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let email else { return nil }
+        return try store.requireAccount(email: email)
+    }
+
+    /// The output form the shared output options ask for.
+    public var outputFormat: OutputFormat {
+        if arguments.flag("ids") { return .ids(nulTerminated: arguments.flag("null")) }
+        if arguments.flag("json") { return .json }
+        return .text
+    }
+
+    public func makeSink() -> any Sink {
+        HudsonOutput.makeSink(outputFormat, output: stdout, terminal: terminal)
+    }
+
+    /// `hd-<cmd>: text` on standard error.
+    public func warn(_ text: String) {
+        writeError("\(name): \(text)\n")
+    }
+
+    /// Reference texts from operands, or from standard input when there are none or
+    /// one is `-`. With no operands and a terminal on standard input, that is a usage
+    /// error rather than a silent wait (STYLE.md rule 9).
+    public func referenceTexts(_ operands: [String]) throws -> [String] {
+        if !operands.isEmpty && !operands.contains("-") { return operands }
+        if operands.isEmpty && Input.stdinIsTerminal {
+            throw UsageError("no references given (operands, or one per line on standard input)")
+        }
+        var result = operands.filter { $0 != "-" }
+        let reader = LineReader()
+        while let line = reader.next() {
+            if let text = try Input.referenceText(line: line) { result.append(text) }
+        }
+        return result
+    }
+}

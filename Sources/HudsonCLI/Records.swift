@@ -1,0 +1,135 @@
+/*!
+ How threads, messages, labels and queue rows become records, in one place, so every
+ command prints them the same way (docs/json.md is the contract for the JSON members).
+ Label ids are shown by name.
+ */
+import HudsonOutput
+import HudsonStore
+
+/// Label names per account, loaded once per command.
+public struct LabelNames {
+    private var names: [Int64: [String: String]] = [:]
+    private var emails: [Int64: String] = [:]
+
+    public init(store: Store) throws {
+        for account in try store.accounts() {
+            emails[account.id] = account.email
+            var map: [String: String] = [:]
+            for label in try store.labels(accountID: account.id) { map[label.id] = label.displayName }
+            names[account.id] = map
+        }
+    }
+
+    public func name(_ id: String, account: Int64) -> String { names[account]?[id] ?? id }
+
+    /// Names for display, sorted case-insensitively (as notmuch sorts tags).
+    public func names(_ ids: [String], account: Int64) -> [String] {
+        ids.map { name($0, account: account) }.sorted { $0.lowercased() < $1.lowercased() }
+    }
+
+    public func email(_ account: Int64) -> String { emails[account] ?? "" }
+}
+
+public enum Records {
+    /// The local zone offset for a timestamp (the CLI looks it up; output cannot).
+    static func shortDate(_ milliseconds: Int64) -> String {
+        DateText.short(milliseconds: milliseconds, offsetSeconds: LocalTime.offset(atEpochSeconds: milliseconds / 1000))
+    }
+
+    /// `thread:ID  date  [unread/total]  participants  subject  labels`
+    public static func thread(_ thread: ThreadSummary, labels: LabelNames) -> Record {
+        let labelNames = labels.names(thread.labels, account: thread.accountID)
+        let count = thread.unreadCount > 0 ? "[\(thread.unreadCount)/\(thread.messageCount)]" : "[\(thread.messageCount)]"
+        return Record(
+            type: "thread", id: "thread:\(thread.threadID)",
+            fields: [
+                ("account", .string(labels.email(thread.accountID))),
+                ("thread_id", .string(thread.threadID)),
+                ("date", .string(DateText.rfc3339UTC(milliseconds: thread.lastMessageAt))),
+                ("timestamp", .int(thread.lastMessageAt / 1000)),
+                ("subject", .string(thread.subject ?? "")),
+                ("snippet", .string(thread.snippet)),
+                ("sender", .string(thread.sender)),
+                ("participants", .array(thread.participants.map { .string($0) })),
+                ("messages", .int(Int64(thread.messageCount))),
+                ("unread_messages", .int(Int64(thread.unreadCount))),
+                ("newest_message", .string("message:\(thread.newestMessageID)")),
+                ("unread", .bool(thread.unread)),
+                ("starred", .bool(thread.starred)),
+                ("in_inbox", .bool(thread.inInbox)),
+                ("has_attachment", .bool(thread.hasAttachment)),
+                ("labels", .array(labelNames.map { .string($0) })),
+                ("label_ids", .array(thread.labels.map { .string($0) })),
+            ],
+            columns: [
+                shortDate(thread.lastMessageAt), count, thread.participants.joined(separator: ", "),
+                thread.subject ?? "", labelNames.joined(separator: ","),
+            ],
+            emphasis: thread.unread ? .strong : .normal)
+    }
+
+    /// `message:ID  date  from  subject  labels`
+    public static func message(_ message: MessageSummary, labels: LabelNames) -> Record {
+        let labelNames = labels.names(message.labels, account: message.accountID)
+        return Record(
+            type: "message", id: "message:\(message.messageID)",
+            fields: [
+                ("account", .string(labels.email(message.accountID))),
+                ("message_id", .string(message.messageID)),
+                ("thread", .string("thread:\(message.threadID)")),
+                ("date", .string(DateText.rfc3339UTC(milliseconds: message.internalDate))),
+                ("timestamp", .int(message.internalDate / 1000)),
+                ("from", .string(message.sender ?? "")),
+                ("to", .string(message.to ?? "")),
+                ("subject", .string(message.subject ?? "")),
+                ("snippet", .string(message.snippet)),
+                ("size", .int(message.sizeEstimate)),
+                ("has_attachment", .bool(message.hasAttachment)),
+                ("body_stored", .bool(message.hydrated)),
+                ("labels", .array(labelNames.map { .string($0) })),
+                ("label_ids", .array(message.labels.map { .string($0) })),
+            ],
+            columns: [
+                shortDate(message.internalDate), Store.displaySender(message.sender), message.subject ?? "",
+                labelNames.joined(separator: ","),
+            ],
+            emphasis: message.labels.contains("UNREAD") ? .strong : .normal)
+    }
+}
+
+extension Records {
+    /// `message:ID  seq  thread:T  changed|deleted`
+    public static func change(_ change: MessageChange, labels: LabelNames) -> Record {
+        Record(
+            type: "change", id: "message:\(change.messageID)",
+            fields: [
+                ("account", .string(labels.email(change.accountID))),
+                ("seq", .int(change.seq)),
+                ("thread", .string("thread:\(change.threadID)")),
+                ("deleted", .bool(change.deleted)),
+            ],
+            columns: [String(change.seq), "thread:\(change.threadID)", change.deleted ? "deleted" : "changed"])
+    }
+
+    /// `label:NAME  messages  threads  unread-threads  account`: the first field is the
+    /// query term that finds the label's mail, so `hd-labels | cut -f1` feeds hd-search.
+    public static func label(_ count: LabelCount, labels: LabelNames) -> Record {
+        let name = count.label.displayName
+        let term = name.contains(where: { $0 == " " || $0 == "\"" || $0 == "(" || $0 == ")" })
+            ? "label:\"\(name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: " "))\""
+            : "label:\(name)"
+        return Record(
+            type: "label", id: term,
+            fields: [
+                ("account", .string(labels.email(count.accountID))),
+                ("label_id", .string(count.label.id)),
+                ("name", .string(name)),
+                ("kind", .string(count.label.kind?.rawValue ?? "user")),
+                ("messages", .int(Int64(count.messages))),
+                ("threads", .int(Int64(count.threads))),
+                ("unread_threads", .int(Int64(count.unreadThreads))),
+            ],
+            columns: [String(count.messages), String(count.threads), String(count.unreadThreads), labels.email(count.accountID)],
+            emphasis: count.unreadThreads > 0 ? .strong : .normal)
+    }
+}

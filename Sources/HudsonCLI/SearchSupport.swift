@@ -1,0 +1,34 @@
+/*!
+ What `hd-ls` and `hd-search` share: turning operands into a query (exit 65 with the
+ column on a parse error), the search options from the command line and the user's
+ time zone, and parsing `--before`.
+ */
+import HudsonQuery
+import HudsonStore
+
+public enum SearchSupport {
+    /// The operands joined by spaces, parsed. A QueryError keeps its column in the
+    /// joined text, which is what the user typed.
+    public static func query(_ operands: [String]) throws -> Query {
+        try Query.parse(operands.joined(separator: " "))
+    }
+
+    public static func options(accountID: Int64?, relevance: Bool = false) -> SearchOptions {
+        SearchOptions(
+            accountID: accountID, sort: relevance ? .relevance : .newest, now: LocalTime.nowMilliseconds,
+            startOfDay: { LocalTime.startOfDay(year: $0, month: $1, day: $2) })
+    }
+
+    /// `--before REF`.
+    public static func reference(_ text: String?) throws -> Reference? {
+        guard let text else { return nil }
+        guard let reference = Reference(parsing: text) else { throw UsageError("--before: \(text): not a reference") }
+        return reference
+    }
+
+    /// `--limit N`, where 0 means no limit.
+    public static func limit(_ invocation: Invocation) throws -> Int {
+        let value = try invocation.arguments.int("limit", range: 0...Int.max) ?? 0
+        return value == 0 ? Int.max : value
+    }
+}

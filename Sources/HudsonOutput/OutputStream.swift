@@ -1,0 +1,49 @@
+/*!
+ Buffered writes to a file descriptor. A closed pipe (`hd-search x | head -1`) is
+ reported as `OutputClosed`, which the CLI turns into a quiet exit 0, as ripgrep does.
+ */
+import Glibc
+
+/// The reader went away (EPIPE).
+public struct OutputClosed: Error {}
+
+/// Writing failed for another reason (a full disk, a revoked terminal).
+public struct OutputFailed: Error, CustomStringConvertible {
+    public var description: String
+}
+
+public final class OutputStream {
+    let fd: Int32
+    private var buffer: [UInt8] = []
+    private let capacity: Int
+    private var closed = false
+
+    public init(fd: Int32, capacity: Int = 64 * 1024) {
+        self.fd = fd
+        self.capacity = capacity
+        buffer.reserveCapacity(capacity)
+    }
+
+    public func write(_ text: String) throws {
+        buffer.append(contentsOf: text.utf8)
+        if buffer.count >= capacity { try flush() }
+    }
+
+    public func flush() throws {
+        if closed { throw OutputClosed() }
+        var offset = 0
+        while offset < buffer.count {
+            let written = buffer[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+            if written < 0 {
+                let code = errno
+                if code == EINTR { continue }
+                closed = true
+                buffer.removeAll()
+                if code == EPIPE { throw OutputClosed() }
+                throw OutputFailed(description: "cannot write output: \(String(cString: strerror(code)))")
+            }
+            offset += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

@@ -1,0 +1,77 @@
+// Running a built hd-* command the way a user's shell does: arguments, environment,
+// standard input, and its exit status, standard output and standard error.
+import Foundation
+
+public struct CommandResult: Sendable, CustomStringConvertible {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+
+    public var description: String { "exit \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
+
+    /// Standard output split into lines (without the final empty one).
+    public var lines: [String] {
+        stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stdout.hasSuffix("\n") ? 1 : 0).map(String.init)
+    }
+}
+
+public enum CommandRunner {
+    /// Runs `executable` with `arguments`, feeding `stdin` (or /dev/null) and returning
+    /// when it exits. `environment` replaces the inherited one entirely, so tests see
+    /// no stray HUDSON_* variables from the developer's shell.
+    public static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String], stdin: String? = nil,
+        timeout: TimeInterval = 60
+    ) throws -> CommandResult {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        let input = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        try process.run()
+        if let stdin {
+            let handle = input.fileHandleForWriting
+            DispatchQueue.global().async {
+                handle.write(Data(stdin.utf8))
+                try? handle.close()
+            }
+        }
+        // Drain both pipes concurrently so a chatty command cannot block on a full pipe.
+        let outData = DataBox()
+        let errData = DataBox()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            outData.data = output.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        group.enter()
+        DispatchQueue.global().async {
+            errData.data = errors.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        if group.wait(timeout: .now() + timeout) == .timedOut {
+            process.terminate()
+            throw CommandTimedOut(command: executable.lastPathComponent, arguments: arguments)
+        }
+        process.waitUntilExit()
+        return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
+                             stderr: String(decoding: errData.data, as: UTF8.self))
+    }
+}
+
+public struct CommandTimedOut: Error, CustomStringConvertible {
+    public var command: String
+    public var arguments: [String]
+    public var description: String { "\(command) \(arguments.joined(separator: " ")) did not finish" }
+}
+
+/// Written by one reader thread, read after the group is done.
+private final class DataBox: @unchecked Sendable {
+    var data = Data()
+}
