@@ -26,6 +26,9 @@ let package = Package(
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
 
         // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
+        .executableTarget(name: "hd-ls", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
+        .executableTarget(name: "hd-search", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonQuery", "HudsonStore"]),
+        .executableTarget(name: "hd-labels", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
 
         // Test tooling: a tiny executable the store tests start as separate processes
         // (two migrators racing, a writer holding the lock). Not installed.
@@ -38,6 +41,7 @@ let package = Package(
         .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput"]),
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
+        .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonTestSupport"], exclude: ["Snapshots"]),
         .testTarget(
             name: "HudsonStoreTests",
             dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"],
