@@ -13,7 +13,7 @@ import PackageDescription
 let package = Package(
     name: "Hudson",
     products: [
-        .library(name: "HudsonCore", targets: ["HudsonOutput", "HudsonCLI", "HudsonGmail"]),
+        .library(name: "HudsonCore", targets: ["SQLite", "HudsonQuery", "HudsonMail", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonSync"]),
     ],
     targets: [
         .systemLibrary(
@@ -21,8 +21,13 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        .target(name: "SQLite", dependencies: ["CSQLite"]),
+        .target(name: "HudsonQuery"),
+        .target(name: "HudsonMail"),
+        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery"]),
         .target(name: "HudsonOutput"),
         .target(name: "HudsonGmail"),
+        .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail"]),
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
 
         // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
@@ -38,9 +43,13 @@ let package = Package(
             path: "Tests/Helpers/hudson-store-helper"
         ),
 
+        .target(name: "HudsonTestSupport", path: "Tests/HudsonTestSupport"),
+        .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "HudsonTestSupport"]),
+        .testTarget(name: "HudsonQueryTests", dependencies: ["HudsonQuery"]),
         .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput"]),
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
+        .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonTestSupport"], exclude: ["Snapshots"]),
         .testTarget(
             name: "HudsonStoreTests",

@@ -1,0 +1,143 @@
+import HudsonGmail
+import HudsonStore
+import HudsonSync
+import Testing
+
+@Suite("MutationFlusher: claim, send, gate, retire on echo")
+struct FlusherTests {
+    /// A synced mailbox of `count` one-message threads, all in the inbox.
+    func synced(_ count: Int = 3) async throws -> (SyncFixture, SyncEngine) {
+        let f = try SyncFixture()
+        for i in 0..<count { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
+        let engine = f.engine()
+        try await f.syncUntilComplete(engine)
+        return (f, engine)
+    }
+
+    @Test("retire on echo, not on 2xx: between the send and the echo the thread stays out of the inbox")
+    func retireOnEcho() async throws {
+        let (f, engine) = try await synced()
+        try f.perform([.archive], on: [.thread("m1")])
+        let report = try await f.flusher().flushOnce()
+        #expect(report.flushed == 1 && report.retired == 0)
+        #expect(f.gmail.labels(of: "m1") == ["UNREAD"])
+        #expect(try f.queue().map(\.state) == [.inFlight])
+        #expect(try !f.inbox().contains("m1"))  // no flicker: canonical still says INBOX here
+        _ = try await engine.syncOnce()  // the echo lands and the cursor passes the gate
+        #expect(try await f.flusher().retireConfirmed() == 1)
+        #expect(try f.queue().isEmpty)
+        #expect(try f.canonical("m1") == ["UNREAD"] && !f.inbox().contains("m1"))
+    }
+
+    @Test("crash before send: the row is still pending and the next flush sends it")
+    func crashBeforeSend() async throws {
+        let (f, _) = try await synced()
+        try f.perform([.star], on: [.message("m0")])
+        // A flusher that dies before its request: the claim is released by the next process
+        // only after it expires, so simulate the crash by the send failing before reaching Gmail.
+        f.gmail.setHook { call in if case .modify = call { throw InjectedFailure() } }
+        await #expect(throws: InjectedFailure.self) { try await f.flusher().flushOnce() }
+        #expect(try f.queue().map(\.state) == [.pending])
+        f.gmail.setHook(nil)
+        #expect(try await f.flusher().flushOnce().flushed == 1)
+        #expect(f.gmail.labels(of: "m0")?.contains("STARRED") == true)
+    }
+
+    @Test("crash after send, before markInFlight: the row is sent once more, harmlessly")
+    func crashAfterSend() async throws {
+        let (f, _) = try await synced()
+        try f.perform([.archive], on: [.message("m0")])
+        let accountID = try f.account().id
+        // The send reaches Gmail, then the process dies: the claim stays until it expires.
+        let claimed = try f.database.write { try $0.claimPendingMutations(accountID: accountID, limit: 10) }
+        _ = try await f.gmail.modify(id: "m0", addLabelIDs: [], removeLabelIDs: ["INBOX"])
+        #expect(try await f.flusher().flushOnce().flushed == 0)  // still claimed by the dead sender
+        try f.database.write { try $0.releaseClaims(ids: claimed.map(\.id)) }  // as expiry would
+        #expect(try await f.flusher().flushOnce().flushed == 1)
+        #expect(f.gmail.labels(of: "m0") == ["UNREAD"])
+    }
+
+    @Test("crash after markInFlight: the row retires when the echo lands")
+    func crashAfterMarkInFlight() async throws {
+        let (f, engine) = try await synced()
+        try f.perform([.read], on: [.message("m2")])
+        _ = try await f.flusher().flushOnce()
+        #expect(try f.queue().map(\.state) == [.inFlight])
+        _ = try await engine.syncOnce()
+        #expect(try await f.flusher().flushOnce().retired == 1)  // a new process retires it
+        #expect(try f.queue().isEmpty && f.canonical("m2") == ["INBOX"])
+    }
+
+    @Test("in-flight collision flips forward: the inverse is sent on the next flush")
+    func inFlightFlipSendsInverse() async throws {
+        let (f, engine) = try await synced()
+        try f.perform([.archive], on: [.thread("m0")])
+        _ = try await f.flusher().flushOnce()
+        try f.perform([.unarchive], on: [.thread("m0")])  // overlays forward
+        #expect(try f.queue().map(\.op) == [.add] && f.queue().map(\.state) == [.pending])
+        #expect(try f.inbox().contains("m0"))
+        _ = try await f.flusher().flushOnce()
+        #expect(f.gmail.labels(of: "m0")?.contains("INBOX") == true)
+        _ = try await engine.syncOnce()
+        _ = try await f.flusher().flushOnce()
+        #expect(try f.queue().isEmpty && f.inbox().contains("m0"))
+    }
+
+    @Test("a terminal failure drops the row and the message shows server truth")
+    func terminalFailureDrops() async throws {
+        let (f, _) = try await synced()
+        let accountID = try f.account().id
+        try f.database.write { try $0.replaceLabels(accountID: accountID, with: [LabelInfo(id: "Label_9", name: "Gone", kind: .user)]) }
+        try f.perform([.addLabel("Gone")], on: [.message("m0")])
+        #expect(try f.labels("m0")?.contains("Label_9") == true)
+        f.gmail.change("m0", add: ["STARRED"])  // meanwhile, on the server
+        let report = try await f.flusher().flushOnce()
+        #expect(report.dropped == 1 && report.flushed == 0)
+        #expect(try f.queue().isEmpty)
+        #expect(try f.labels("m0") == ["INBOX", "STARRED", "UNREAD"])  // truth re-derived by a refetch
+    }
+
+    @Test("a transient failure keeps the row pending with its attempts and error, retried later")
+    func transientFailureKeeps() async throws {
+        let (f, _) = try await synced()
+        try f.perform([.star], on: [.message("m0")])
+        f.gmail.setHook { call in if case .modify = call { throw GmailError.server(status: 503) } }
+        let report = try await f.flusher().flushOnce()
+        #expect(report == FlushReport())
+        let row = try #require(try f.queue().first)
+        #expect(row.state == .pending && row.attempts == 1 && row.lastError?.contains("503") == true)
+        #expect(row.nextAttemptAt != nil)
+        f.gmail.setHook(nil)
+        #expect(try await f.flusher().flushOnce().flushed == 0)  // backing off
+        #expect(try f.labels("m0")?.contains("STARRED") == true)  // still shown meanwhile
+    }
+
+    @Test("two concurrent flushOnce calls never send a row twice")
+    func concurrentFlushes() async throws {
+        let (f, _) = try await synced()
+        try f.perform([.star], on: [.message("m0")])
+        let flusher = f.flusher()
+        let other = f.flusher()  // another process's flusher: the claim keeps it away
+        async let a = flusher.flushOnce()
+        async let b = flusher.flushOnce()
+        async let c = other.flushOnce()
+        let total = try await a.flushed + b.flushed + c.flushed
+        #expect(total == 1)
+        #expect(f.gmail.calls.filter { if case .modify = $0 { return true }; return false }.count == 1)
+    }
+
+    @Test("archiving 1000 threads costs a few requests, not a thousand")
+    func batchModify() async throws {
+        let f = try SyncFixture(lookbackDays: 0)
+        for i in 0..<1000 { f.gmail.seed(String(format: "m%04d", i), daysAgo: Double(i) / 100 + 0.1) }
+        try await f.syncUntilComplete(f.engine(prefetchDays: 1))
+        try f.perform([.archive], on: (0..<1000).map { .thread(String(format: "m%04d", $0)) })
+        f.gmail.resetCalls()
+        let report = try await f.flusher().flushOnce()
+        #expect(report.flushed == 1000)
+        let calls = f.gmail.calls
+        #expect(calls.count <= 3, "\(calls.count) requests")
+        #expect(calls.filter { if case .batchModify = $0 { return true }; return false }.count == 1)
+        #expect(f.gmail.labels(of: "m0500") == ["UNREAD"])
+    }
+}

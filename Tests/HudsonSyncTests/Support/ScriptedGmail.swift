@@ -1,0 +1,277 @@
+// An in-process Gmail for the sync engine's tests (sync-engine-reference.md: "The seam
+// that lets tests script a server instead of mocking HTTP"). It keeps a mailbox and a
+// history log with the semantics of gmail-api.md: one mailbox-wide history counter,
+// records after startHistoryId in order, the current historyId on every page, 404 for an
+// expired cursor, newest-first listing with after:/before: in epoch seconds. Tests change
+// it "on another device", inject failures before any call, and read the call log.
+import HudsonGmail
+import Synchronization
+
+final class ScriptedGmail: GmailAPI {
+    struct Mail: Sendable {
+        var id: String
+        var threadID: String
+        var labels: Set<String>
+        var historyID: UInt64
+        var internalDate: Int64
+        var subject: String
+        var from: String
+        var body: String
+        var snippet: String
+        /// Served without a threadId (a message the engine cannot map).
+        var malformed = false
+    }
+
+    enum Call: Sendable, Equatable {
+        case getProfile
+        case listMessages(pageToken: String?, query: String?)
+        case getMessage(id: String, format: String)
+        case listHistory(start: String, pageToken: String?)
+        case listLabels
+        case modify(id: String, add: [String], remove: [String])
+        case batchModify(ids: [String], add: [String], remove: [String])
+    }
+
+    struct State {
+        var mailbox: [String: Mail] = [:]
+        var historyID: UInt64 = 100_000
+        var records: [HistoryRecord] = []
+        var oldestHistory: UInt64 = 0
+        var calls: [Call] = []
+        var labels: [GmailLabel] = [
+            GmailLabel(id: "INBOX", name: "INBOX", type: "system"), GmailLabel(id: "UNREAD", name: "UNREAD", type: "system"),
+            GmailLabel(id: "STARRED", name: "STARRED", type: "system"), GmailLabel(id: "SENT", name: "SENT", type: "system"),
+            GmailLabel(id: "CATEGORY_PROMOTIONS", name: "CATEGORY_PROMOTIONS", type: "system"),
+            GmailLabel(id: "Label_1", name: "Work", type: "user"),
+        ]
+    }
+
+    let state = Mutex(State())
+    let historyPageSize: Int
+    /// Runs before every call; throw to fail it, or change the mailbox meanwhile.
+    let hook = Mutex<(@Sendable (Call) async throws -> Void)?>(nil)
+
+    init(historyPageSize: Int = 100) {
+        self.historyPageSize = historyPageSize
+    }
+
+    // MARK: - The server side
+
+    /// Adds a message as if it had arrived before the test began (no history record).
+    func seed(_ id: String, thread: String? = nil, daysAgo: Double, labels: Set<String> = ["INBOX", "UNREAD"],
+              subject: String = "Subject", body: String = "Body text", now: Int64 = ScriptedGmail.now) {
+        state.withLock {
+            $0.mailbox[id] = Mail(id: id, threadID: thread ?? id, labels: labels, historyID: $0.historyID,
+                                  internalDate: now - Int64(daysAgo * 86_400_000), subject: subject,
+                                  from: "Bob <bob@example.org>", body: body, snippet: String(body.prefix(30)))
+        }
+    }
+
+    /// New mail arriving: a messageAdded record.
+    func deliver(_ id: String, thread: String? = nil, labels: Set<String> = ["INBOX", "UNREAD"], subject: String = "New") {
+        state.withLock { state in
+            state.historyID += 1
+            let mail = Mail(id: id, threadID: thread ?? id, labels: labels, historyID: state.historyID,
+                            internalDate: ScriptedGmail.now, subject: subject, from: "Carol <carol@example.org>",
+                            body: "fresh", snippet: "fresh")
+            state.mailbox[id] = mail
+            state.records.append(HistoryRecord(
+                id: String(state.historyID), messagesAdded: [HistoryMessageChange(message: Self.ref(mail))]))
+        }
+    }
+
+    /// A change made on another device: labelAdded/labelRemoved records.
+    @discardableResult
+    func change(_ id: String, add: [String] = [], remove: [String] = []) -> UInt64 {
+        state.withLock { state in Self.apply(&state, id: id, add: add, remove: remove) }
+    }
+
+    func delete(_ id: String) {
+        state.withLock { state in
+            guard let mail = state.mailbox.removeValue(forKey: id) else { return }
+            state.historyID += 1
+            state.records.append(HistoryRecord(
+                id: String(state.historyID), messagesDeleted: [HistoryMessageChange(message: Self.ref(mail))]))
+        }
+    }
+
+    /// History before now ages out: listHistory from an older start is a 404.
+    func expireHistory() {
+        state.withLock { $0.oldestHistory = $0.historyID }
+    }
+
+    func labels(of id: String) -> Set<String>? { state.withLock { $0.mailbox[id]?.labels } }
+    var calls: [Call] { state.withLock { $0.calls } }
+    var currentHistoryID: UInt64 { state.withLock { $0.historyID } }
+    func resetCalls() { state.withLock { $0.calls = [] } }
+    func setHook(_ body: (@Sendable (Call) async throws -> Void)?) { hook.withLock { $0 = body } }
+
+    static let now: Int64 = 1_767_225_600_000  // 2026-01-01, the tests' "now"
+
+    private static func apply(_ state: inout State, id: String, add: [String], remove: [String]) -> UInt64 {
+        guard var mail = state.mailbox[id] else { return state.historyID }
+        let added = add.filter { !mail.labels.contains($0) }
+        let removed = remove.filter { mail.labels.contains($0) }
+        guard !added.isEmpty || !removed.isEmpty else { return state.historyID }
+        mail.labels.formUnion(added)
+        mail.labels.subtract(removed)
+        if !added.isEmpty {
+            state.historyID += 1
+            state.records.append(HistoryRecord(id: String(state.historyID),
+                                               labelsAdded: [HistoryLabelChange(message: ref(mail), labelIds: added)]))
+        }
+        if !removed.isEmpty {
+            state.historyID += 1
+            state.records.append(HistoryRecord(id: String(state.historyID),
+                                               labelsRemoved: [HistoryLabelChange(message: ref(mail), labelIds: removed)]))
+        }
+        mail.historyID = state.historyID
+        state.mailbox[id] = mail
+        return state.historyID
+    }
+
+    private static func ref(_ mail: Mail) -> GmailMessage {
+        GmailMessage(id: mail.id, threadId: mail.threadID)
+    }
+
+    private func record(_ call: Call) async throws {
+        state.withLock { $0.calls.append(call) }
+        if let hook = hook.withLock({ $0 }) { try await hook(call) }
+    }
+
+    // MARK: - GmailAPI
+
+    func getProfile() async throws -> Profile {
+        try await record(.getProfile)
+        return state.withLock { Profile(emailAddress: "ann@example.com", historyId: String($0.historyID)) }
+    }
+
+    func listMessages(pageToken: String?, maxResults: Int, query: String?) async throws -> MessageListPage {
+        try await record(.listMessages(pageToken: pageToken, query: query))
+        var after: Int64?
+        var before: Int64?
+        for term in (query ?? "").split(separator: " ") {
+            if term.hasPrefix("after:") { after = Int64(term.dropFirst(6)).map { $0 * 1000 } }
+            if term.hasPrefix("before:") { before = Int64(term.dropFirst(7)).map { $0 * 1000 } }
+        }
+        let all = state.withLock { state in
+            state.mailbox.values
+                .filter { mail in (after.map { mail.internalDate >= $0 } ?? true) && (before.map { mail.internalDate < $0 } ?? true) }
+                .sorted { ($0.internalDate, $0.id) > ($1.internalDate, $1.id) }
+        }
+        let start = Int(pageToken ?? "0") ?? 0
+        let page = all.dropFirst(start).prefix(maxResults)
+        let next = start + page.count < all.count ? String(start + page.count) : nil
+        return MessageListPage(messages: page.map { MessageRef(id: $0.id, threadId: $0.threadID) },
+                               nextPageToken: next, resultSizeEstimate: all.count)
+    }
+
+    func getMessage(id: String, format: String) async throws -> GmailMessage {
+        try await record(.getMessage(id: id, format: format))
+        guard let mail = state.withLock({ $0.mailbox[id] }) else { throw GmailError.notFound }
+        return Self.message(mail, format: format)
+    }
+
+    static func message(_ mail: Mail, format: String) -> GmailMessage {
+        var headers = [
+            MessagePartHeader(name: "Subject", value: mail.subject), MessagePartHeader(name: "From", value: mail.from),
+            MessagePartHeader(name: "To", value: "Ann <ann@example.com>"),
+            MessagePartHeader(name: "Message-ID", value: "<\(mail.id)@example.org>"),
+        ]
+        var payload: MessagePart?
+        if format == "metadata" {
+            payload = MessagePart(partId: "", mimeType: "text/plain", headers: headers)
+        } else if format == "full" {
+            headers.append(MessagePartHeader(name: "Content-Type", value: "text/plain; charset=UTF-8"))
+            payload = MessagePart(partId: "", mimeType: "text/plain", headers: headers,
+                                  body: MessagePartBody(size: mail.body.utf8.count, data: base64URL(Array(mail.body.utf8))))
+        }
+        return GmailMessage(id: mail.id, threadId: mail.malformed ? nil : mail.threadID, labelIds: mail.labels.sorted(),
+                            snippet: mail.snippet, historyId: String(mail.historyID),
+                            internalDate: String(mail.internalDate), sizeEstimate: 100 + mail.body.utf8.count, payload: payload)
+    }
+
+    func listHistory(startHistoryID: String, pageToken: String?) async throws -> HistoryPage {
+        try await record(.listHistory(start: startHistoryID, pageToken: pageToken))
+        guard let start = UInt64(startHistoryID) else { throw GmailError.badRequest(message: "Missing/invalid parameter: startHistoryId") }
+        return try state.withLock { state in
+            if start < state.oldestHistory { throw GmailError.notFound }
+            let all = state.records.filter { ($0.idValue ?? 0) > start }
+            let offset = Int(pageToken ?? "0") ?? 0
+            let page = Array(all.dropFirst(offset).prefix(historyPageSize))
+            let next = offset + page.count < all.count ? String(offset + page.count) : nil
+            // The current mailbox history id on every page (gmail-api.md §2.9).
+            return HistoryPage(history: page, nextPageToken: next, historyId: String(state.historyID))
+        }
+    }
+
+    func listLabels() async throws -> [GmailLabel] {
+        try await record(.listLabels)
+        return state.withLock { $0.labels }
+    }
+
+    func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws -> GmailMessage {
+        try await record(.modify(id: id, add: addLabelIDs, remove: removeLabelIDs))
+        return try state.withLock { state in
+            guard state.mailbox[id] != nil else { throw GmailError.notFound }
+            for label in addLabelIDs where !state.labels.contains(where: { $0.id == label }) {
+                throw GmailError.badRequest(message: "Invalid label: \(label)")
+            }
+            _ = Self.apply(&state, id: id, add: addLabelIDs, remove: removeLabelIDs)
+            let mail = state.mailbox[id]!
+            return GmailMessage(id: id, threadId: mail.threadID, labelIds: mail.labels.sorted(), historyId: String(mail.historyID))
+        }
+    }
+
+    func batchModify(ids: [String], addLabelIDs: [String], removeLabelIDs: [String]) async throws {
+        try await record(.batchModify(ids: ids, add: addLabelIDs, remove: removeLabelIDs))
+        try state.withLock { state in
+            for label in addLabelIDs where !state.labels.contains(where: { $0.id == label }) {
+                throw GmailError.badRequest(message: "Invalid label: \(label)")
+            }
+            for id in ids { _ = Self.apply(&state, id: id, add: addLabelIDs, remove: removeLabelIDs) }
+        }
+    }
+
+    func getMessages(ids: [String], format: String) async -> [String: Result<GmailMessage, GmailError>] {
+        var results: [String: Result<GmailMessage, GmailError>] = [:]
+        for id in ids {
+            do {
+                results[id] = .success(try await getMessage(id: id, format: format))
+            } catch let error as GmailError {
+                results[id] = .failure(error)
+            } catch {
+                results[id] = .failure(.network(String(describing: error)))
+            }
+        }
+        return results
+    }
+
+    func getAttachment(messageID: String, attachmentID: String) async throws -> AttachmentBody {
+        throw GmailError.notFound
+    }
+
+    func send(raw: [UInt8], threadID: String?) async throws -> GmailMessage {
+        throw GmailError.badRequest(message: "not scripted")
+    }
+
+    func createLabel(name: String) async throws -> GmailLabel {
+        throw GmailError.badRequest(message: "not scripted")
+    }
+}
+
+/// Base64url without padding, as Gmail sends body data.
+func base64URL(_ bytes: [UInt8]) -> String {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    var output = ""
+    var index = 0
+    while index < bytes.count {
+        let chunk = Array(bytes[index..<min(index + 3, bytes.count)])
+        let value = (UInt32(chunk[0]) << 16) | (UInt32(chunk.count > 1 ? chunk[1] : 0) << 8) | UInt32(chunk.count > 2 ? chunk[2] : 0)
+        for position in 0..<(chunk.count + 1) {
+            output.append(alphabet[Int((value >> (18 - 6 * UInt32(position))) & 0x3F)])
+        }
+        index += 3
+    }
+    return output
+}
