@@ -1,0 +1,258 @@
+"""Request dispatch: OAuth endpoints, the Gmail API, batch, admin; plus auth,
+scopes, per-user quota, fault injection and the request log.
+
+Order for a Gmail API call: fault rules -> bearer token (401 authError, §4)
+-> route (404) -> userId -> scope (403 insufficientPermissions) -> quota
+(429 rateLimitExceeded + Retry-After, §3, §4) -> handler.  Batch sub-requests
+go through the same ``dispatch``.
+"""
+import collections
+import json
+import math
+import re
+import sys
+import threading
+import time
+import traceback
+import urllib.parse
+
+from . import api, batch
+from .faults import FaultRules
+from .util import ApiError, auth_error, json_bytes, not_found
+
+JSON_TYPE = "application/json; charset=UTF-8"
+_API_PATH = re.compile(r"^/(upload/)?gmail/v1/users/([^/]+)/(.+)$")
+AUTH_PATHS = ("/auth", "/o/oauth2/auth", "/o/oauth2/v2/auth")
+TOKEN_PATHS = ("/token", "/o/oauth2/token", "/oauth2/v4/token")
+REVOKE_PATHS = ("/revoke", "/o/oauth2/revoke")
+BATCH_PATHS = ("/batch/gmail/v1", "/batch")
+MAX_LOG = 100000
+
+
+class Request:
+    __slots__ = ("method", "path", "query", "headers", "body", "batch")
+
+    def __init__(self, method, path, query, headers, body, batch=False):
+        self.method = method.upper()
+        self.path = path
+        self.query = query or ""
+        self.headers = headers
+        self.body = body or b""
+        self.batch = batch
+
+
+class Response:
+    """status, header list, body bytes; ``action`` is None, drop, hang or truncate."""
+
+    __slots__ = ("status", "headers", "body", "action")
+
+    def __init__(self, status, headers=None, body=b"", action=None):
+        self.status = status
+        self.headers = list(headers or [])
+        self.body = body
+        self.action = action
+
+
+def json_response(status, obj, extra=()):
+    if obj is None:
+        return Response(status, list(extra), b"")
+    body = obj if isinstance(obj, bytes) else json_bytes(obj)
+    return Response(status, [("Content-Type", JSON_TYPE), ("Vary", "Origin, X-Origin, Referer")]
+                    + list(extra), body)
+
+
+def error_response(err):
+    """Google's JSON error envelope (§4), with Retry-After when set."""
+    extra = [("Retry-After", str(err.retry_after))] if err.retry_after is not None else []
+    if err.code == 401:
+        extra.append(("WWW-Authenticate", 'Bearer realm="https://accounts.google.com/"'))
+    return json_response(err.code, err.envelope(), extra)
+
+
+class Quota:
+    """Per-user units in a rolling 60-second window (§3); 0 = unlimited."""
+
+    def __init__(self, limit=0):
+        self.limit = int(limit)
+        self.lock = threading.Lock()
+        self.window = collections.deque()
+
+    def _trim(self, now):
+        while self.window and self.window[0][0] <= now - 60:
+            self.window.popleft()
+
+    def used(self):
+        with self.lock:
+            self._trim(time.monotonic())
+            return sum(u for _, u in self.window)
+
+    def charge(self, units):
+        """Record ``units``; returns None, or the seconds to wait when over the limit."""
+        with self.lock:
+            now = time.monotonic()
+            self._trim(now)
+            used = sum(u for _, u in self.window)
+            if self.limit and used + units > self.limit:
+                need, wait = used + units - self.limit, 1
+                for stamp, u in self.window:
+                    need -= u
+                    if need <= 0:
+                        wait = max(1, math.ceil(stamp + 60 - now))
+                        break
+                return wait
+            self.window.append((now, units))
+            return None
+
+    def reset(self):
+        with self.lock:
+            self.window.clear()
+
+
+class App:
+    """Everything one server instance serves."""
+
+    def __init__(self, mailbox, oauth, latency_ms=0, quota_per_minute=0,
+                 shuffle_batch=False, verbose=False):
+        self.mailbox = mailbox
+        self.oauth = oauth
+        self.faults = FaultRules()
+        self.quota = Quota(quota_per_minute)
+        self.latency_ms = int(latency_ms)
+        self.shuffle_batch = shuffle_batch
+        self.verbose = verbose
+        self.log = collections.deque(maxlen=MAX_LOG)
+        self.log_lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.shutdown_hook = None
+
+    # ------------------------------------------------------------ entry points
+
+    def handle(self, req):
+        """A top-level HTTP request."""
+        if req.path.startswith("/_admin/") or req.path == "/_admin":
+            from .admin import handle_admin
+            return handle_admin(self, req)
+        if self.latency_ms:
+            time.sleep(self.latency_ms / 1000.0)
+        return self.dispatch(req)
+
+    def dispatch(self, req):
+        """Faults, routing and logging of one request or batch sub-request."""
+        started = time.time()
+        rule = self.faults.pick(req.method, req.path)
+        if rule is not None and rule.delay_ms:
+            time.sleep(rule.delay_ms / 1000.0)
+        mode = rule.mode if rule is not None else None
+        units, name = 0, None
+        if mode in ("drop", "hang"):
+            resp = Response(0, action=mode)
+        elif mode == "status":
+            if req.path in TOKEN_PATHS:
+                extra = [("Retry-After", str(rule.retry_after))] if rule.retry_after else []
+                resp = json_response(rule.status, rule.oauth_error(), extra)
+            else:
+                resp = error_response(rule.api_error())
+        elif mode == "invalid_json":
+            resp = json_response(200, b'{"id": "18c9a4f0e2b1d3c7", "threadId": [unterminated')
+        elif mode == "wrong_shape":
+            resp = json_response(200, [{"unexpected": "shape"}, 42])
+        else:
+            resp, units, name = self._route(req)
+            if mode == "apply_then_drop":
+                resp.action = "drop"
+            elif mode == "truncate":
+                resp.action = "truncate"
+        self._log(req, resp.status, units, name, mode, started)
+        return resp
+
+    # ------------------------------------------------------------ routing
+
+    def _route(self, req):
+        path = req.path
+        try:
+            if path in AUTH_PATHS and req.method == "GET":
+                status, headers, body = self.oauth.authorize(urllib.parse.parse_qs(req.query))
+                return Response(status, list(headers.items()), body), 0, "oauth.auth"
+            if path in TOKEN_PATHS and req.method == "POST":
+                status, obj = self.oauth.token(self._form(req), req.headers.get("Authorization"))
+                resp = json_response(status, obj, [("Cache-Control", "no-store")])
+                return resp, 0, "oauth.token"
+            if path in REVOKE_PATHS and req.method in ("POST", "GET"):
+                form = self._form(req) if req.method == "POST" else {}
+                token = (urllib.parse.parse_qs(req.query).get("token") or
+                         form.get("token") or [""])[0]
+                status, obj = self.oauth.revoke(token)
+                return json_response(status, obj), 0, "oauth.revoke"
+            if path in BATCH_PATHS and req.method == "POST":
+                return batch.handle_batch(self, req), 0, "batch"
+            match = _API_PATH.match(path)
+            if match:
+                return self._api(req, match)
+            raise not_found()
+        except ApiError as err:
+            return error_response(err), 0, None
+        except Exception:  # a bug in the fake: answer like Google's backendError
+            traceback.print_exc(file=sys.stderr)
+            return error_response(ApiError(500, reason="backendError")), 0, None
+
+    @staticmethod
+    def _form(req):
+        ctype = (req.headers.get("Content-Type") or "").lower()
+        if "json" in ctype:
+            try:
+                data = json.loads(req.body or b"{}")
+                return {k: [str(v)] for k, v in data.items()} if isinstance(data, dict) else {}
+            except ValueError:
+                return {}
+        return urllib.parse.parse_qs(req.body.decode("utf-8", "replace"))
+
+    def _api(self, req, match):
+        upload, user, rest = bool(match.group(1)), urllib.parse.unquote(match.group(2)), \
+            match.group(3)
+        auth = req.headers.get("Authorization") or ""
+        token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        scopes = self.oauth.check(token)
+        if scopes is None:
+            raise auth_error()
+        handler, units, scope_kind, name, args = api.find_route(req.method, rest, upload)
+        if user != "me" and user.lower() != self.mailbox.account.lower():
+            raise ApiError(403, "Delegation denied for %s" % user, "forbidden")
+        ctx = api.Ctx(self.mailbox, urllib.parse.parse_qs(req.query, keep_blank_values=True),
+                      req.body, req.headers, scopes)
+        ctx.require(scope_kind)
+        wait = self.quota.charge(units)
+        if wait is not None:
+            raise ApiError(429, "Quota exceeded for quota metric 'Queries' and limit 'Queries "
+                           "per minute per user' of service 'gmail.googleapis.com' for "
+                           "consumer 'project_number:000000000000'.", "rateLimitExceeded",
+                           retry_after=wait)
+        try:
+            status, obj = handler(ctx, *args)
+        except ApiError as err:
+            return error_response(err), units, name
+        return json_response(status, obj), units, name
+
+    # ------------------------------------------------------------ log
+
+    def _log(self, req, status, units, name, fault, started):
+        entry = {"method": req.method, "path": req.path, "query": req.query, "status": status,
+                 "units": units, "batch": req.batch, "time": round(started, 3)}
+        if name:
+            entry["api"] = name
+        if fault:
+            entry["fault"] = fault
+        with self.log_lock:
+            self.log.append(entry)
+        if self.verbose:
+            print("%s %s%s%s -> %s (%d units)%s%s" % (
+                req.method, req.path, "?" if req.query else "", req.query, status or "-",
+                units, " [batch]" if req.batch else "", " [fault %s]" % fault if fault else ""),
+                file=sys.stderr, flush=True)
+
+    def requests(self):
+        with self.log_lock:
+            return list(self.log)
+
+    def clear_requests(self):
+        with self.log_lock:
+            self.log.clear()

@@ -1,0 +1,136 @@
+"""Fault injection: every mode, times/every/delay, /token faults (gmail-api.md §4, §10)."""
+import base64
+import http.client
+import json
+import socket
+import time
+
+from fgtestlib import API, ServerTestCase
+
+
+class FaultTests(ServerTestCase):
+    def faults(self, *rules):
+        return self.srv.admin("POST", "faults", {"rules": list(rules)})
+
+    def auth(self):
+        return {"Authorization": "Bearer " + self.srv.token()}
+
+    def test_status_with_retry_after_and_times(self):
+        self.srv.token()
+        self.faults({"method": "GET", "path": "/profile$", "status": 503, "times": 2,
+                     "retry_after": 7})
+        for _ in range(2):
+            status, headers, body = self.srv.request("GET", API + "profile", headers=self.auth())
+            self.assertEqual(status, 503)
+            self.assertEqual(headers["retry-after"], "7")
+            err = json.loads(body)["error"]
+            self.assertEqual((err["code"], err["errors"][0]["reason"], err["status"]),
+                             (503, "backendError", "UNAVAILABLE"))
+        self.assertEqual(self.srv.api("GET", "profile")[0], 200)
+        rule = self.srv.admin("GET", "faults")["rules"][0]
+        self.assertEqual((rule["fired"], rule["remaining"]), (2, 0))
+
+    def test_reasons_every_and_forever(self):
+        self.srv.token()
+        self.faults({"path": "/labels$", "status": 403, "reason": "userRateLimitExceeded",
+                     "every": 2, "times": -1})
+        statuses = [self.srv.api("GET", "labels")[0] for _ in range(6)]
+        self.assertEqual(statuses, [200, 403, 200, 403, 200, 403])
+        status, err = self.srv.api("GET", "labels", {"x": "1"})
+        self.assertEqual(status, 200)
+        _, err = self.srv.api("GET", "labels")
+        self.assertEqual(err["error"]["errors"][0]["domain"], "usageLimits")
+        self.faults({"path": "/labels$", "status": 403, "reason": "insufficientPermissions"})
+        _, err = self.srv.api("GET", "labels")
+        self.assertEqual(err["error"]["status"], "PERMISSION_DENIED")
+        self.assertEqual(err["error"]["message"],
+                         "Request had insufficient authentication scopes.")
+
+    def test_drop(self):
+        self.srv.token()
+        self.faults({"path": "/profile$", "mode": "drop"})
+        with self.assertRaises((http.client.RemoteDisconnected, ConnectionError)):
+            self.srv.request("GET", API + "profile", headers=self.auth())
+        self.assertEqual(self.srv.api("GET", "profile")[0], 200)
+        entry = [e for e in self.srv.admin("GET", "requests") if e.get("fault")][-1]
+        self.assertEqual((entry["fault"], entry["status"]), ("drop", 0))
+
+    def test_hang(self):
+        self.srv.token()
+        self.faults({"path": "/profile$", "mode": "hang"})
+        t0 = time.monotonic()
+        with self.assertRaises((socket.timeout, TimeoutError)):
+            self.srv.request("GET", API + "profile", headers=self.auth(), timeout=0.4)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.35)
+        self.assertEqual(self.srv.api("GET", "profile")[0], 200)
+
+    def test_truncate(self):
+        self.srv.token()
+        self.faults({"path": "/labels$", "mode": "truncate"})
+        with self.assertRaises(http.client.IncompleteRead):
+            self.srv.request("GET", API + "labels", headers=self.auth())
+
+    def test_invalid_json_and_wrong_shape(self):
+        self.srv.token()
+        self.faults({"path": "/messages$", "mode": "invalid_json"},
+                    {"path": "/messages$", "mode": "wrong_shape"})
+        status, _, body = self.srv.request("GET", API + "messages", headers=self.auth())
+        self.assertEqual(status, 200)
+        with self.assertRaises(ValueError):
+            json.loads(body)
+        status, _, body = self.srv.request("GET", API + "messages", headers=self.auth())
+        self.assertEqual(status, 200)
+        self.assertIsInstance(json.loads(body), list)
+
+    def test_apply_then_drop_send(self):
+        self.srv.token()
+        raw = (b"From: demo@hudson.test\r\nTo: x@example.org\r\nSubject: once\r\n"
+               b"Message-ID: <apply-then-drop@hudson.test>\r\n\r\nhi\r\n")
+        self.faults({"method": "POST", "path": "/messages/send$", "mode": "apply_then_drop"})
+        body = {"raw": base64.urlsafe_b64encode(raw).decode()}
+        with self.assertRaises((http.client.RemoteDisconnected, ConnectionError)):
+            self.srv.request("POST", API + "messages/send", body, self.auth())
+        found = self.srv.get("messages", {"q": "rfc822msgid:apply-then-drop@hudson.test"})
+        self.assertEqual(len(found["messages"]), 1)
+
+    def test_apply_then_drop_modify(self):
+        self.srv.token()
+        mid = self.srv.get("messages", {"maxResults": 1})["messages"][0]["id"]
+        self.faults({"path": "/modify$", "mode": "apply_then_drop"})
+        with self.assertRaises((http.client.RemoteDisconnected, ConnectionError)):
+            self.srv.request("POST", API + "messages/%s/modify" % mid,
+                             {"addLabelIds": ["Label_5"]}, self.auth())
+        self.assertIn("Label_5", self.srv.get("messages/" + mid)["labelIds"])
+
+    def test_token_fault_is_oauth_shaped(self):
+        self.faults({"path": "^/token$", "status": 400, "reason": "invalid_grant",
+                     "message": "Token has been expired or revoked."})
+        status, _, body = self.srv.request(
+            "POST", "/token", b"grant_type=refresh_token&refresh_token=demo-refresh-token"
+            b"&client_id=hudson-demo-client&client_secret=hudson-demo-secret",
+            {"Content-Type": "application/x-www-form-urlencoded"})
+        self.assertEqual(status, 400)
+        self.assertEqual(json.loads(body), {
+            "error": "invalid_grant", "error_description": "Token has been expired or revoked."})
+        self.faults({"path": "^/token$", "status": 503})
+        status, _, body = self.srv.request("POST", "/token", b"grant_type=refresh_token")
+        self.assertEqual((status, json.loads(body)["error"]), (503, "temporarily_unavailable"))
+
+    def test_delay(self):
+        self.srv.token()
+        self.faults({"path": "/profile$", "delay_ms": 200})
+        t0 = time.monotonic()
+        self.assertEqual(self.srv.api("GET", "profile")[0], 200)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.2)
+        self.faults({"path": "/profile$", "delay_ms": 100, "status": 500})
+        t0 = time.monotonic()
+        self.assertEqual(self.srv.api("GET", "profile")[0], 500)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.1)
+
+    def test_bad_rules_rejected(self):
+        for rules in ([{"mode": "explode"}], [{"path": "("}], [{"bogus": 1}], [{"times": "x"}],
+                      "notalist"):
+            status, _, _ = self.srv.request("POST", "/_admin/faults", {"rules": rules})
+            self.assertEqual(status, 400, rules)
+        self.srv.admin("DELETE", "faults")
+        self.assertEqual(self.srv.admin("GET", "faults"), {"rules": []})
