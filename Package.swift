@@ -4,16 +4,21 @@
 // Dependencies point one way only (docs/architecture.md):
 //
 //   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery
-//   HudsonOutput <- HudsonCLI -> HudsonStore
 //   HudsonStore, HudsonGmail, HudsonMail <- HudsonSync
+//   HudsonOutput, HudsonStore <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
 //
-// No outside packages: this machine fetches none, and a user's should not have to.
+// The read commands link HudsonCLI only, so they start without Foundation; the
+// commands that talk to Gmail add HudsonNetworkCLI. No outside packages: this machine
+// fetches none, and a user's should not have to.
 import PackageDescription
 
 let package = Package(
     name: "Hudson",
     products: [
-        .library(name: "HudsonCore", targets: ["SQLite", "HudsonQuery", "HudsonMail", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonSync"]),
+        .library(name: "HudsonCore", targets: [
+            "SQLite", "HudsonQuery", "HudsonMail", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail",
+            "HudsonSync", "HudsonNetworkCLI",
+        ]),
     ],
     targets: [
         .systemLibrary(
@@ -29,11 +34,15 @@ let package = Package(
         .target(name: "HudsonGmail"),
         .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail"]),
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
+        // CLI support for the commands that talk to Gmail (only they link Foundation's networking).
+        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput"]),
 
         // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
         .executableTarget(name: "hd-ls", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-search", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonQuery", "HudsonStore"]),
         .executableTarget(name: "hd-labels", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
+        .executableTarget(name: "hd-auth", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore"]),
+        .executableTarget(name: "hd-sync", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
 
         // Test tooling: a tiny executable the store tests start as separate processes
         // (two migrators racing, a writer holding the lock). Not installed.

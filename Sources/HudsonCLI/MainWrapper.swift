@@ -26,15 +26,38 @@ public enum Main {
     public static func run(
         _ spec: CommandSpec, classifiers: [ErrorClassifier] = [], _ body: (Invocation) throws -> ExitStatus
     ) -> Never {
+        let invocation = prepare(spec, classifiers: classifiers)
+        do {
+            let status = try body(invocation)
+            try invocation.stdout.flush()
+            exit(status.rawValue)
+        } catch {
+            fail(error, invocation: invocation, classifiers: classifiers)
+        }
+    }
+
+    /// The same, for commands that talk to the network.
+    public static func run(
+        _ spec: CommandSpec, classifiers: [ErrorClassifier] = [], _ body: (Invocation) async throws -> ExitStatus
+    ) async -> Never {
+        let invocation = prepare(spec, classifiers: classifiers)
+        do {
+            let status = try await body(invocation)
+            try invocation.stdout.flush()
+            exit(status.rawValue)
+        } catch {
+            fail(error, invocation: invocation, classifiers: classifiers)
+        }
+    }
+
+    /// Parses the command line and answers --help and --version; exits on a usage error.
+    static func prepare(_ spec: CommandSpec, classifiers: [ErrorClassifier]) -> Invocation {
         signal(SIGPIPE, SIG_IGN)
         let environment = currentEnvironment()
-        let debug = environment["HUDSON_DEBUG"] == "1"
-        var stdout: OutputStream?
+        let output = OutputStream(fd: 1)
         do {
             let (arguments, selected) = try ArgumentParser.parse(Array(CommandLine.arguments.dropFirst()), spec: spec)
             let programName = ([spec.name] + arguments.subcommandPath).joined(separator: " ")
-            let output = OutputStream(fd: 1)
-            stdout = output
             if arguments.flag("help") {
                 try output.write(Help.text(selected, programName: programName))
                 try output.flush()
@@ -45,29 +68,43 @@ public enum Main {
                 try output.flush()
                 exit(0)
             }
-            let invocation = Invocation(
+            return Invocation(
                 name: spec.name, programName: programName, spec: selected, arguments: arguments,
-                environment: environment, stdout: output, debug: debug)
-            let status = try body(invocation)
-            try output.flush()
-            exit(status.rawValue)
+                environment: environment, stdout: output, debug: environment["HUDSON_DEBUG"] == "1")
         } catch is OutputClosed {
             exit(0)
         } catch let error as UsageError {
-            try? stdout?.flush()
-            let (_, selected) = (try? ArgumentParser.parse([], spec: spec)) ?? (ParsedArguments(), spec)
-            writeError("\(spec.name): \(error.message)\n\(Help.usage(selected, programName: spec.name))\n")
+            writeError("\(spec.name): \(error.message)\n\(Help.usage(usageSpec(spec), programName: spec.name))\n")
             exit(ExitStatus.usage.rawValue)
         } catch {
-            do {
-                try stdout?.flush()
-            } catch {
-                // The reader is gone; the error still goes to stderr below.
-            }
-            let classified = classifiers.lazy.compactMap { $0(error) }.first ?? Exit.classify(error, debug: debug)
-            writeError("\(spec.name): \(classified.message)\n")
-            exit(classified.status.rawValue)
+            writeError("\(spec.name): \(error)\n")
+            exit(ExitStatus.usage.rawValue)
         }
+    }
+
+    /// The spec whose usage line a usage error shows: the subcommand's when one was named.
+    static func usageSpec(_ spec: CommandSpec) -> CommandSpec {
+        let arguments = CommandLine.arguments.dropFirst()
+        if let name = arguments.first(where: { !$0.hasPrefix("-") }), let sub = spec.subcommand(named: name) { return sub }
+        return spec
+    }
+
+    /// Reports an error as one line and exits with its status. A closed output pipe is
+    /// a quiet success.
+    static func fail(_ error: any Error, invocation: Invocation, classifiers: [ErrorClassifier]) -> Never {
+        if error is OutputClosed { exit(0) }
+        do {
+            try invocation.stdout.flush()
+        } catch {
+            // The reader is gone; the error still goes to standard error below.
+        }
+        if let usage = error as? UsageError {
+            writeError("\(invocation.name): \(usage.message)\n\(Help.usage(invocation.spec, programName: invocation.programName))\n")
+            exit(ExitStatus.usage.rawValue)
+        }
+        let classified = classifiers.lazy.compactMap { $0(error) }.first ?? Exit.classify(error, debug: invocation.debug)
+        writeError("\(invocation.name): \(classified.message)\n")
+        exit(classified.status.rawValue)
     }
 
     static func currentEnvironment() -> [String: String] {

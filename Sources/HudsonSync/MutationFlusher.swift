@@ -173,14 +173,29 @@ public actor MutationFlusher {
         try database.write { _ = try $0.markInFlight(sent, gate: gate) }
     }
 
+    /// Records a transient failure. A server that answered 429 or 5xx is given room: the
+    /// rows wait with exponential backoff (and at least its Retry-After). A network that is
+    /// down gets no delay: the pass already stopped at the first failure, so nothing is
+    /// hammered, and the next pass — `hd-sync` once the network is back — sends at once.
     private func recordFailure(_ rows: [QueuedMutation], error: GmailError) throws {
-        let attempts = rows.map(\.attempts).max() ?? 0
-        var delay = min(900.0, 5.0 * pow(2.0, Double(attempts)))
-        if case .rateLimited(let retryAfter?) = error { delay = max(delay, retryAfter) }
-        delay *= Double.random(in: 0.5...1.0)  // jitter: many rows must not retry in lockstep
+        var delay = 0.0
+        switch error {
+        case .network:
+            delay = 0
+        case .rateLimited(let retryAfter):
+            delay = max(backoff(rows), retryAfter ?? 0)
+        default:
+            delay = backoff(rows)
+        }
         let ids = rows.map(\.id)
         let text = error.description
         try database.write { try $0.recordMutationFailure(ids: ids, error: text, retryAfterMilliseconds: Int64(delay * 1000)) }
+    }
+
+    /// 5 s, 10 s, 20 s … up to 15 min, with jitter so many rows do not retry in lockstep.
+    private func backoff(_ rows: [QueuedMutation]) -> Double {
+        let attempts = rows.map(\.attempts).max() ?? 0
+        return min(900.0, 5.0 * pow(2.0, Double(min(attempts, 20)))) * Double.random(in: 0.5...1.0)
     }
 
     /// A terminal failure: drop the rows, then re-derive the message's truth from Gmail

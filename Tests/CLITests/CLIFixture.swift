@@ -88,3 +88,19 @@ final class CLIFixture {
         }
     }
 }
+
+extension CLIFixture {
+    /// Points the commands at `fake` and adds its account with `hd-auth add`.
+    @discardableResult
+    func connect(_ fake: FakeGmail, lookbackDays: Int = 90) throws -> CommandResult {
+        environment.merge(fake.environment) { $1 }
+        try fake.clientSecretJSON.write(toFile: dir.path("client_secret.json"), atomically: true, encoding: .utf8)
+        try fake.refreshToken.write(toFile: dir.path("refresh_token"), atomically: true, encoding: .utf8)
+        let result = try run("hd-auth", "add", fake.email, "--client-secret", dir.path("client_secret.json"),
+                             "--refresh-token-file", dir.path("refresh_token"), "--lookback-days", String(lookbackDays))
+        #expect(result.status == 0, "\(result)")
+        return result
+    }
+
+    var credentialsPath: String { dir.path("config/credentials/demo@hudson.test.json") }
+}

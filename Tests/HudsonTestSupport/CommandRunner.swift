@@ -59,7 +59,7 @@ public enum CommandRunner {
             process.terminate()
             throw CommandTimedOut(command: executable.lastPathComponent, arguments: arguments)
         }
-        process.waitUntilExit()
+        while process.isRunning { Thread.sleep(forTimeInterval: 0.005) }
         return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
                              stderr: String(decoding: errData.data, as: UTF8.self))
     }

@@ -18,12 +18,17 @@ public final class ChildProcess: @unchecked Sendable {
     private let stdoutPipe = Pipe()
     private let stderrPipe = Pipe()
     private var buffered = Data()
+    private var bufferedErrors = Data()
 
-    public init(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) throws {
+    /// Starts `executable`. `environment` is added to the inherited one, or replaces it
+    /// when `replaceEnvironment` is true.
+    public init(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
+                replaceEnvironment: Bool = false) throws {
         process.executableURL = executable
         process.arguments = arguments
         if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.environment = replaceEnvironment
+                ? environment : ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
@@ -32,15 +37,27 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Reads standard output until a full line arrives; nil at end of file.
     public func readLine() -> String? {
+        Self.readLine(from: stdoutPipe, buffer: &buffered)
+    }
+
+    /// Reads standard error until a full line arrives; nil at end of file.
+    public func readErrorLine() -> String? {
+        Self.readLine(from: stderrPipe, buffer: &bufferedErrors)
+    }
+
+    private static func readLine(from pipe: Pipe, buffer: inout Data) -> String? {
         while true {
-            if let newline = buffered.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffered[buffered.startIndex..<newline], as: UTF8.self)
-                buffered.removeSubrange(buffered.startIndex...newline)
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
                 return line
             }
-            let chunk = stdoutPipe.fileHandleForReading.availableData
-            if chunk.isEmpty { return buffered.isEmpty ? nil : String(decoding: buffered, as: UTF8.self) }
-            buffered.append(chunk)
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty {
+                defer { buffer.removeAll() }
+                return buffer.isEmpty ? nil : String(decoding: buffer, as: UTF8.self)
+            }
+            buffer.append(chunk)
         }
     }
 
@@ -51,6 +68,7 @@ public final class ChildProcess: @unchecked Sendable {
         let err = stderrPipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         buffered.append(out)
-        return (process.terminationStatus, String(decoding: buffered, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        bufferedErrors.append(err)
+        return (process.terminationStatus, String(decoding: buffered, as: UTF8.self), String(decoding: bufferedErrors, as: UTF8.self))
     }
 }

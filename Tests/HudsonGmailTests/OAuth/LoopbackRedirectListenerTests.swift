@@ -99,12 +99,14 @@ struct LoopbackRedirectListenerTests {
         }
         #expect(try result.get() == "late")
         #expect(status == 200)
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Well under the 30 s an idle connection could hold it (generous: CI machines are busy).
+        #expect(ContinuousClock.now - started < .seconds(25))
     }
 
     @Test("a client that sends no complete request in time is dropped; junk gets 400; the wait goes on")
     func perConnectionTimeout() async throws {
-        let listener = try LoopbackRedirectListener(connectionTimeout: .milliseconds(300))
+        // Long enough that a busy machine still reads the junk request before dropping it.
+        let listener = try LoopbackRedirectListener(connectionTimeout: .seconds(2))
         let port = listener.port
         let (result, answers) = await run(listener) { () async throws -> [String] in
             let silent = OAuthTestRawClient(port: port)
@@ -126,7 +128,7 @@ struct LoopbackRedirectListenerTests {
         await #expect(throws: LoopbackRedirectError.timedOut(seconds: 0)) {
             try await listener.waitForRedirect(expectedState: "s", timeout: .milliseconds(200))
         }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(30))  // ends, rather than waiting forever
     }
 
     @Test("cancelling the waiting task ends the wait promptly")

@@ -1,0 +1,47 @@
+/*!
+ What `hd-auth login` and `hd-auth add` share once they hold tokens: learn (or check)
+ the address from `users.getProfile`, save the credentials (0600, atomically), and add
+ the account to the store with its consent time and lookback, which fix the backfill
+ window for good (CONTRACT.md "Accounts"). Nothing is stored when the address does not
+ match.
+ */
+import Foundation
+import HudsonCLI
+import HudsonGmail
+import HudsonStore
+
+public enum AccountSetup {
+    /// The address the access token belongs to.
+    public static func profileEmail(accessToken: OAuthAccessToken, endpoints: GmailEndpoints) async throws -> String {
+        var configuration = GmailClientConfiguration()
+        configuration.baseURL = endpoints.api
+        configuration.lane = .interactive
+        configuration.userAgent = "hudson/\(hudsonVersion)"
+        let client = try GmailClient(configuration: configuration,
+                                     tokenProvider: StaticAccessTokenProvider(token: accessToken.value))
+        guard let email = try await client.getProfile().emailAddress, !email.isEmpty else {
+            throw GmailError.invalidResponse("the profile has no email address")
+        }
+        return email
+    }
+
+    /// Saves the credentials and adds the account (or keeps it, on a repeated login).
+    /// Returns the account and whether it is new.
+    public static func register(
+        email: String, clientSecret: ClientSecret, tokens: OAuthTokens, endpoints: GmailEndpoints,
+        lookbackDays: Int, invocation: Invocation
+    ) throws -> (Account, isNew: Bool) {
+        let credential = OAuthCredential(
+            email: email, clientSecret: clientSecret, tokens: tokens,
+            tokenEndpoint: clientSecret.tokenEndpoint(override: endpoints.token),
+            authEndpoint: clientSecret.authEndpoint(override: endpoints.auth), createdAt: Date())
+        let configDirectory = try invocation.configDirectory()
+        try Paths.makeDirectories(configDirectory)
+        try CredentialStore(configDirectory: configDirectory).save(credential)
+        let store = try invocation.store()
+        if let existing = try store.account(email: email) { return (existing, false) }
+        let account = try store.addAccount(
+            email: email, consentedAt: Int64(Date().timeIntervalSince1970), lookbackDays: lookbackDays)
+        return (account, true)
+    }
+}

@@ -1,0 +1,53 @@
+/*!
+ After `hd-mark` or `hd-undo` commits its change locally, one short attempt to send it
+ (CONTRACT.md "Triage"). Offline, without credentials, or failing, the change simply
+ stays queued and the next `hd-sync` sends it: that is success with a note, not an error.
+ */
+import Foundation
+import HudsonCLI
+import HudsonGmail
+import HudsonStore
+import HudsonSync
+
+@MainActor
+public enum FlushAttempt {
+    /// Tries to send the queue of each account for at most `timeout`. Returns the
+    /// accounts whose changes are still queued.
+    @discardableResult
+    public static func run(_ invocation: Invocation, accounts emails: [String], timeout: Duration = .seconds(4)) async -> [String] {
+        var stillQueued: [String] = []
+        guard !emails.isEmpty else { return [] }
+        guard let storePath = try? invocation.storePath(),
+              let endpoints = try? GmailEndpoints(environment: invocation.environment),
+              let configDirectory = try? invocation.configDirectory(),
+              let store = try? Store.open(path: storePath, access: .readWrite, synchronous: .full)
+        else { return emails }
+        let database = HudsonDatabase(store)
+        for email in emails {
+            do {
+                let access = try GmailAccess(email: email, configDirectory: configDirectory, endpoints: endpoints)
+                let flusher = MutationFlusher(api: access.interactive, database: database, account: email)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { _ = try await flusher.flushOnce() }
+                    group.addTask {
+                        try await Task.sleep(for: timeout)
+                        throw CancellationError()
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+                let remaining = try database.read { store in
+                    try store.queuedMutations(accountID: try store.requireAccount(email: email).id).filter { $0.state == .pending }
+                }
+                if !remaining.isEmpty { stillQueued.append(email) }
+            } catch {
+                if invocation.debug { invocation.warn("\(email): not sent: \(error)") }
+                stillQueued.append(email)
+            }
+        }
+        if !stillQueued.isEmpty {
+            invocation.warn("queued; the next hd-sync will send it")
+        }
+        return stillQueued
+    }
+}

@@ -1,0 +1,231 @@
+/*!
+ `hd-sync`'s loop: for each account, under a cross-process lock, a pass is
+ flush → syncOnce → retire (the queue goes first so triage reaches Gmail before more
+ is fetched; retirement follows the poll that brings the echoes). Modes: one pass,
+ `--catch-up` (passes until backfill is complete, bodies in the window are stored and
+ the queue is empty), and `--watch` (2 s between passes while catching up, 30 s after,
+ until SIGINT or SIGTERM, which stop between passes — a pass is bounded, so that is soon).
+ */
+import Foundation
+import HudsonCLI
+import HudsonGmail
+import HudsonOutput
+import HudsonStore
+import HudsonSync
+import Synchronization
+
+public struct PassTotals: Sendable, Equatable {
+    public var backfilled = 0
+    public var eventsApplied = 0
+    public var bodiesHydrated = 0
+    public var backfillComplete = false
+    public var flushed = 0
+    public var retired = 0
+    public var dropped = 0
+
+    public init() {}
+
+    var didWork: Bool { backfilled + eventsApplied + bodiesHydrated + flushed + retired + dropped > 0 }
+
+    mutating func add(_ report: SyncReport, _ flush: FlushReport, retired extra: Int) {
+        backfilled += report.backfilledThisPass
+        eventsApplied += report.eventsApplied
+        bodiesHydrated += report.bodiesHydrated
+        backfillComplete = report.backfillComplete
+        flushed += flush.flushed
+        retired += flush.retired + extra
+        dropped += flush.dropped
+    }
+
+    public func record(email: String) -> Record {
+        Record(
+            type: "sync", id: email,
+            fields: [("backfilled", .int(Int64(backfilled))), ("events_applied", .int(Int64(eventsApplied))),
+                     ("bodies_hydrated", .int(Int64(bodiesHydrated))), ("backfill_complete", .bool(backfillComplete)),
+                     ("flushed", .int(Int64(flushed))), ("retired", .int(Int64(retired))), ("dropped", .int(Int64(dropped)))],
+            columns: ["\(backfilled) backfilled", "\(eventsApplied) events", "\(bodiesHydrated) bodies",
+                      backfillComplete ? "backfill complete" : "backfill in progress",
+                      "\(flushed) flushed", "\(retired) retired", "\(dropped) dropped"])
+    }
+}
+
+/// Set by SIGINT/SIGTERM; the loop stops between passes.
+let stopRequested = Atomic<Bool>(false)
+
+public enum SyncMode: Sendable { case once, catchUp, watch }
+
+@MainActor
+public final class SyncRunner {
+    let invocation: Invocation
+    let mode: SyncMode
+    let prefetchDays: Int
+    let maxPages: Int
+    let lookbackDays: Int?
+    let verbose: Bool
+
+    public init(invocation: Invocation, mode: SyncMode, prefetchDays: Int, maxPages: Int, lookbackDays: Int?, verbose: Bool) {
+        self.invocation = invocation
+        self.mode = mode
+        self.prefetchDays = prefetchDays
+        self.maxPages = maxPages
+        self.lookbackDays = lookbackDays
+        self.verbose = verbose
+    }
+
+    public func run() async throws -> ExitStatus {
+        signal(SIGINT) { _ in
+            stopRequested.store(true, ordering: .relaxed)
+            signal(SIGINT, SIG_DFL)  // a second ^C stops at once
+        }
+        signal(SIGTERM) { _ in
+            stopRequested.store(true, ordering: .relaxed)
+            signal(SIGTERM, SIG_DFL)
+        }
+        let storePath = try invocation.storePath()
+        let database = HudsonDatabase(try Store.open(path: storePath, access: .readWrite))
+        var emails = try database.read { try $0.accounts().map(\.email) }
+        if let selected = invocation.arguments.string("account") ?? invocation.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            guard let match = emails.first(where: { $0.lowercased() == selected.lowercased() }) else {
+                throw StoreError.unknownAccount(selected)
+            }
+            emails = [match]
+        }
+        guard !emails.isEmpty else { throw CommandFailure(.notAuthorized, "no accounts; run hd-auth login") }
+        let endpoints = try GmailEndpoints(environment: invocation.environment)
+        let configDirectory = try invocation.configDirectory()
+        let sink = invocation.makeSink()
+
+        var workers: [AccountWorker] = []
+        var locks: [SyncLock] = []
+        for email in emails {
+            guard let lock = try SyncLock(storePath: storePath, email: email) else {
+                // Another hd-sync is on this account: this one coalesces to an empty pass.
+                if verbose { invocation.warn("\(email): another hd-sync is running") }
+                try sink.emit(PassTotals().record(email: email))
+                continue
+            }
+            locks.append(lock)
+            let access = try GmailAccess(email: email, configDirectory: configDirectory, endpoints: endpoints)
+            if let lookbackDays {
+                try database.write { store in
+                    try store.widenBackfillWindow(accountID: try store.requireAccount(email: email).id, lookbackDays: lookbackDays)
+                }
+            }
+            workers.append(AccountWorker(email: email, access: access, database: database, prefetchDays: prefetchDays,
+                                         progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose)))
+        }
+
+        switch mode {
+        case .once:
+            for worker in workers {
+                let totals = try await worker.pass(maxPages: maxPages)
+                worker.progress.finish()
+                try sink.emit(totals.record(email: worker.email))
+            }
+        case .catchUp:
+            for worker in workers {
+                let totals = try await worker.catchUp(maxPages: maxPages)
+                try sink.emit(totals.record(email: worker.email))
+                if stopRequested.load(ordering: .relaxed) { break }
+            }
+        case .watch:
+            try await watch(workers, sink: sink)
+        }
+        try sink.finish()
+        _ = locks
+        return .success
+    }
+
+    /// Passes until interrupted: errors are reported and retried on the next pass.
+    private func watch(_ workers: [AccountWorker], sink: any Sink) async throws {
+        while !stopRequested.load(ordering: .relaxed) {
+            var catchingUp = false
+            for worker in workers {
+                do {
+                    let totals = try await worker.pass(maxPages: maxPages)
+                    worker.progress.finish()
+                    if totals.didWork || verbose {
+                        try sink.emit(totals.record(email: worker.email))
+                        try invocation.stdout.flush()
+                    }
+                    catchingUp = try await !worker.isCaughtUp() || catchingUp
+                } catch let error as GmailError where error.isRetryable {
+                    invocation.warn("\(worker.email): \(error); retrying")
+                    catchingUp = true
+                }
+                if stopRequested.load(ordering: .relaxed) { return }
+            }
+            let pause = catchingUp ? 2 : 30
+            for _ in 0..<(pause * 10) where !stopRequested.load(ordering: .relaxed) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
+}
+
+/// One account's engine and flusher.
+final class AccountWorker: Sendable {
+    let email: String
+    let engine: SyncEngine
+    let flusher: MutationFlusher
+    let database: HudsonDatabase
+    let progress: ProgressLine
+
+    init(email: String, access: GmailAccess, database: HudsonDatabase, prefetchDays: Int, progress: ProgressLine) {
+        self.email = email
+        self.database = database
+        self.progress = progress
+        engine = SyncEngine(
+            api: access.background, database: database, account: email, prefetchWindowDays: prefetchDays,
+            onDemandAPI: access.interactive, progress: { progress.update($0) })
+        flusher = MutationFlusher(api: access.interactive, database: database, account: email)
+    }
+
+    /// flush → syncOnce → retire.
+    func pass(maxPages: Int) async throws -> PassTotals {
+        var totals = PassTotals()
+        let flush = try await flusher.flushOnce()
+        let report = try await engine.syncOnce(maxBackfillPages: maxPages)
+        let retired = try await flusher.retireConfirmed()
+        totals.add(report, flush, retired: retired)
+        return totals
+    }
+
+    func isCaughtUp() async throws -> Bool {
+        let email = self.email
+        let queued = try database.read { try $0.queuedMutationCount(accountID: try $0.requireAccount(email: email).id) }
+        return try await engine.isCaughtUp() && queued == 0
+    }
+
+    /// Passes until caught up. A run of passes that do nothing while work remains (the
+    /// queue waiting out a server's backoff) ends it with a temporary failure.
+    func catchUp(maxPages: Int) async throws -> PassTotals {
+        var totals = PassTotals()
+        var idle = 0
+        while !stopRequested.load(ordering: .relaxed) {
+            let pass = try await self.pass(maxPages: maxPages)
+            totals.add(pass)
+            if try await isCaughtUp() { break }
+            idle = pass.didWork ? 0 : idle + 1
+            if idle >= 30 {
+                progress.finish()
+                throw CommandFailure(.temporaryFailure, "\(email): not caught up: changes wait for Gmail; run hd-sync again later")
+            }
+            if !pass.didWork { try await Task.sleep(for: .seconds(1)) }
+        }
+        progress.finish()
+        return totals
+    }
+}
+
+extension PassTotals {
+    mutating func add(_ other: PassTotals) {
+        backfilled += other.backfilled
+        eventsApplied += other.eventsApplied
+        bodiesHydrated += other.bodiesHydrated
+        backfillComplete = other.backfillComplete
+        flushed += other.flushed
+        retired += other.retired
+        dropped += other.dropped
+    }
+}

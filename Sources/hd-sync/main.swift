@@ -1,0 +1,41 @@
+// hd-sync: keep the store current from Gmail, and send queued changes.
+import HudsonCLI
+import HudsonNetworkCLI
+
+let spec = CommandSpec(
+    name: "hd-sync",
+    abstract: "Send queued changes to Gmail and bring the store up to date.",
+    discussion: """
+        One bounded pass per account: send the queue, poll history, backfill up to
+        --max-pages pages of the window fixed at consent, and fetch up to 25 bodies in the
+        prefetch window. --catch-up repeats passes until the account is caught up;
+        --watch keeps going (2 s between passes while catching up, 30 s after) until
+        interrupted. A second hd-sync on an account that is already syncing reports an
+        empty pass at once. Prints one line per account (--json: an object).
+        """,
+    options: [
+        .flag("catch-up", help: "Repeat passes until backfill is complete, bodies are stored and the queue is empty."),
+        .flag("watch", help: "Keep syncing until interrupted."),
+        .value("lookback-days", name: "N", kind: .integer,
+               help: "Widen the backfill window to N days before consent (0: the whole mailbox); only the older range is fetched."),
+        .value("prefetch-days", name: "N", kind: .integer, help: "Store bodies of mail this recent; 0 for all.", default: "90"),
+        .value("max-pages", name: "N", kind: .integer, help: "Backfill at most N pages of 100 messages per pass.", default: "5"),
+        .flag("verbose", short: "v", help: "Report progress on standard error even when it is not a terminal."),
+        .flag("json", help: "Print the report as NDJSON (docs/json.md)."),
+    ],
+    access: .readWrite,
+    exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration])
+
+await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
+    if cli.arguments.flag("catch-up") && cli.arguments.flag("watch") {
+        throw UsageError("--catch-up and --watch cannot be combined")
+    }
+    let runner = SyncRunner(
+        invocation: cli,
+        mode: cli.arguments.flag("watch") ? .watch : cli.arguments.flag("catch-up") ? .catchUp : .once,
+        prefetchDays: try cli.arguments.int("prefetch-days", range: 0...36_500) ?? 90,
+        maxPages: try cli.arguments.int("max-pages", range: 1...10_000) ?? 5,
+        lookbackDays: try cli.arguments.int("lookback-days", range: 0...36_500),
+        verbose: cli.arguments.flag("verbose"))
+    return try await runner.run()
+}
