@@ -41,8 +41,11 @@ let package = Package(
         .executableTarget(name: "hd-ls", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-search", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonQuery", "HudsonStore"]),
         .executableTarget(name: "hd-labels", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
+        .executableTarget(name: "hd-pending", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-auth", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-sync", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
+        .executableTarget(name: "hd-mark", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonOutput", "HudsonStore"]),
+        .executableTarget(name: "hd-undo", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonStore"]),
 
         // Test tooling: a tiny executable the store tests start as separate processes
         // (two migrators racing, a writer holding the lock). Not installed.

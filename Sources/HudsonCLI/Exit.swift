@@ -94,6 +94,8 @@ public enum Exit {
             return .usage
         case .noSuchAction:
             return .dataError
+        case .nothingToUndo:
+            return .noMatch
         }
     }
 

@@ -133,3 +133,46 @@ extension Records {
             emphasis: count.unreadThreads > 0 ? .strong : .normal)
     }
 }
+
+extension Records {
+    /// `message:ID  +LABEL  state  age  attempts  action:N  account  last error`
+    public static func queued(_ row: QueuedMutation, now: Int64) -> Record {
+        let change = (row.op == .add ? "+" : "-") + (row.labelName ?? row.label)
+        return Record(
+            type: "pending", id: "message:\(row.messageID)",
+            fields: [
+                ("account", .string(row.accountEmail)),
+                ("thread", .string("thread:\(row.threadID)")),
+                ("label", .string(row.labelName ?? row.label)),
+                ("label_id", .string(row.label)),
+                ("op", .string(row.op.rawValue)),
+                ("state", .string(row.state.rawValue)),
+                ("created", .string(DateText.rfc3339UTC(milliseconds: row.createdAt))),
+                ("age_seconds", .int(max(0, now - row.createdAt) / 1000)),
+                ("attempts", .int(Int64(row.attempts))),
+                ("action", row.actionID.map { .int($0) } ?? .null),
+                ("last_error", row.lastError.map { .string($0) } ?? .null),
+            ],
+            columns: [change, row.state.rawValue, age(milliseconds: now - row.createdAt), String(row.attempts),
+                      row.actionID.map { "action:\($0)" } ?? "-", row.accountEmail, row.lastError ?? ""])
+    }
+
+    /// `message:ID  +LABEL  outcome` for a dry run.
+    public static func delta(_ delta: TriageDelta, labels: LabelNames) -> Record {
+        let name = labels.name(delta.label, account: delta.accountID)
+        return Record(
+            type: "change", id: "message:\(delta.messageID)",
+            fields: [("thread", .string("thread:\(delta.threadID)")), ("label", .string(name)),
+                     ("op", .string(delta.op.rawValue))],
+            columns: [(delta.op == .add ? "+" : "-") + name, "thread:\(delta.threadID)"])
+    }
+
+    /// 42s, 7m, 3h, 2d.
+    static func age(milliseconds: Int64) -> String {
+        let seconds = max(0, milliseconds / 1000)
+        if seconds < 60 { return "\(seconds)s" }
+        if seconds < 3600 { return "\(seconds / 60)m" }
+        if seconds < 86_400 { return "\(seconds / 3600)h" }
+        return "\(seconds / 86_400)d"
+    }
+}

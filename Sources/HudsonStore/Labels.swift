@@ -87,7 +87,7 @@ extension Store {
             return byName
         }
         return try db.first(
-            "SELECT \(Self.labelColumns) FROM labels WHERE account_id = ? AND id = ?",
+            "SELECT \(Self.labelColumns) FROM labels WHERE account_id = ? AND id = ? COLLATE NOCASE ORDER BY id LIMIT 1",
             accountID, name, transform: Self.label(from:))
     }
 

@@ -102,7 +102,7 @@ extension Store {
     public func labelIDs(named name: String, accountID: Int64?) throws -> [(accountID: Int64, id: String)] {
         try db.map("""
             SELECT account_id, id FROM labels
-             WHERE (?1 IS NULL OR account_id = ?1) AND (name = ?2 OR id = ?2)
+             WHERE (?1 IS NULL OR account_id = ?1) AND (name = ?2 OR id = ?2 COLLATE NOCASE)
              ORDER BY account_id, id
             """, accountID, name) { (accountID: $0.int64(0), id: $0.string(1)) }
     }

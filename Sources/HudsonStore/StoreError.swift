@@ -14,6 +14,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case accountExists(String)
     case unknownLabel(String)
     case noSuchAction(Int64)
+    case nothingToUndo
     case invalidArgument(String)
 
     public var description: String {
@@ -38,6 +39,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             return "\(name): no such label"
         case .noSuchAction(let id):
             return "\(id): no such action"
+        case .nothingToUndo:
+            return "nothing to undo"
         case .invalidArgument(let what):
             return what
         }

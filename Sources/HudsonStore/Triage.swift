@@ -232,7 +232,7 @@ extension Store {
             } else if let last = try db.scalarInt("SELECT max(id) FROM actions WHERE undoes IS NULL") {
                 targetID = last
             } else {
-                throw StoreError.noSuchAction(0)
+                throw StoreError.nothingToUndo
             }
             guard let action = try db.first(
                 "SELECT undone_by, undoes FROM actions WHERE id = ?", targetID,
@@ -321,5 +321,15 @@ extension Store {
     private func insertAction(description: String, undoes: Int64? = nil) throws -> Int64 {
         try db.execute("INSERT INTO actions (description, created_at, undoes) VALUES (?, ?, ?)", description, now, undoes)
         return db.lastInsertRowID
+    }
+}
+
+extension Reference {
+    /// "thread" or "message", for messages about a reference.
+    public var kindName: String {
+        switch self {
+        case .thread: return "thread"
+        case .message: return "message"
+        }
     }
 }

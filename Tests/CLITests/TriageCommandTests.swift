@@ -1,0 +1,136 @@
+import Foundation
+import HudsonTestSupport
+import Testing
+
+@Suite("hd-mark, hd-pending and hd-undo against the fake Gmail over HTTP", .serialized)
+struct TriageCommandTests {
+    /// A synced demo account.
+    func synced(_ extra: [String] = [], lookbackDays: Int = 90, prefetch: String = "90") throws -> (CLIFixture, FakeGmail) {
+        let f = CLIFixture()
+        let fake = try demoFake(extra)
+        try f.connect(fake, lookbackDays: lookbackDays)
+        let sync = try f.run("hd-sync", "--catch-up", "--prefetch-days", prefetch)
+        #expect(sync.status == 0, "\(sync)")
+        return (f, fake)
+    }
+
+    /// Every Gmail network call fails (connections dropped): Hudson is offline.
+    func goOffline(_ fake: FakeGmail) throws {
+        try fake.faults([["mode": "drop", "times": -1, "path": "^/(gmail|batch|token)"]])
+    }
+
+    func threads(_ output: String) -> [String] {
+        output.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+    }
+
+    @Test("offline, hd-search | hd-mark archive exits 0 with a note; hd-ls drops the threads and hd-pending shows the rows")
+    func offlineArchiveThenSync() throws {
+        let (f, fake) = try synced()
+        let targets = threads(try f.run("hd-search", "in:inbox", "is:unread").stdout)
+        #expect(targets.count >= 2)
+        try goOffline(fake)
+        let mark = try f.shell("hd-search in:inbox is:unread | hd-mark archive")
+        #expect(mark.status == 0, "\(mark)")
+        #expect(mark.stderr == "hd-mark: queued; the next hd-sync will send it\n")
+        let inbox = Set(threads(try f.run("hd-ls", "-n", "0").stdout))
+        #expect(inbox.isDisjoint(with: targets))
+        let pending = try f.run("hd-pending")
+        #expect(pending.lines.count >= targets.count && pending.lines.allSatisfy { $0.contains("\t-INBOX\tpending\t") }, "\(pending)")
+
+        // The server is back: one hd-sync sends everything. (Every stored message: a thread
+        // that reaches back before the backfill window has older messages Hudson never saw.)
+        try fake.admin("DELETE", "faults")
+        #expect(try f.run("hd-sync").status == 0)
+        let server = try fake.messages()
+        let stored = Set(try f.run("hd-search", "--messages", "--ids", "in:anywhere").lines.map { String($0.dropFirst("message:".count)) })
+        for thread in targets {
+            let id = String(thread.dropFirst("thread:".count))
+            let left = server.filter { $0.value.thread == id && stored.contains($0.key) && $0.value.labels.contains("INBOX") }
+            #expect(left.isEmpty, "\(thread) still in the inbox: \(left.map(\.key))")
+        }
+        // After the echo, nothing is pending and the threads stay out of the inbox.
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+        #expect(Set(threads(try f.run("hd-ls", "-n", "0").stdout)).isDisjoint(with: targets))
+    }
+
+    @Test("undo while pending sends nothing")
+    func undoPending() throws {
+        let (f, fake) = try synced()
+        let target = try #require(threads(try f.run("hd-ls", "-n", "1").stdout).first)
+        #expect(try f.run("hd-mark", "--no-flush", "archive", target).status == 0)
+        #expect(try f.run("hd-pending", "--count").stdout != "0\n")
+        #expect(try f.run("hd-undo", "--no-flush").status == 0)
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+        try fake.clearRequests()
+        #expect(try f.run("hd-sync").status == 0)
+        let writes = try fake.requests().filter { $0.path.hasSuffix("/modify") || $0.path.hasSuffix("/batchModify") }
+        #expect(writes.isEmpty)
+        #expect(threads(try f.run("hd-ls", "-n", "1").stdout).first == target)
+    }
+
+    @Test("undo after sending restores INBOX on the server")
+    func undoAfterSending() throws {
+        let (f, fake) = try synced()
+        let target = try #require(threads(try f.run("hd-ls", "-n", "1").stdout).first)
+        let id = String(target.dropFirst("thread:".count))
+        #expect(try f.run("hd-mark", "archive", target).status == 0)  // sent at once
+        #expect(try fake.messages().values.filter { $0.thread == id }.allSatisfy { !$0.labels.contains("INBOX") })
+        #expect(try f.run("hd-undo").status == 0)
+        #expect(try fake.messages().values.filter { $0.thread == id }.contains { $0.labels.contains("INBOX") })
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(threads(try f.run("hd-ls", "-n", "1").stdout).first == target)
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+    }
+
+    @Test("unknown references are reported one per line and the rest are done: exit 2")
+    func unknownReferences() throws {
+        let (f, _) = try synced()
+        let target = try #require(threads(try f.run("hd-ls", "-n", "1").stdout).first)
+        let result = try f.run("hd-mark", "--no-flush", "star", "message:0000000000000000", target, "not/a/ref")
+        #expect(result.status == 2)
+        #expect(result.stderr == "hd-mark: not/a/ref: not a reference\nhd-mark: message:0000000000000000: no such message\n")
+        #expect(try f.run("hd-pending", "--count").stdout == "1\n")
+    }
+
+    @Test("an unknown label name is a usage error before anything is queued")
+    func unknownLabel() throws {
+        let (f, _) = try synced()
+        let target = try #require(threads(try f.run("hd-ls", "-n", "1").stdout).first)
+        let result = try f.run("hd-mark", "archive", "+NoSuchLabel", target)
+        #expect(result.status == 64 && result.stderr == "hd-mark: NoSuchLabel: no such label\n")
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+        #expect(try f.run("hd-mark", "--no-flush", "+work", "-Family", target).status == 0)
+    }
+
+    @Test("--dry-run prints what would be queued and queues nothing; marking twice queues nothing the second time")
+    func dryRunAndIdempotence() throws {
+        let (f, _) = try synced()
+        let target = try #require(threads(try f.run("hd-ls", "-n", "1").stdout).first)
+        let dry = try f.run("hd-mark", "--dry-run", "archive", target)
+        #expect(dry.status == 0 && !dry.stdout.isEmpty && dry.lines.allSatisfy { $0.contains("\t-INBOX\t") })
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+        #expect(try f.run("hd-mark", "--no-flush", "archive", target).status == 0)
+        let count = try f.run("hd-pending", "--count").stdout
+        #expect(try f.run("hd-mark", "--no-flush", "archive", target).status == 0)
+        #expect(try f.run("hd-pending", "--count").stdout == count)
+    }
+
+    @Test("archiving 1000 threads costs a handful of requests")
+    func thousandThreads() throws {
+        let (f, fake) = try synced(["--demo-count", "4000"], lookbackDays: 0, prefetch: "1")
+        let targets = try f.run("hd-search", "--ids", "-n", "1000", "in:anywhere")
+        #expect(targets.lines.count == 1000)
+        try fake.clearRequests()
+        let mark = try f.run("hd-mark", "archive", stdin: targets.stdout)
+        #expect(mark.status == 0, "\(mark)")
+        let requests = try fake.requests()
+        #expect(requests.count <= 5, "\(requests.map(\.path))")
+        #expect(requests.reduce(0) { $0 + $1.units } <= 5 * 50)
+        #expect(try f.run("hd-sync").status == 0)
+        let server = try fake.messages()
+        let archived = Set(targets.lines.map { String($0.dropFirst("thread:".count)) })
+        #expect(server.values.filter { archived.contains($0.thread) }.allSatisfy { !$0.labels.contains("INBOX") })
+    }
+}
