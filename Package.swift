@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail"]),
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
         // CLI support for the commands that talk to Gmail (only they link Foundation's networking).
-        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput"]),
+        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail"]),
 
         // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
         .executableTarget(name: "hd-ls", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
@@ -46,6 +46,7 @@ let package = Package(
         .executableTarget(name: "hd-sync", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
         .executableTarget(name: "hd-mark", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-undo", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonStore"]),
+        .executableTarget(name: "hd-show", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonMail", "HudsonOutput", "HudsonStore"]),
 
         // Test tooling: a tiny executable the store tests start as separate processes
         // (two migrators racing, a writer holding the lock). Not installed.

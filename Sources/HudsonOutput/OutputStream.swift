@@ -29,6 +29,12 @@ public final class OutputStream {
         if buffer.count >= capacity { try flush() }
     }
 
+    /// Bytes as they are (`hd-show --raw`): mail data the user asked for, not text to scrub.
+    public func write(bytes: [UInt8]) throws {
+        buffer.append(contentsOf: bytes)
+        if buffer.count >= capacity { try flush() }
+    }
+
     public func flush() throws {
         if closed { throw OutputClosed() }
         var offset = 0

@@ -1,0 +1,114 @@
+// hd-show: read a thread or a message.
+import HudsonCLI
+import HudsonMail
+import HudsonNetworkCLI
+import HudsonOutput
+import HudsonStore
+
+let spec = CommandSpec(
+    name: "hd-show",
+    abstract: "Show threads or messages: headers, labels, the readable body, attachments.",
+    discussion: """
+        A thread shows all its messages, oldest first. A body not stored yet is fetched
+        from Gmail at once (the same pipeline hd-sync uses); offline, the headers and the
+        snippet are shown with a note. --raw prints the RFC 822 source fetched from Gmail
+        (several messages as an mboxrd mailbox); --html the original HTML part.
+        References come from the operands or, with none, from standard input.
+        """,
+    options: [
+        .flag("raw", help: "Print the RFC 822 source from Gmail; several messages as mboxrd."),
+        .flag("html", help: "Print the original HTML part instead of the readable text."),
+        .value("save-attachments", name: "DIR", kind: .directory,
+               help: "Save the attachments in DIR (file names only, never overwriting: a numbered name instead)."),
+        .flag("no-fetch", help: "Never contact Gmail: show what the store has."),
+        .flag("json", help: "Print one NDJSON object per message (docs/json.md)."),
+    ],
+    operands: [OperandSpec("REF", kind: .reference, arity: .many, help: "thread:ID, message:ID, or a message id; - for standard input.")],
+    access: .readOnly,
+    exitStatuses: [.partialFailure, .usage, .temporaryFailure, .notAuthorized, .configuration])
+
+await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
+    var failures = 0
+    var references: [Reference] = []
+    for text in try cli.referenceTexts(cli.arguments.operands) {
+        if let reference = Reference(parsing: text) { references.append(reference) } else {
+            cli.warn("\(text): not a reference")
+            failures += 1
+        }
+    }
+    let store = try cli.store()
+    let account = try cli.selectedAccount(in: store)
+    let names = try LabelNames(store: store)
+    let fetch = OnDemand(invocation: cli)
+    let mayFetch = !cli.arguments.flag("no-fetch")
+    let raw = cli.arguments.flag("raw")
+    var messages: [MessageDetail] = []
+    var notes: [String: String] = [:]
+    for reference in references {
+        var found = try store.messageDetails(reference, accountID: account?.id)
+        if found.isEmpty {
+            cli.warn("\(reference): no such \(reference.kindName)")
+            failures += 1
+            continue
+        }
+        if mayFetch && !raw {
+            for (index, message) in found.enumerated() where message.body == nil {
+                do {
+                    if try await fetch.hydrate(messageID: message.messageID, email: names.email(message.accountID)) {
+                        found[index] = try store.messageDetails(.message(message.messageID), accountID: message.accountID).first ?? message
+                    } else {
+                        notes[message.messageID] = "deleted from Gmail"
+                    }
+                } catch {
+                    notes[message.messageID] = "body not stored; Gmail could not be reached"
+                    cli.warn("message:\(message.messageID): body not stored and not fetched: \(error)")
+                }
+            }
+        }
+        messages += found
+    }
+
+    if let directory = cli.arguments.string("save-attachments") {
+        try Paths.makeDirectories(directory)
+        for message in messages {
+            for attachment in message.body?.attachments ?? [] {
+                let bytes = try await fetch.attachment(attachment, messageID: message.messageID, email: names.email(message.accountID))
+                let name = AttachmentSaver.safeName(attachment.filename, fallback: "attachment-\(message.messageID)-\(attachment.partID)")
+                let path = try AttachmentSaver.save(bytes, name: name, in: directory)
+                try cli.stdout.write("message:\(message.messageID)\t\(TerminalSafety.field(path))\n")
+            }
+        }
+        return failures > 0 ? .partialFailure : .success
+    }
+    if raw {
+        for message in messages {
+            let source = try await fetch.raw(messageID: message.messageID, email: names.email(message.accountID))
+            if messages.count == 1 {
+                try cli.stdout.write(bytes: source)
+            } else {
+                let sender = MailAddress.parseList(message.headers.from ?? "").first?.address ?? ""
+                try cli.stdout.write(bytes: Mbox.entry(source, sender: sender, date: message.internalDate))
+            }
+        }
+        return failures > 0 ? .partialFailure : .success
+    }
+    if cli.arguments.flag("json") {
+        let sink = NDJSONSink(output: cli.stdout)
+        for message in messages { try sink.emit(MessageView.record(message, labels: names)) }
+        try sink.finish()
+    } else if cli.arguments.flag("html") {
+        for message in messages {
+            guard let html = message.body?.html else {
+                cli.warn("message:\(message.messageID): no HTML part")
+                continue
+            }
+            try cli.stdout.write(html + (html.hasSuffix("\n") ? "" : "\n"))
+        }
+    } else {
+        for (index, message) in messages.enumerated() {
+            if index > 0 { try cli.stdout.write("\n") }
+            try cli.stdout.write(MessageView.text(message, labels: names, bodyNote: notes[message.messageID]))
+        }
+    }
+    return failures > 0 ? .partialFailure : .success
+}
