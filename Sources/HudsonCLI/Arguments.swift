@@ -150,7 +150,7 @@ public enum ArgumentParser {
         for option in current.allOptions where parsed.values[option.long] == nil {
             if let value = option.defaultValue { parsed.values[option.long] = [value] }
         }
-        if parsed.flag("help") || parsed.flag("version") {
+        if parsed.flag("help") || parsed.flag("version") || parsed.flag("declaration") || parsed.values["generate-completion"] != nil {
             return (parsed, current)
         }
         if !current.subcommands.isEmpty {

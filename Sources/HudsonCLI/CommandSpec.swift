@@ -117,6 +117,9 @@ public struct CommandSpec: Sendable {
                help: "The store (default: $HUDSON_DB, else $XDG_DATA_HOME/hudson/hudson.sqlite3)."),
         .value("account", name: "EMAIL", kind: .account,
                help: "Only this account (default: $HUDSON_ACCOUNT, else every account)."),
+        .value("generate-completion", name: "SHELL", kind: .choice(["bash", "zsh", "fish"]),
+               help: "Print the completion script for SHELL (bash, zsh or fish).", hidden: true),
+        .flag("declaration", help: "Print this command's declaration as JSON (for tests and tooling).", hidden: true),
     ]
 
     /// The command's own options followed by the common ones.

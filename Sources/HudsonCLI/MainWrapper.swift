@@ -68,6 +68,16 @@ public enum Main {
                 try output.flush()
                 exit(0)
             }
+            if let shell = arguments.string("generate-completion") {
+                try output.write(Completion.script(for: spec, shell: shell))
+                try output.flush()
+                exit(0)
+            }
+            if arguments.flag("declaration") {
+                try output.write(Completion.declaration(spec).encoded + "\n")
+                try output.flush()
+                exit(0)
+            }
             return Invocation(
                 name: spec.name, programName: programName, spec: selected, arguments: arguments,
                 environment: environment, stdout: output, debug: environment["HUDSON_DEBUG"] == "1")
