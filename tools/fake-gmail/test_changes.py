@@ -78,6 +78,18 @@ class ChangeTests(ServerTestCase):
                                  body={"addLabelIds": ["STARRED"]})
         self.assertEqual(status, 404)
 
+    def test_insert_raw_b64_keeps_bytes_exactly(self):
+        raw = (b"From: a@example.org\r\nSubject: caf\xe9 \xff\xfe\r\n"
+               b"Content-Type: text/plain; charset=utf-8\r\n\r\nnot utf-8: \xc3\x28 \x00 end\r\n")
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            new = self.srv.admin("POST", "insert", {"raw_b64": encode(raw).decode("ascii").rstrip("="),
+                                                    "labelIds": ["INBOX"]})
+            got = self.srv.get("messages/" + new["id"], {"format": "raw"})["raw"]
+            self.assertEqual(base64.urlsafe_b64decode(got + "=" * (-len(got) % 4)), raw)
+        for body in ({"raw_b64": "***"}, {"raw_b64": ""}, {"raw": "x", "raw_b64": "eA"}, {"raw_b64": 5}):
+            status, _, _ = self.srv.request("POST", "/_admin/insert", body)
+            self.assertEqual(status, 400, body)
+
     def test_all_labels_removed_omits_label_ids(self):
         raw = "From: a@example.org\r\nTo: demo@hudson.test\r\nSubject: bare\r\n\r\nx\r\n"
         new = self.srv.admin("POST", "insert", {"raw": raw, "labelIds": ["INBOX"]})

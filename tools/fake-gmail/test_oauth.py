@@ -151,6 +151,17 @@ class OAuthTests(ServerTestCase):
         self.assertEqual(status, 200, body)
 
 
+class IssuedTokensTests(ServerTestCase):
+    def test_every_issued_token_is_listed_even_after_revocation(self):
+        first = self.srv.token(fresh=True)
+        second = self.srv.token(fresh=True)
+        self.srv.admin("POST", "expire-access-tokens")
+        listed = self.srv.admin("GET", "tokens")["tokens"]
+        self.assertIn("demo-refresh-token", listed)
+        self.assertIn(first, listed)
+        self.assertIn(second, listed)
+
+
 class AuthLogTests(ServerTestCase):
     def test_auth_and_token_are_logged(self):
         self.srv.admin("DELETE", "requests")

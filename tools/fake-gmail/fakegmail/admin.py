@@ -5,6 +5,8 @@ device" (recorded in history like any change), inject faults, read the
 request log and quota, and tune the server at run time.  One function per
 endpoint; ``ADMIN_ROUTES`` maps (method, path) to them.
 """
+import base64
+import binascii
 import json
 import re
 import threading
@@ -75,19 +77,42 @@ def modify(app, req):
 
 
 def insert(app, req):
-    """POST /_admin/insert {"raw", "labelIds"?, "threadId"?, "internalDate"?}."""
+    """POST /_admin/insert {"raw" | "raw_b64", "labelIds"?, "threadId"?, "internalDate"?}.
+
+    ``raw`` is RFC 822 text (stored as UTF-8); ``raw_b64`` is the message's bytes in
+    base64 (standard or URL-safe), stored exactly as given, for messages that are not
+    UTF-8 (bare 8-bit bytes, invalid sequences) or that are too large to send as text.
+    """
     body = _body(req)
-    raw = body.get("raw")
-    if not isinstance(raw, str) or not raw.strip():
-        raise bad_request('"raw" (RFC 822 text) is required')
-    data = raw.encode("utf-8")
-    if b"\r\n" not in data:
-        data = data.replace(b"\n", b"\r\n")
+    raw, raw_b64 = body.get("raw"), body.get("raw_b64")
+    if raw_b64 is not None:
+        if raw is not None:
+            raise bad_request('give "raw" or "raw_b64", not both')
+        if not isinstance(raw_b64, str):
+            raise bad_request('"raw_b64" must be a base64 string')
+        try:
+            text = raw_b64.strip().replace("-", "+").replace("_", "/")
+            data = base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            raise bad_request('"raw_b64" is not valid base64') from None
+        if not data.strip():
+            raise bad_request('"raw_b64" holds an empty message')
+    else:
+        if not isinstance(raw, str) or not raw.strip():
+            raise bad_request('"raw" (RFC 822 text) or "raw_b64" is required')
+        data = raw.encode("utf-8")
+        if b"\r\n" not in data:
+            data = data.replace(b"\n", b"\r\n")
     labels = _labels(app, body.get("labelIds", ["INBOX", "UNREAD"]))
     date = body.get("internalDate")
     m = app.mailbox.add_raw(data, labels, body.get("threadId"),
                             int(date) if date is not None else None, mode="insert")
     return 200, {"id": m.id, "threadId": m.thread_id, "historyId": str(m.history_id)}
+
+
+def tokens(app, req):
+    """GET /_admin/tokens: every refresh and access token issued so far."""
+    return 200, {"tokens": app.oauth.issued_tokens()}
 
 
 def delete(app, req):
@@ -200,7 +225,8 @@ ADMIN_ROUTES = [
     ("DELETE", r"faults", clear_faults),
     ("GET", r"requests", get_requests), ("DELETE", r"requests", clear_requests),
     ("GET", r"quota", quota), ("POST", r"set", settings), ("POST", r"revoke", revoke),
-    ("POST", r"expire-access-tokens", expire_access_tokens), ("POST", r"shutdown", shutdown),
+    ("POST", r"expire-access-tokens", expire_access_tokens), ("GET", r"tokens", tokens),
+    ("POST", r"shutdown", shutdown),
 ]
 _COMPILED = [(m, re.compile("^/_admin/%s/?$" % p), f) for m, p, f in ADMIN_ROUTES]
 

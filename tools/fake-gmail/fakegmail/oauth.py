@@ -84,10 +84,14 @@ class OAuthServer:
         self.codes = {}
         self.refresh = {}
         self.access = {}
+        # Every token ever issued, kept after expiry or revocation, so a test can check
+        # that none of them leaked into a client's output, logs or files.
+        self.issued = []
         self.consent = "allow"
         self.narrow_scope = False
         if refresh_token:
             self.refresh[refresh_token] = {"scope": [default_scope], "revoked": False}
+            self.issued.append(refresh_token)
 
     # ------------------------------------------------------------ /auth
 
@@ -124,6 +128,7 @@ class OAuthServer:
         token = "ya29.fake." + secrets.token_urlsafe(48)
         self.access[token] = {"expires": time.monotonic() + self.ttl, "scope": list(scope),
                               "refresh": refresh_token}
+        self.issued.append(token)
         return token
 
     def token(self, form, auth_header=None):
@@ -168,6 +173,7 @@ class OAuthServer:
         entry["used"] = True
         refresh_token = "1//0fake" + secrets.token_urlsafe(40)
         self.refresh[refresh_token] = {"scope": entry["scope"], "revoked": False}
+        self.issued.append(refresh_token)
         return 200, {"access_token": self._issue_access(entry["scope"], refresh_token),
                      "expires_in": self.ttl, "refresh_token": refresh_token,
                      "scope": " ".join(entry["scope"]), "token_type": "Bearer"}
@@ -209,6 +215,11 @@ class OAuthServer:
         with self.lock:
             for entry in self.access.values():
                 entry["expires"] = 0
+
+    def issued_tokens(self):
+        """Every refresh and access token issued so far, valid or not."""
+        with self.lock:
+            return list(self.issued)
 
     def settings(self):
         return {"consent": self.consent, "narrow_scope": self.narrow_scope,
