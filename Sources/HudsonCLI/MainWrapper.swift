@@ -199,11 +199,13 @@ public final class Invocation {
 
     /// Opens the store with an explicit access mode (creating its directory 0700 when
     /// the mode creates). Triage opens with `synchronous=FULL`: a queued change exists
-    /// nowhere else until it is sent (sqlite-notes.md "Durability").
-    public func openStore(_ access: Store.Access, durable: Bool = false) throws -> Store {
+    /// nowhere else until it is sent (sqlite-notes.md "Durability"). Every command opens
+    /// its store here, so the reliability suite's seams (TestHooks) reach them all.
+    public func openStore(_ access: Store.Access, durable: Bool = false) throws -> sending Store {
         let path = try storePath()
         if access == .create { try Paths.makeDirectories(Paths.directory(of: path)) }
-        return try Store.open(path: path, access: access, synchronous: durable ? .full : .normal)
+        return try Store.open(path: path, access: access, synchronous: durable ? .full : .normal,
+                              testing: TestHooks.connection(environment: environment))
     }
 
     /// The account `--account` or `$HUDSON_ACCOUNT` names, or nil for every account.

@@ -17,16 +17,17 @@ public enum FlushAttempt {
     public static func run(_ invocation: Invocation, accounts emails: [String], timeout: Duration = .seconds(4)) async -> [String] {
         var stillQueued: [String] = []
         guard !emails.isEmpty else { return [] }
-        guard let storePath = try? invocation.storePath(),
-              let endpoints = try? GmailEndpoints(environment: invocation.environment),
+        guard let endpoints = try? GmailEndpoints(environment: invocation.environment),
               let configDirectory = try? invocation.configDirectory(),
-              let store = try? Store.open(path: storePath, access: .readWrite, synchronous: .full)
+              let store = try? invocation.openStore(.readWrite, durable: true)
         else { return emails }
         let database = HudsonDatabase(store)
         for email in emails {
             do {
                 let access = try GmailAccess(email: email, configDirectory: configDirectory, endpoints: endpoints)
-                let flusher = MutationFlusher(api: access.interactive, database: database, account: email)
+                let flusher = MutationFlusher(
+                    api: access.interactive, database: database, account: email,
+                    checkpoint: TestHooks.flushCheckpoint(environment: invocation.environment))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { _ = try await flusher.flushOnce() }
                     group.addTask {

@@ -35,7 +35,7 @@ public final class OnDemand {
     public func hydrate(messageID: String, email: String) async throws -> Bool {
         let access = try access(email)
         if database == nil {
-            database = HudsonDatabase(try Store.open(path: try invocation.storePath(), access: .readWrite))
+            database = HudsonDatabase(try invocation.openStore(.readWrite))
         }
         let engine = SyncEngine(api: access.interactive, database: database!, account: email, onDemandAPI: access.interactive)
         return try await engine.hydrate(messageID: messageID)

@@ -82,7 +82,7 @@ public final class SyncRunner {
             signal(SIGTERM, SIG_DFL)
         }
         let storePath = try invocation.storePath()
-        let database = HudsonDatabase(try Store.open(path: storePath, access: .readWrite))
+        let database = HudsonDatabase(try invocation.openStore(.readWrite))
         var emails = try database.read { try $0.accounts().map(\.email) }
         if let selected = invocation.arguments.string("account") ?? invocation.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
             guard let match = emails.first(where: { $0.lowercased() == selected.lowercased() }) else {
@@ -112,7 +112,8 @@ public final class SyncRunner {
                 }
             }
             workers.append(AccountWorker(email: email, access: access, database: database, prefetchDays: prefetchDays,
-                                         progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose)))
+                                         progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose),
+                                         checkpoint: TestHooks.flushCheckpoint(environment: invocation.environment)))
         }
 
         switch mode {
@@ -171,14 +172,15 @@ final class AccountWorker: Sendable {
     let database: HudsonDatabase
     let progress: ProgressLine
 
-    init(email: String, access: GmailAccess, database: HudsonDatabase, prefetchDays: Int, progress: ProgressLine) {
+    init(email: String, access: GmailAccess, database: HudsonDatabase, prefetchDays: Int, progress: ProgressLine,
+         checkpoint: (@Sendable (FlushCheckpoint) -> Void)?) {
         self.email = email
         self.database = database
         self.progress = progress
         engine = SyncEngine(
             api: access.background, database: database, account: email, prefetchWindowDays: prefetchDays,
             onDemandAPI: access.interactive, progress: { progress.update($0) })
-        flusher = MutationFlusher(api: access.interactive, database: database, account: email)
+        flusher = MutationFlusher(api: access.interactive, database: database, account: email, checkpoint: checkpoint)
     }
 
     /// flush → syncOnce → retire.

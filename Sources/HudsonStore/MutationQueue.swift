@@ -232,6 +232,16 @@ extension Store {
         }
     }
 
+    /// The number of in-flight rows whose gate the account's cursor has reached: what
+    /// `retireConfirmedMutations` would retire now.
+    public func mutationsReadyToRetire(accountID: Int64) throws -> Int {
+        Int(try db.scalarInt("""
+            SELECT count(*) FROM mutation_queue AS q JOIN accounts AS a ON a.id = q.account_id
+             WHERE q.account_id = ? AND q.state = 'in_flight' AND a.history_id IS NOT NULL
+               AND q.expected_history_id <= a.history_id
+            """, accountID) ?? 0)
+    }
+
     /// A terminal failure (message gone, label gone, 400): the rows are dropped and
     /// readers see canonical truth again; sync re-derives it by refetching the message.
     /// Only rows still holding the op that failed are dropped. Returns the Gmail ids of

@@ -38,7 +38,8 @@ public final class Store {
         access: Access,
         busyTimeoutMilliseconds: Int32 = 5_000,
         synchronous: ConnectionOptions.Synchronous = .normal,
-        clock: @escaping Clock = Store.systemClock
+        clock: @escaping Clock = Store.systemClock,
+        testing: TestingHooks = TestingHooks()
     ) throws -> Store {
         let exists = fileExists(path)
         switch access {
@@ -51,7 +52,8 @@ public final class Store {
         let db: Connection
         do {
             db = try Connection(path: path, options: ConnectionOptions(
-                access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous))
+                access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous,
+                testing: testing))
             try checkIsHudsonStore(db, path: path, allowEmpty: access != .readOnly)
             if access == .readOnly {
                 try Schema.migrator.verifyCurrent(db)

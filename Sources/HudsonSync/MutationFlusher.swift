@@ -30,23 +30,43 @@ public struct FlushReport: Sendable, Equatable {
     }
 }
 
+/// The moments between the flusher's steps where a crash leaves a distinct state
+/// (optimistic-mutations.md "Crash safety"). The reliability suite stops the process at
+/// each of them; nothing else observes them.
+public enum FlushCheckpoint: String, Sendable, CaseIterable {
+    /// Gmail answered a send and nothing is recorded yet: the rows are still pending.
+    case afterSend = "after-send"
+    /// The rows are in flight, their retirement gate recorded.
+    case afterMarkInFlight = "after-mark-in-flight"
+    /// The history echo has landed (the cursor passed a gate) and the rows are not retired yet.
+    case beforeRetirement = "before-retirement"
+}
+
 public actor MutationFlusher {
     let api: any GmailAPI
     let database: HudsonDatabase
     let email: String
     /// Rows claimed per pass; more wait for the next pass.
     let claimLimit: Int
+    /// Called at each `FlushCheckpoint`; nil outside the reliability suite.
+    let checkpoint: (@Sendable (FlushCheckpoint) -> Void)?
     private var isFlushing = false
 
     /// Gmail's limit on ids per batchModify ([disc] BatchModifyMessagesRequest.ids).
     static let batchModifyLimit = 1000
 
-    /// - Parameter api: the client on the interactive quota lane: someone is waiting.
-    public init(api: any GmailAPI, database: HudsonDatabase, account: String, claimLimit: Int = 5000) {
+    /// - Parameters:
+    ///   - api: the client on the interactive quota lane: someone is waiting.
+    ///   - checkpoint: told when the flusher passes each `FlushCheckpoint` (a test seam).
+    public init(
+        api: any GmailAPI, database: HudsonDatabase, account: String, claimLimit: Int = 5000,
+        checkpoint: (@Sendable (FlushCheckpoint) -> Void)? = nil
+    ) {
         self.api = api
         self.database = database
         self.email = account
         self.claimLimit = claimLimit
+        self.checkpoint = checkpoint
     }
 
     /// Sends what is pending and retires what is confirmed. Single-flight: a second call
@@ -71,6 +91,9 @@ public actor MutationFlusher {
     @discardableResult
     public func retireConfirmed() throws -> Int {
         let accountID = try accountID()
+        if let checkpoint, try database.read({ try $0.mutationsReadyToRetire(accountID: accountID) }) > 0 {
+            checkpoint(.beforeRetirement)
+        }
         return try database.write { try $0.retireConfirmedMutations(accountID: accountID) }
     }
 
@@ -131,10 +154,12 @@ public actor MutationFlusher {
             do {
                 if unit.messageIDs.count == 1 {
                     let response = try await api.modify(id: unit.messageIDs[0], addLabelIDs: unit.adds, removeLabelIDs: unit.removes)
+                    checkpoint?(.afterSend)
                     try markInFlight(unit.rows, gate: try parseHistoryID(response.historyId))
                     report.flushed += unit.rows.count
                 } else {
                     try await api.batchModify(ids: unit.messageIDs, addLabelIDs: unit.adds, removeLabelIDs: unit.removes)
+                    checkpoint?(.afterSend)
                     awaitingGate += unit.rows
                     continue
                 }
@@ -171,6 +196,7 @@ public actor MutationFlusher {
     private func markInFlight(_ rows: [QueuedMutation], gate: Int64) throws {
         let sent = rows.map { (id: $0.id, op: $0.op) }
         try database.write { _ = try $0.markInFlight(sent, gate: gate) }
+        checkpoint?(.afterMarkInFlight)
     }
 
     /// Records a transient failure. A server that answered 429 or 5xx is given room: the

@@ -27,11 +27,35 @@ public struct ConnectionOptions: Sendable {
     /// How long a statement waits for another connection's lock before SQLITE_BUSY.
     public var busyTimeoutMilliseconds: Int32
     public var synchronous: Synchronous
+    /// Test seams; inert unless set (see `TestingHooks`).
+    public var testing: TestingHooks
 
-    public init(access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal) {
+    public init(
+        access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal,
+        testing: TestingHooks = TestingHooks()
+    ) {
         self.access = access
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
+        self.testing = testing
+    }
+}
+
+/// Seams for the reliability suite (docs/reliability.md), after SQLite's own crash and
+/// fault-injection tests: inert by default. The library never sets them; the command
+/// layer sets them only from `HUDSON_TEST_*` variables, which no user sets.
+public struct TestingHooks: Sendable {
+    /// Called after every write transaction commits, so a test can end the process at
+    /// each commit in turn and check that a resume from that state completes.
+    public var afterWriteCommit: (@Sendable () -> Void)?
+    /// Begins write transactions DEFERRED instead of IMMEDIATE. Never right: it exists
+    /// so the concurrency suite can show it notices a writer that takes its lock late
+    /// (sqlite-notes.md "Transactions": the upgrade fails with SQLITE_BUSY_SNAPSHOT).
+    public var deferredWrites: Bool
+
+    public init(afterWriteCommit: (@Sendable () -> Void)? = nil, deferredWrites: Bool = false) {
+        self.afterWriteCommit = afterWriteCommit
+        self.deferredWrites = deferredWrites
     }
 }
 

@@ -61,7 +61,8 @@ extension Connection {
     }
 
     private func transaction<T>(_ kind: TransactionKind, _ body: () throws -> T) throws -> T {
-        try execute("BEGIN \(kind.rawValue)")
+        let begin = kind == .immediate && options.testing.deferredWrites ? TransactionKind.deferred : kind
+        try execute("BEGIN \(begin.rawValue)")
         transactionKind = kind
         defer { transactionKind = nil }
         let result: T
@@ -77,6 +78,7 @@ extension Connection {
             rollbackQuietly()
             throw error
         }
+        if kind == .immediate { options.testing.afterWriteCommit?() }
         return result
     }
 

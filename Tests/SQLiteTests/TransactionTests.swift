@@ -120,4 +120,37 @@ struct TransactionTests {
         }
         #expect(!second.isInTransaction)
     }
+
+    @Test("the test seams: afterWriteCommit runs once per committed write, never for reads or rollbacks")
+    func afterWriteCommitHook() throws {
+        final class Counter: @unchecked Sendable { var value = 0 }
+        let counter = Counter()
+        var options = ConnectionOptions(access: .readWriteCreate)
+        options.testing = TestingHooks(afterWriteCommit: { counter.value += 1 })
+        let db = try Connection(path: dir.path("hooked.db"), options: options)
+        try db.execute("CREATE TABLE t (a)")
+        try db.write { try db.execute("INSERT INTO t VALUES (1)") }
+        try db.write { try db.savepoint { try db.execute("INSERT INTO t VALUES (2)") } }
+        _ = try db.read { try db.scalarInt("SELECT count(*) FROM t") }
+        #expect(throws: Boom.self) { try db.write { try db.execute("INSERT INTO t VALUES (3)"); throw Boom() } }
+        #expect(counter.value == 2)
+    }
+
+    @Test("the test seams: deferredWrites begins writes without the write lock, which a second writer then sees")
+    func deferredWritesSeam() throws {
+        var options = ConnectionOptions(access: .readWriteCreate)
+        options.testing.deferredWrites = true
+        let deferred = try Connection(path: dir.path("t.db"), options: options)
+        try deferred.execute("CREATE TABLE t (a)")
+        let other = try open(timeout: 0)
+        try deferred.write {
+            // A deferred transaction holds no lock until it writes: another writer gets in first.
+            try other.write { try other.execute("INSERT INTO t VALUES (1)") }
+            #expect(try deferred.scalarInt("SELECT count(*) FROM t") == 1)
+        }
+        let immediate = try open()
+        try immediate.write {
+            #expect(throws: SQLiteError.self) { try other.write { try other.execute("INSERT INTO t VALUES (2)") } }
+        }
+    }
 }

@@ -1,0 +1,46 @@
+/*!
+ The reliability suite's seams (docs/reliability.md), read from `HUDSON_TEST_*`
+ variables here and nowhere else: the libraries take them as arguments and never read
+ the environment (STYLE.md rule 2). With none of these variables set, nothing is
+ installed and every command behaves exactly as without this file.
+
+ - `HUDSON_TEST_CRASH_AFTER_COMMIT=N`: the process kills itself (SIGKILL, as `kill -9`
+   would) right after its Nth write transaction commits, so a test can stop a command
+   at every commit in turn and check that the next run resumes from that state.
+ - `HUDSON_TEST_CRASH_AT=POINT`: the same at a named point of the mutation flusher
+   (`after-send`, `after-mark-in-flight`, `before-retirement`; optimistic-mutations.md
+   "Crash safety").
+ - `HUDSON_TEST_DEFERRED_WRITES=1`: write transactions begin DEFERRED, which is wrong on
+   purpose, so the concurrency suite can show that it notices busy errors.
+ */
+import Glibc
+import SQLite
+import Synchronization
+
+public enum TestHooks {
+    /// Write commits made by this process so far, for `HUDSON_TEST_CRASH_AFTER_COMMIT`.
+    private static let commits = Atomic<Int>(0)
+
+    /// The connection seams the environment asks for; empty when it asks for none.
+    public static func connection(environment: [String: String]) -> TestingHooks {
+        var hooks = TestingHooks()
+        if let text = environment["HUDSON_TEST_CRASH_AFTER_COMMIT"], let limit = Int(text), limit > 0 {
+            hooks.afterWriteCommit = {
+                if commits.add(1, ordering: .relaxed).newValue >= limit { crash() }
+            }
+        }
+        hooks.deferredWrites = environment["HUDSON_TEST_DEFERRED_WRITES"] == "1"
+        return hooks
+    }
+
+    /// The named crash point `HUDSON_TEST_CRASH_AT` asks for, if any.
+    public static func crashPoint(environment: [String: String]) -> String? {
+        environment["HUDSON_TEST_CRASH_AT"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Ends the process the way `kill -9` does: no flush, no cleanup, no exit handlers.
+    public static func crash() -> Never {
+        kill(getpid(), SIGKILL)
+        _exit(137)
+    }
+}
