@@ -27,6 +27,7 @@ public enum FlushAttempt {
                 let access = try GmailAccess(email: email, configDirectory: configDirectory, endpoints: endpoints)
                 let flusher = MutationFlusher(
                     api: access.interactive, database: database, account: email,
+                    lock: FileFlushLock(storePath: try invocation.storePath(), email: email),
                     checkpoint: TestHooks.flushCheckpoint(environment: invocation.environment))
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { _ = try await flusher.flushOnce() }

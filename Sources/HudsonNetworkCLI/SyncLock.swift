@@ -13,8 +13,7 @@ public final class SyncLock {
 
     /// Takes the lock for `email`, or returns nil when another process holds it.
     public init?(storePath: String, email: String) throws {
-        let safe = email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
-        let path = "\(storePath).sync-\(safe).lock"
+        let path = Self.path(storePath: storePath, email: email, purpose: "sync")
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw CommandFailure(.configuration, "\(path): cannot open lock file: \(String(cString: strerror(errno)))")
@@ -29,6 +28,13 @@ public final class SyncLock {
     deinit {
         flock(fd, LOCK_UN)
         close(fd)
+    }
+
+    /// `<store>.<purpose>-<email>.lock`, beside the store, with the address made safe
+    /// for a file name.
+    static func path(storePath: String, email: String, purpose: String) -> String {
+        let safe = email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
+        return "\(storePath).\(purpose)-\(safe).lock"
     }
 }
 

@@ -111,7 +111,7 @@ public final class SyncRunner {
                     try store.widenBackfillWindow(accountID: try store.requireAccount(email: email).id, lookbackDays: lookbackDays)
                 }
             }
-            workers.append(AccountWorker(email: email, access: access, database: database, prefetchDays: prefetchDays,
+            workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath, prefetchDays: prefetchDays,
                                          progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose),
                                          checkpoint: TestHooks.flushCheckpoint(environment: invocation.environment)))
         }
@@ -172,7 +172,7 @@ final class AccountWorker: Sendable {
     let database: HudsonDatabase
     let progress: ProgressLine
 
-    init(email: String, access: GmailAccess, database: HudsonDatabase, prefetchDays: Int, progress: ProgressLine,
+    init(email: String, access: GmailAccess, database: HudsonDatabase, storePath: String, prefetchDays: Int, progress: ProgressLine,
          checkpoint: (@Sendable (FlushCheckpoint) -> Void)?) {
         self.email = email
         self.database = database
@@ -180,7 +180,8 @@ final class AccountWorker: Sendable {
         engine = SyncEngine(
             api: access.background, database: database, account: email, prefetchWindowDays: prefetchDays,
             onDemandAPI: access.interactive, progress: { progress.update($0) })
-        flusher = MutationFlusher(api: access.interactive, database: database, account: email, checkpoint: checkpoint)
+        flusher = MutationFlusher(api: access.interactive, database: database, account: email,
+                                  lock: FileFlushLock(storePath: storePath, email: email), checkpoint: checkpoint)
     }
 
     /// flush → syncOnce → retire.

@@ -143,17 +143,21 @@ extension Store {
     // MARK: - Flusher side
 
     /// Claims up to `limit` pending rows that are due, oldest first, so that no other
-    /// flusher (in this or another process) sends them meanwhile.
-    public func claimPendingMutations(accountID: Int64, limit: Int) throws -> [QueuedMutation] {
+    /// flusher (in this or another process) sends them meanwhile. A flusher that holds
+    /// the account's flush lock passes `takingOverClaims`: only the lock's holder claims,
+    /// so every claim it finds was left by a flusher that died, and it takes them over at
+    /// once instead of waiting for them to expire.
+    public func claimPendingMutations(accountID: Int64, limit: Int, takingOverClaims: Bool = false) throws -> [QueuedMutation] {
         try db.write {
             let now = self.now
+            let claimable = takingOverClaims ? Int64.max : now - Self.claimLifetimeMilliseconds
             let rows = try db.map("""
                 SELECT \(Self.queueColumns) \(Self.queueJoins)
                  WHERE q.account_id = ? AND q.state = 'pending'
                    AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?)
                    AND (q.claimed_at IS NULL OR q.claimed_at <= ?)
                  ORDER BY q.id LIMIT ?
-                """, accountID, now, now - Self.claimLifetimeMilliseconds, limit, transform: Self.queuedMutation(from:))
+                """, accountID, now, claimable, limit, transform: Self.queuedMutation(from:))
             for row in rows {
                 try db.execute("UPDATE mutation_queue SET claimed_at = ? WHERE id = ?", now, row.id)
             }

@@ -13,6 +13,12 @@
  account's cursor passes its gate, never on the 2xx ("Retirement: on echo").
  Terminal failures drop the rows and re-derive truth by refetching the message;
  transient ones leave them pending with their attempts and error, retried with backoff.
+
+ Flushers of one account exclude each other with a `FlushLock` (hd-sync and hd-mark may
+ run at once). Only the lock's holder claims rows, so a flusher that takes the lock
+ takes over every claim it finds: its claimer died (optimistic-mutations.md "Crash
+ after send, before markInFlight — the row is still pending, so it is re-sent"), and
+ the row must not wait out the claim's lifetime.
  */
 import Foundation
 import HudsonGmail
@@ -42,12 +48,21 @@ public enum FlushCheckpoint: String, Sendable, CaseIterable {
     case beforeRetirement = "before-retirement"
 }
 
+/// Keeps the other flushers of an account out while held, across processes.
+public protocol FlushLock: Sendable {
+    /// Takes the lock if it is free; false when another flusher holds it.
+    func tryLock() throws -> Bool
+    func unlock()
+}
+
 public actor MutationFlusher {
     let api: any GmailAPI
     let database: HudsonDatabase
     let email: String
     /// Rows claimed per pass; more wait for the next pass.
     let claimLimit: Int
+    /// Excludes other flushers of the account; nil when this is the only one.
+    let lock: (any FlushLock)?
     /// Called at each `FlushCheckpoint`; nil outside the reliability suite.
     let checkpoint: (@Sendable (FlushCheckpoint) -> Void)?
     private var isFlushing = false
@@ -57,15 +72,18 @@ public actor MutationFlusher {
 
     /// - Parameters:
     ///   - api: the client on the interactive quota lane: someone is waiting.
+    ///   - lock: shared by every flusher of this account in every process. Without one,
+    ///     a claim left by a flusher that died is honoured until it expires.
     ///   - checkpoint: told when the flusher passes each `FlushCheckpoint` (a test seam).
     public init(
         api: any GmailAPI, database: HudsonDatabase, account: String, claimLimit: Int = 5000,
-        checkpoint: (@Sendable (FlushCheckpoint) -> Void)? = nil
+        lock: (any FlushLock)? = nil, checkpoint: (@Sendable (FlushCheckpoint) -> Void)? = nil
     ) {
         self.api = api
         self.database = database
         self.email = account
         self.claimLimit = claimLimit
+        self.lock = lock
         self.checkpoint = checkpoint
     }
 
@@ -78,13 +96,27 @@ public actor MutationFlusher {
 
         let accountID = try accountID()
         var report = FlushReport()
-        let limit = claimLimit
-        let claimed = try database.write { try $0.claimPendingMutations(accountID: accountID, limit: limit) }
-        if !claimed.isEmpty {
-            try await send(claimed, accountID: accountID, report: &report)
+        if let lock {
+            // Another flusher is sending this account's queue: it will send these rows too.
+            if try lock.tryLock() {
+                defer { lock.unlock() }
+                try await claimAndSend(accountID: accountID, takingOverClaims: true, report: &report)
+            }
+        } else {
+            try await claimAndSend(accountID: accountID, takingOverClaims: false, report: &report)
         }
         report.retired = try retireConfirmed()
         return report
+    }
+
+    private func claimAndSend(accountID: Int64, takingOverClaims: Bool, report: inout FlushReport) async throws {
+        let limit = claimLimit
+        let claimed = try database.write {
+            try $0.claimPendingMutations(accountID: accountID, limit: limit, takingOverClaims: takingOverClaims)
+        }
+        if !claimed.isEmpty {
+            try await send(claimed, accountID: accountID, report: &report)
+        }
     }
 
     /// Retires in-flight rows whose gate the cursor has passed (after a poll).

@@ -1,3 +1,4 @@
+import Foundation
 import HudsonGmail
 import HudsonStore
 import HudsonSync
@@ -55,6 +56,34 @@ struct FlusherTests {
         try f.database.write { try $0.releaseClaims(ids: claimed.map(\.id)) }  // as expiry would
         #expect(try await f.flusher().flushOnce().flushed == 1)
         #expect(f.gmail.labels(of: "m0") == ["UNREAD"])
+    }
+
+    @Test("r10_claim_left_by_a_dead_flusher_is_taken_over_at_once: the flush lock's holder sends a row a crashed flusher claimed")
+    func r10_claim_left_by_a_dead_flusher_is_taken_over_at_once() async throws {
+        let (f, _) = try await synced()
+        try f.perform([.archive], on: [.message("m0")])
+        let accountID = try f.account().id
+        // A flusher claims the row, sends it, and dies before markInFlight.
+        _ = try f.database.write { try $0.claimPendingMutations(accountID: accountID, limit: 10) }
+        _ = try await f.gmail.modify(id: "m0", addLabelIDs: [], removeLabelIDs: ["INBOX"])
+        let lock = MemoryFlushLock()
+        let report = try await MutationFlusher(api: f.gmail, database: f.database, account: f.email, lock: lock).flushOnce()
+        #expect(report.flushed == 1)  // not held back for the claim's five-minute lifetime
+        #expect(try f.queue().map(\.state) == [.inFlight])
+        #expect(!lock.isHeld)
+    }
+
+    @Test("r10_flush_lock_held_elsewhere_sends_nothing: while another flusher holds the lock, nothing is claimed or sent")
+    func r10_flush_lock_held_elsewhere_sends_nothing() async throws {
+        let (f, _) = try await synced()
+        try f.perform([.star], on: [.message("m1")])
+        let lock = MemoryFlushLock()
+        #expect(try lock.tryLock())
+        let report = try await MutationFlusher(api: f.gmail, database: f.database, account: f.email, lock: lock).flushOnce()
+        #expect(report.flushed == 0)
+        #expect(f.gmail.labels(of: "m1")?.contains("STARRED") == false)
+        lock.unlock()
+        #expect(try await MutationFlusher(api: f.gmail, database: f.database, account: f.email, lock: lock).flushOnce().flushed == 1)
     }
 
     @Test("crash after markInFlight: the row retires when the echo lands")
@@ -140,4 +169,22 @@ struct FlusherTests {
         #expect(calls.filter { if case .batchModify = $0 { return true }; return false }.count == 1)
         #expect(f.gmail.labels(of: "m0500") == ["UNREAD"])
     }
+}
+
+/// A flush lock within one process, for the flusher's tests.
+final class MemoryFlushLock: FlushLock, @unchecked Sendable {
+    private let mutex = NSLock()
+    private var held = false
+
+    var isHeld: Bool { mutex.withLock { held } }
+
+    func tryLock() throws -> Bool {
+        mutex.withLock {
+            if held { return false }
+            held = true
+            return true
+        }
+    }
+
+    func unlock() { mutex.withLock { held = false } }
 }
