@@ -49,6 +49,13 @@ extension Store {
             var report = HistoryApplyReport()
             var unknown: [String] = []
             var unknownSet = Set<String>()
+            // One history record can carry labelsAdded and labelsRemoved for the same
+            // message (one modify that archives and stars), every change with the
+            // record's id. Once the first is applied the row's history id equals the
+            // record's, and the rest of the record must still apply; an equal version
+            // this page did not write is a snapshot taken at that version, which already
+            // shows the whole record and is skipped (the version guard).
+            var versionWrittenHere: [Int64: Int64] = [:]
             func needsFetch(_ id: String) {
                 if unknownSet.insert(id).inserted { unknown.append(id) }
             }
@@ -76,7 +83,7 @@ extension Store {
                         if deletedAt == nil { needsFetch(change.messageID) } else { report.skipped += 1 }
                         continue
                     }
-                    guard historyID > existing.historyID else {
+                    guard historyID > existing.historyID || versionWrittenHere[existing.key] == historyID else {
                         report.skipped += 1  // the stored snapshot already reflects this change
                         continue
                     }
@@ -91,6 +98,7 @@ extension Store {
                     }
                     if isAdd { try ensureLabelRows(accountID: accountID, ids: labels) }
                     try db.execute("UPDATE messages SET history_id = ? WHERE id = ?", historyID, existing.key)
+                    versionWrittenHere[existing.key] = historyID
                     try bumpSequence(messageKey: existing.key)
                     touched.insert(ThreadKey(accountID: accountID, threadID: existing.threadID))
                     report.applied += 1

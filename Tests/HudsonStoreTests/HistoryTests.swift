@@ -18,6 +18,42 @@ struct HistoryTests {
         try f.checkDerivedTables()
     }
 
+    @Test("r10_history_record_adding_and_removing_labels_applies_both: one record's labelsAdded and labelsRemoved share its id")
+    func r10_history_record_adding_and_removing_labels_applies_both() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", history: 100, labels: ["INBOX", "UNREAD"]))
+        // One modify on another device archived and starred the message: one record, id 110.
+        let report = try f.store.applyHistoryChanges([
+            .labelsAdded(messageID: "m1", threadID: "m1", labelIDs: ["STARRED"], historyID: 110),
+            .labelsRemoved(messageID: "m1", threadID: "m1", labelIDs: ["INBOX"], historyID: 110),
+        ], accountID: f.account.id)
+        #expect(report.applied == 2)
+        #expect(try f.canonical("m1") == ["STARRED", "UNREAD"])
+        #expect(try f.inbox().isEmpty)
+        // Re-polled after a crash, the same record changes nothing: the row is at version 110.
+        let again = try f.store.applyHistoryChanges([
+            .labelsAdded(messageID: "m1", threadID: "m1", labelIDs: ["STARRED"], historyID: 110),
+            .labelsRemoved(messageID: "m1", threadID: "m1", labelIDs: ["INBOX"], historyID: 110),
+        ], accountID: f.account.id)
+        #expect(again.skipped == 2)
+        #expect(try f.canonical("m1") == ["STARRED", "UNREAD"])
+        try f.checkDerivedTables()
+    }
+
+    @Test("version guard: a snapshot taken at a record's version makes the whole record stale")
+    func snapshotAtRecordVersion() throws {
+        let f = try StoreFixture()
+        // A snapshot at the record's version already shows the record, so the record is
+        // skipped whatever the snapshot says: the stored row is not older than it.
+        try f.apply(f.snapshot("m1", history: 110, labels: ["INBOX", "STARRED"]))
+        let report = try f.store.applyHistoryChanges([
+            .labelsAdded(messageID: "m1", threadID: "m1", labelIDs: ["STARRED"], historyID: 110),
+            .labelsRemoved(messageID: "m1", threadID: "m1", labelIDs: ["INBOX"], historyID: 110),
+        ], accountID: f.account.id)
+        #expect(report.skipped == 2)
+        #expect(try f.canonical("m1") == ["INBOX", "STARRED"])
+    }
+
     @Test("version guard, history first: a stale snapshot after a newer label change is refused")
     func historyThenStaleSnapshot() throws {
         let f = try StoreFixture()
