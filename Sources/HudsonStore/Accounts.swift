@@ -155,10 +155,14 @@ extension Store {
     }
 
     /// History expired (a 404 from history.list): take the fresh cursor and reset backfill
-    /// to pending over the whole window; the re-list runs on a later pass.
+    /// to pending over the whole window; the re-list runs on a later pass. Every stored
+    /// message is unconfirmed until the re-list lists it (see `relistUnconfirmed`).
     public func resetForExpiredCursor(accountID: Int64, freshHistoryID: Int64) throws {
         guard freshHistoryID > 0 else { throw StoreError.invalidArgument("history id must be positive") }
         try db.write {
+            try db.execute("DELETE FROM relist_unconfirmed WHERE account_id = ?", accountID)
+            try db.execute("INSERT INTO relist_unconfirmed (account_id, message_id) SELECT account_id, id FROM messages WHERE account_id = ?",
+                           accountID)
             try db.execute("""
                 UPDATE accounts
                    SET history_id = ?, backfill_state = 'pending', backfill_page_token = NULL,

@@ -6,7 +6,8 @@
  The tables, and who writes them:
 
  - canonical (server truth, written only by sync): `messages`, `message_labels`,
-   `message_addresses`, `message_bodies`, `attachments`, `labels`, `accounts`' cursor.
+   `message_addresses`, `message_bodies`, `attachments`, `labels`, `accounts`' cursor,
+   and `relist_unconfirmed` (what a re-list after an expired cursor has yet to confirm).
  - overlay (local intent, written only by triage): `mutation_queue`, `actions`, `action_items`.
  - derived (kept right by every write path, in the same transaction): `thread_rollup`,
    `thread_labels`, `fts_messages` (by triggers), `message_seq`.
@@ -19,6 +20,7 @@ enum Schema {
 
     static let migrations: [Migration] = [
         Migration("001_initial", initial),
+        Migration("002_relist_unconfirmed", relistUnconfirmed),
     ]
 
     static let migrator = Migrator(migrations)
@@ -351,5 +353,19 @@ enum Schema {
                NULL
           FROM messages AS m WHERE m.id = OLD.message_id;
     END;
+    """
+
+    /// After an expired history cursor the window is listed again ("Cursor expiry"), but
+    /// a listing only adds and updates: a message deleted, or moved to spam or trash,
+    /// while the cursor was expired is not in it and would stay as it was. So the re-list
+    /// starts with every stored message of the account here; the listing takes out what
+    /// it lists, and what is left when it ends is fetched once more (Store+Relist).
+    private static let relistUnconfirmed = """
+    CREATE TABLE relist_unconfirmed (
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+        PRIMARY KEY (account_id, message_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX relist_unconfirmed_by_message ON relist_unconfirmed (message_id);
     """
 }

@@ -95,11 +95,13 @@ extension Store {
 
     /// Applies one listed backfill page and records the listing's progress in the same
     /// transaction, so a crash either keeps both or neither and the page is re-listed.
+    /// Every message of the page, stale or not, is confirmed for a re-list in progress.
     public func applyBackfillPage(
         _ snapshots: [MessageSnapshot], accountID: Int64, nextPageToken: String?, listed: Int, estimate: Int?
     ) throws -> SnapshotApplyReport {
         try writeTracked { touched in
             let report = try applyEach(snapshots, accountID: accountID, touched: &touched)
+            try confirmListed(snapshots.map(\.id), accountID: accountID)
             try recordBackfillPage(accountID: accountID, nextPageToken: nextPageToken, listed: listed, estimate: estimate)
             return report
         }

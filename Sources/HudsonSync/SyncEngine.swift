@@ -1,7 +1,7 @@
 /*!
  The read-path actor (sync-engine-reference.md): one bounded pass, in this order,
 
-   ensureCursor → pollHistory → backfill (≤ maxBackfillPages) → hydrateBodies (≤ hydrationBatch)
+   ensureCursor → pollHistory → backfill (≤ maxBackfillPages) → settle a re-list → hydrateBodies (≤ hydrationBatch)
 
  so the caller controls cadence and nothing runs unbounded in the background. It owns
  no state of its own between passes: the cursor, the backfill window and token, and the
@@ -92,6 +92,7 @@ public actor SyncEngine {
             try await backfill(account, maxPages: maxBackfillPages, report: &report)
             account = try currentAccount()
         }
+        report.eventsApplied += try await settleRelist(account)
         report.backfillComplete = account.backfillState == .complete
         report.bodiesHydrated = try await hydrateBodies(account)
         let accountID = account.id
@@ -99,13 +100,14 @@ public actor SyncEngine {
         return report
     }
 
-    /// Whether this account is caught up: backfill complete and no body missing in the
-    /// prefetch window (except those that failed in this process).
+    /// Whether this account is caught up: backfill complete, a re-list settled, and no
+    /// body missing in the prefetch window (except those that failed in this process).
     public func isCaughtUp() throws -> Bool {
         let account = try currentAccount()
         guard account.backfillState == .complete else { return false }
         let since = prefetchCutoff()
         let accountID = account.id
+        if try !database.read({ try $0.messagesUnconfirmedByRelist(accountID: accountID, limit: 1) }).isEmpty { return false }
         let failed = failedHydrations
         let remaining = try database.read {
             try $0.messagesNeedingBodies(accountID: accountID, since: since, limit: failed.count + 1)
@@ -238,6 +240,44 @@ public actor SyncEngine {
                                    backfillEstimate: account.backfillEstimate, bodiesHydrated: 0, bodiesRemaining: 0))
             if page.nextPageToken == nil { break }
         }
+    }
+
+    // MARK: - settling a re-list
+
+    /// Once the re-list after an expired cursor is complete, fetches (format=metadata)
+    /// the stored messages it did not list: a 404 tombstones one (deleted while history
+    /// was expired), a snapshot goes through the version guard (moved to spam or trash).
+    /// Bounded per pass; a transient failure leaves the rest for the next pass. Returns
+    /// the number of messages changed.
+    func settleRelist(_ account: Account, limit: Int = 500) async throws -> Int {
+        let accountID = account.id
+        let ids = try database.read { try $0.messagesUnconfirmedByRelist(accountID: accountID, limit: limit) }
+        guard !ids.isEmpty else { return 0 }
+        let results = await api.getMessages(ids: ids, format: "metadata")
+        var changed = 0
+        var settled: [String] = []
+        var snapshots: [MessageSnapshot] = []
+        for id in ids {
+            switch results[id] {
+            case .success(let message)?:
+                if let snapshot = SnapshotMapping.snapshot(from: message) { snapshots.append(snapshot) }
+                settled.append(id)
+            case .failure(.notFound)?:
+                if try database.write({ try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }) { changed += 1 }
+            case .failure(.invalidResponse(let detail))?:
+                throw GmailError.invalidResponse(detail)  // a garbled answer: ask again next pass
+            case .failure(let error)? where error.isRetryable || error == .cancelled:
+                throw error
+            case .failure?, nil:
+                settled.append(id)  // Gmail will not serve it: keep what is stored
+            }
+        }
+        let applied = try database.write { store -> Int in
+            let report = try store.applySnapshots(snapshots, accountID: accountID)
+            try store.confirmRelisted(settled, accountID: accountID)
+            return report.applied
+        }
+        return changed + applied
     }
 
     // MARK: - hydration

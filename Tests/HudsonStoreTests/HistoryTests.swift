@@ -113,6 +113,27 @@ struct HistoryTests {
         #expect(account.backfillQuery == "after:\(1_767_225_600 - 90 * 86_400)")
     }
 
+    @Test("r10_messages_deleted_while_history_was_expired_are_removed: what a complete re-list did not list is left to fetch again")
+    func r10_relist_leaves_unlisted_messages_to_fetch_again() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", history: 100), f.snapshot("m2", history: 100, minute: 2), f.snapshot("m3", history: 100, minute: 3))
+        try f.store.recordBackfillPage(accountID: f.account.id, nextPageToken: nil, listed: 3, estimate: 3)
+        #expect(try f.store.messagesUnconfirmedByRelist(accountID: f.account.id, limit: 10).isEmpty)
+        try f.store.resetForExpiredCursor(accountID: f.account.id, freshHistoryID: 1000)
+        // While the listing runs, nothing is to be fetched yet.
+        _ = try f.store.applyBackfillPage([f.snapshot("m3", history: 100, minute: 3)], accountID: f.account.id,
+                                          nextPageToken: "2", listed: 1, estimate: 2)
+        #expect(try f.store.messagesUnconfirmedByRelist(accountID: f.account.id, limit: 10).isEmpty)
+        // m2 is listed (unchanged: the version guard refuses it, but it is confirmed); m1 is not.
+        let last = try f.store.applyBackfillPage([f.snapshot("m2", history: 100, minute: 2)], accountID: f.account.id,
+                                                 nextPageToken: nil, listed: 1, estimate: 2)
+        #expect(last.stale == 1)
+        #expect(try f.store.messagesUnconfirmedByRelist(accountID: f.account.id, limit: 10) == ["m1"])
+        try f.store.deleteVanishedMessage(gmailID: "m1", accountID: f.account.id)
+        #expect(try f.store.messagesUnconfirmedByRelist(accountID: f.account.id, limit: 10).isEmpty)
+        try f.checkDerivedTables()
+    }
+
     @Test("a deleted message leaves the store, the index and its thread, and stays deleted")
     func tombstone() throws {
         let f = try StoreFixture()

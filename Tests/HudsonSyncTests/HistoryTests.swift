@@ -143,4 +143,20 @@ struct PollCursorTests {
         #expect(try f.canonical("m2") == ["UNREAD"])
         #expect(try f.storedIDs().count == 6)
     }
+
+    @Test("r10_messages_deleted_while_history_was_expired_are_removed: the re-list's leftovers are fetched again")
+    func r10_messages_deleted_while_history_was_expired_are_removed() async throws {
+        let (f, engine) = try await synced(pageSize: 2)
+        f.gmail.delete("m3")  // its messagesDeleted record is lost with the expired history
+        _ = f.gmail.change("m1", add: ["STARRED"])
+        f.gmail.expireHistory()
+        try await f.syncUntilComplete(engine)
+        #expect(try !f.storedIDs().contains("m3"))
+        #expect(try f.canonical("m1")?.contains("STARRED") == true)
+        #expect(try await engine.isCaughtUp())
+        // Settled once: later passes fetch nothing more.
+        f.gmail.resetCalls()
+        _ = try await engine.syncOnce()
+        #expect(!f.gmail.calls.contains { if case .getMessage = $0 { return true }; return false })
+    }
 }

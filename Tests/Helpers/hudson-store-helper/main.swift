@@ -48,7 +48,8 @@ do {
 }
 
 /// A little of everything the schema holds: two accounts, labels, threads, bodies,
-/// attachments, a tombstone, queue rows in both states and an undone action.
+/// attachments, a tombstone, queue rows in both states, an undone action and a re-list
+/// in progress.
 func fillFixture(_ store: Store) throws {
     let ann = try store.addAccount(email: "ann@example.com", consentedAt: 1_767_225_600, lookbackDays: 90)
     try store.addAccount(email: "bob@example.org", consentedAt: 1_767_225_600, lookbackDays: 0)
@@ -83,4 +84,8 @@ func fillFixture(_ store: Store) throws {
     try store.markInFlight(claimed.map { ($0.id, $0.op) }, gate: 100_020)
     _ = try store.perform([.star], on: [.message("b1")])
     _ = try store.undo()
+    // History expired for ann: a re-list in progress that has listed b1 only (002).
+    try store.resetForExpiredCursor(accountID: ann.id, freshHistoryID: 100_050)
+    _ = try store.applyBackfillPage([snapshot("b1", "tb", 3, ["SENT"])], accountID: ann.id,
+                                    nextPageToken: "relist-2", listed: 1, estimate: 3)
 }
