@@ -226,6 +226,10 @@ public actor SyncEngine {
                 case .failure(let error)? where error.isRetryable || error == .cancelled:
                     // Not this message's fault: leave the token where it is and re-list later.
                     throw error
+                case .failure(.invalidResponse(let detail))?:
+                    // A garbled answer (a proxy's page, a cut body) says nothing about the
+                    // message: skipping it would lose it for good, as the listing moves on.
+                    throw GmailError.invalidResponse(detail)
                 case .failure?, nil:
                     continue  // gone (404) or a message Gmail cannot serve: skip it, keep going
                 }

@@ -131,6 +131,21 @@ struct BackfillTests {
         #expect(try f.storedIDs().count == 4)
     }
 
+    @Test("r10_garbled_message_response_is_not_skipped_by_backfill: the page is listed again, not committed without it")
+    func r10_garbled_message_response_is_not_skipped_by_backfill() async throws {
+        let f = try SyncFixture()
+        for i in 0..<4 { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
+        let garbled = GmailError.invalidResponse("body is not valid JSON")
+        f.gmail.setHook { call in
+            if case .getMessage("m1", "metadata") = call { throw garbled }
+        }
+        await #expect(throws: garbled) { try await f.engine(pageSize: 2).syncOnce() }
+        #expect(try f.account().backfillPageToken == nil && f.account().backfillState == .pending)
+        f.gmail.setHook(nil)
+        try await f.syncUntilComplete(f.engine(pageSize: 2))
+        #expect(try f.storedIDs() == ["m0", "m1", "m2", "m3"])
+    }
+
     @Test("a second concurrent syncOnce returns the empty report")
     func singleFlight() async throws {
         let f = try SyncFixture()
