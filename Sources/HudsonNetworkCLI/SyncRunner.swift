@@ -5,6 +5,9 @@
  `--catch-up` (passes until backfill is complete, bodies in the window are stored and
  the queue is empty), and `--watch` (2 s between passes while catching up, 30 s after,
  until SIGINT or SIGTERM, which stop between passes — a pass is bounded, so that is soon).
+ A watch outlives every failure the exit table calls temporary (75: a server error, a
+ garbled answer, the network, a busy store): it says so and tries again, waiting twice
+ as long after each failed pass in a row, up to five minutes.
  */
 import Foundation
 import HudsonCLI
@@ -137,10 +140,12 @@ public final class SyncRunner {
         return .success
     }
 
-    /// Passes until interrupted: errors are reported and retried on the next pass.
+    /// Passes until interrupted: temporary failures are reported and retried on the next pass.
     private func watch(_ workers: [AccountWorker], sink: any Sink) async throws {
+        var failedInARow = 0
         while !stopRequested.load(ordering: .relaxed) {
             var catchingUp = false
+            var failed = false
             for worker in workers {
                 do {
                     let totals = try await worker.pass(maxPages: maxPages)
@@ -150,17 +155,28 @@ public final class SyncRunner {
                         try invocation.stdout.flush()
                     }
                     catchingUp = try await !worker.isCaughtUp() || catchingUp
-                } catch let error as GmailError where error.isRetryable {
-                    invocation.warn("\(worker.email): \(error); retrying")
-                    catchingUp = true
+                } catch let error where Self.temporary(error) != nil {
+                    worker.progress.finish()
+                    invocation.warn("\(worker.email): \(Self.temporary(error) ?? ""); retrying")
+                    failed = true
                 }
                 if stopRequested.load(ordering: .relaxed) { return }
             }
-            let pause = catchingUp ? 2 : 30
+            failedInARow = failed ? failedInARow + 1 : 0
+            let pause = failed ? min(300, 2 << min(failedInARow - 1, 8)) : catchingUp ? 2 : 30
             for _ in 0..<(pause * 10) where !stopRequested.load(ordering: .relaxed) {
                 try await Task.sleep(for: .milliseconds(100))
             }
         }
+    }
+}
+
+extension SyncRunner {
+    /// The message of an error the exit table calls temporary (75, "safe to retry"), or
+    /// nil: the same classifiers every network command exits through.
+    nonisolated static func temporary(_ error: any Error) -> String? {
+        let classified = NetworkExit.classify(error) ?? Exit.classify(error, debug: false)
+        return classified.status == .temporaryFailure ? classified.message : nil
     }
 }
 

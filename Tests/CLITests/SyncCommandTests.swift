@@ -201,6 +201,58 @@ struct SyncCommandTests {
         let fetched = try fake.requests().filter { $0.method == "GET" && $0.path.contains("/messages/") }.map { "message:" + ($0.path.split(separator: "/").last.map(String.init) ?? "") }
         #expect(Set(fetched).isDisjoint(with: before), "a stored message was fetched again")
     }
+
+    /// Starts `hd-sync --watch --verbose`, killed after `limit` seconds if it still runs.
+    func watch(_ f: CLIFixture, limit: Double = 90) throws -> ChildProcess {
+        let watch = try ChildProcess(BuiltProducts.executable("hd-sync"), ["--watch", "--verbose"], environment: f.environment,
+                                     replaceEnvironment: true)
+        let process = watch.process
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        return watch
+    }
+
+    /// Reads standard error until a line contains `text`.
+    func awaitError(_ watch: ChildProcess, containing text: String) -> String? {
+        while let line = watch.readErrorLine() {
+            if line.contains(text) { return line }
+        }
+        return nil
+    }
+
+    @Test("r10_watch_survives_a_garbled_response: a pass that fails with a temporary error is reported and the watch goes on")
+    func r10_watch_survives_a_garbled_response() throws {
+        let f = CLIFixture()
+        let fake = try demoFake()
+        try f.connect(fake)
+        #expect(try f.run("hd-sync", "--catch-up", "--prefetch-days", "1").status == 0)
+        try fake.faults([["path": "/history$", "mode": "invalid_json", "times": 1]])
+        let watch = try watch(f)
+        let warning = awaitError(watch, containing: "retrying")
+        #expect(warning == "hd-sync: demo@hudson.test: gmail: invalid response from Gmail: body is not valid JSON; retrying")
+        #expect(watch.readLine()?.hasPrefix("demo@hudson.test\t") == true)  // the next pass
+        kill(watch.process.processIdentifier, SIGINT)
+        let result = watch.finish()
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    @Test("r10_watch_survives_a_busy_store: another process holding the write lock past the timeout does not end the watch")
+    func r10_watch_survives_a_busy_store() throws {
+        let f = CLIFixture()
+        let fake = try demoFake()
+        try f.connect(fake)
+        #expect(try f.run("hd-sync", "--catch-up", "--prefetch-days", "1").status == 0)
+        let holder = try ChildProcess(BuiltProducts.executable("hudson-store-helper"), ["hold-write", f.storePath, "7000"])
+        #expect(holder.readLine() == "locked")
+        let watch = try watch(f)
+        let warning = awaitError(watch, containing: "retrying")
+        #expect(warning?.contains("store: busy") == true, "\(warning ?? "no warning")")
+        #expect(holder.finish().status == 0)
+        #expect(watch.readLine()?.hasPrefix("demo@hudson.test\t") == true)  // a pass once the lock is free
+        kill(watch.process.processIdentifier, SIGINT)
+        #expect(watch.finish().status == 0)
+    }
 }
 
 enum Paths {
