@@ -45,6 +45,9 @@ public final class Store {
         switch access {
         case .readOnly, .readWrite:
             guard exists else { throw StoreError.noStore(path: path) }
+            // Checked before SQLite opens it: setting WAL mode would write a header into
+            // an empty file, and a migration would then make it a new, empty mailbox.
+            if fileSize(path) == 0 { throw StoreError.notAStore(path: path, reason: "the file is empty") }
         case .create:
             if !exists { try createPrivateFile(path) }
         }
@@ -54,7 +57,10 @@ public final class Store {
             db = try Connection(path: path, options: ConnectionOptions(
                 access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous,
                 testing: testing))
-            try checkIsHudsonStore(db, path: path, allowEmpty: access != .readOnly)
+            // Only a store being created may be empty: an empty file where a store should be
+            // is a damaged store, not an empty mailbox (a crash between creating the file and
+            // its first migration leaves one, which hd-auth, creating, picks up).
+            try checkIsHudsonStore(db, path: path, allowEmpty: access == .create)
             if access == .readOnly {
                 try Schema.migrator.verifyCurrent(db)
             } else {
@@ -96,6 +102,13 @@ public final class Store {
     private static func fileExists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0
+    }
+
+    /// The file's size from stat(2): the store file is never opened outside SQLite
+    /// (sqlite-notes.md: closing any descriptor of it drops SQLite's locks).
+    private static func fileSize(_ path: String) -> Int64? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int64(info.st_size) : nil
     }
 
     /// Creates the store file 0600 before SQLite opens it: SQLite gives `-wal` and
