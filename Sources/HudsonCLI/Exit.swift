@@ -86,7 +86,7 @@ public enum Exit {
 
     static func status(of error: StoreError) -> ExitStatus {
         switch error {
-        case .noStore, .cannotCreate, .notAStore, .newerSchema, .olderSchema, .migrationFailed:
+        case .noStore, .cannotCreate, .notAStore, .unusable, .newerSchema, .olderSchema, .migrationFailed:
             return .configuration
         case .unknownAccount:
             return .notAuthorized

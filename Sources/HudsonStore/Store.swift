@@ -57,6 +57,11 @@ public final class Store {
             db = try Connection(path: path, options: ConnectionOptions(
                 access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous,
                 testing: testing))
+            // SQLite opens a file it cannot write read-only without a word; a command that
+            // writes would then fail at its first change, after doing its work.
+            if access != .readOnly && db.isMainDatabaseReadOnly {
+                throw StoreError.unusable(path: path, reason: unusableReason(path, writing: true) ?? "cannot write the store")
+            }
             // Only a store being created may be empty: an empty file where a store should be
             // is a damaged store, not an empty mailbox (a crash between creating the file and
             // its first migration leaves one, which hd-auth, creating, picks up).
@@ -76,6 +81,9 @@ public final class Store {
             throw StoreError.notAStore(path: path, reason: "not a SQLite database")
         } catch SQLiteError.corrupt {
             throw StoreError.notAStore(path: path, reason: "the database is corrupt")
+        } catch let error as SQLiteError where error.code == SQLiteError.cantOpen || error.code == SQLiteError.readOnly {
+            guard let reason = unusableReason(path, writing: access != .readOnly) else { throw error }
+            throw StoreError.unusable(path: path, reason: reason)
         }
         return Store(db: db, path: path, clock: clock)
     }
@@ -97,6 +105,27 @@ public final class Store {
         let objects = try db.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
         if objects == 0 && allowEmpty { return }
         throw StoreError.notAStore(path: path, reason: objects == 0 ? "the file is empty" : "not a Hudson store")
+    }
+
+    /// Why the store cannot be opened as asked, in words, or nil when nothing explains
+    /// it. Besides the file, SQLite needs its directory: the -wal and -shm files live
+    /// beside the store, and even a reader must create the -shm when it is missing
+    /// (https://sqlite.org/wal.html, "Read-Only Databases").
+    static func unusableReason(_ path: String, writing: Bool) -> String? {
+        let verb = writing ? "cannot write the store" : "cannot read the store"
+        var system = statvfs()
+        if statvfs(path, &system) == 0 && system.f_flag & UInt(ST_RDONLY) != 0 {
+            return writing ? "\(verb): it is on a read-only file system"
+                : "\(verb): it is on a read-only file system and SQLite must create \(path)-shm beside it; copy it somewhere writable"
+        }
+        if access(path, R_OK) != 0 { return "\(verb): the file is not readable (\(String(cString: strerror(errno))))" }
+        if writing && access(path, W_OK) != 0 { return "\(verb): the file is read-only (\(String(cString: strerror(errno))))" }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        if (writing || !fileExists(path + "-shm")) && access(directory, W_OK) != 0 {
+            return "\(verb): its directory \(directory) is read-only, and SQLite keeps the store's -wal and -shm files beside it"
+        }
+        return nil
     }
 
     private static func fileExists(_ path: String) -> Bool {

@@ -7,6 +7,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case noStore(path: String)
     case cannotCreate(path: String, reason: String)
     case notAStore(path: String, reason: String)
+    /// The store exists but cannot be read or written as the command needs (permissions,
+    /// a read-only file system); `reason` says which, in words.
+    case unusable(path: String, reason: String)
     case newerSchema(path: String)
     case olderSchema(path: String)
     case migrationFailed(path: String, reason: String)
@@ -24,6 +27,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .cannotCreate(let path, let reason):
             return "cannot create store at \(path): \(reason)"
         case .notAStore(let path, let reason):
+            return "\(path): \(reason)"
+        case .unusable(let path, let reason):
             return "\(path): \(reason)"
         case .newerSchema(let path):
             return "\(path): store written by a newer Hudson; upgrade Hudson"

@@ -203,6 +203,10 @@ public final class Connection {
 
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
+    /// Whether the main database is open read-only: because it was asked for, or because
+    /// the file cannot be written, in which case SQLite falls back without saying so.
+    public var isMainDatabaseReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
     /// Interrupts a running statement from another thread (used on SIGINT).
     public func interrupt() {
         sqlite3_interrupt(handle)
