@@ -1,20 +1,22 @@
 /*!
  Saving attachments where the user asked and nowhere else: only the last component of
- the sender's filename is used (`../../.bashrc` becomes `.bashrc` inside DIR), control
- characters are dropped, a file is never overwritten (a numbered name instead) and
- never written through a symlink (`O_EXCL | O_NOFOLLOW`).
+ the sender's filename is used (`../../.bashrc` becomes `.bashrc` inside DIR), whatever a
+ terminal must not be shown is dropped (controls and every bidirectional mark, override
+ and isolate, TerminalSafety's set: `invoice<U+2066>gpj.exe<U+2069>.pdf` would list as a
+ PDF), a file is never overwritten (a numbered name instead) and never written through a
+ symlink (`O_EXCL | O_NOFOLLOW`).
  */
 import Glibc
 import HudsonCLI
+import HudsonOutput
 
 public enum AttachmentSaver {
     /// A safe file name from an attachment's name: its last path component, without
     /// controls, never empty, "." or "..".
     public static func safeName(_ name: String, fallback: String) -> String {
         let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var cleaned = String(String.UnicodeScalarView(last.unicodeScalars.filter {
-            $0.value >= 0x20 && $0.value != 0x7F && !(0x80...0x9F).contains($0.value) && $0.value != 0x202E
-        })).trimmingCharacters(in: " ")
+        var cleaned = String(String.UnicodeScalarView(last.unicodeScalars.filter { !TerminalSafety.isUnsafe($0) }))
+            .trimmingCharacters(in: " ")
         if cleaned.utf8.count > 200 { cleaned = String(cleaned.prefix(120)) }
         if cleaned.isEmpty || cleaned == "." || cleaned == ".." { return fallback }
         return cleaned

@@ -147,6 +147,32 @@ struct ShowCommandTests {
         #expect(try String(contentsOfFile: directory + "/.bashrc", encoding: .utf8) == "echo pwned\n")
     }
 
+    @Test("r10_attachment_names_lose_every_bidi_control: isolates and marks, not only U+202E, are dropped from saved names")
+    func r10_attachment_names_lose_every_bidi_control() throws {
+        let (f, fake) = try synced()
+        let name = "invoice\u{2066}gpj.exe\u{2069}\u{200F}\u{202A}\u{061C}.pdf"
+        let encoded = "=?utf-8?b?" + Data(name.utf8).base64EncodedString() + "?="
+        let raw = """
+            From: a@example.org\r
+            Subject: Disguised\r
+            Message-ID: <disguised@example.com>\r
+            Content-Type: multipart/mixed; boundary=b\r
+            \r
+            --b\r
+            Content-Type: application/octet-stream\r
+            Content-Disposition: attachment; filename="\(encoded)"\r
+            \r
+            bytes\r
+            --b--\r
+            """
+        try fake.admin("POST", "insert", ["raw": raw, "labelIds": ["INBOX"]])
+        #expect(try f.run("hd-sync").status == 0)
+        let id = try #require(try f.run("hd-search", "--messages", "--ids", "rfc822msgid:disguised@example.com").lines.first)
+        let directory = f.dir.path("saved")
+        #expect(try f.run("hd-show", "--save-attachments", directory, id).status == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["invoicegpj.exe.pdf"])
+    }
+
     @Test("unknown references are reported and the rest shown: exit 2")
     func unknown() throws {
         let (f, fake) = try synced()
