@@ -45,7 +45,17 @@ public enum SnapshotMapping {
 public enum BodyMapping {
     public static func body(from message: GmailMessage) -> MessageBody {
         guard let payload = message.payload else { return MessageBody(text: nil) }
-        let content = MessageContent.extract(from: mimePart(payload))
+        return body(of: mimePart(payload))
+    }
+
+    /// The body of a message's RFC 822 source (`format=raw`, base64url), parsed here;
+    /// its attachments carry no attachment id, so their bytes come from the source again.
+    public static func body(fromRaw raw: String) -> MessageBody {
+        body(of: RFC822.parse(bytes: Base64.decode(raw)))
+    }
+
+    static func body(of root: MIMEPart) -> MessageBody {
+        let content = MessageContent.extract(from: root)
         return MessageBody(
             text: content.text, html: content.html,
             attachments: content.attachments.map {

@@ -317,6 +317,14 @@ public actor SyncEngine {
                 try database.write { _ = try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }
             case .failure(.cancelled)?:
                 throw CancellationError()
+            case .failure(.invalidResponse)?:
+                do {
+                    if try await persistRaw(id, accountID: accountID, api: api) { hydrated += 1 }
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    failedHydrations.insert(id)
+                }
             case .failure?, nil:
                 failedHydrations.insert(id)
             }
@@ -333,12 +341,28 @@ public actor SyncEngine {
     public func hydrate(messageID: String) async throws -> Bool {
         let accountID = try currentAccount().id
         do {
-            let message = try await onDemandAPI.getMessage(id: messageID, format: "full")
+            let message: GmailMessage
+            do {
+                message = try await onDemandAPI.getMessage(id: messageID, format: "full")
+            } catch GmailError.invalidResponse {
+                return try await persistRaw(messageID, accountID: accountID, api: onDemandAPI)
+            }
             return try persistFull(message, accountID: accountID)
         } catch GmailError.notFound {
             try database.write { _ = try $0.deleteVanishedMessage(gmailID: messageID, accountID: accountID) }
             return false
         }
+    }
+
+    /// The body from `format=raw`, for a message whose `format=full` answer cannot be
+    /// decoded: Foundation's JSON decoder refuses nesting as deep as a MIME bomb's parts
+    /// (hundreds of levels), while RFC822's parser bounds the depth itself. Only the body
+    /// is stored; the message's labels and headers stay as the last snapshot gave them.
+    private func persistRaw(_ id: String, accountID: Int64, api: any GmailAPI) async throws -> Bool {
+        let message = try await api.getMessage(id: id, format: "raw")
+        guard let raw = message.raw else { throw GmailError.invalidResponse("no raw message in the response") }
+        let body = BodyMapping.body(fromRaw: raw)
+        return try database.write { try $0.applyHydration(nil, body: body, gmailID: id, accountID: accountID) }
     }
 
     /// Stores a format=full message: its snapshot (version-guarded) and its body.

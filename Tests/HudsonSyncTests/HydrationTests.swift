@@ -46,6 +46,29 @@ struct HydrationTests {
         #expect(try await engine.isCaughtUp())
     }
 
+    @Test("r10_undecodable_full_message_is_hydrated_from_raw: a body whose format=full answer cannot be decoded comes from format=raw")
+    func r10_undecodable_full_message_is_hydrated_from_raw() async throws {
+        let f = try SyncFixture()
+        f.gmail.seed("m0", daysAgo: 1, body: "the innermost part of a MIME bomb")
+        f.gmail.seed("m1", daysAgo: 2, body: "an ordinary body")
+        let engine = f.engine()
+        f.gmail.setHook { call in
+            if case .getMessage("m0", "full") = call { throw GmailError.invalidResponse("body is not valid JSON") }
+        }
+        let report = try await engine.syncOnce()
+        #expect(report.bodiesHydrated == 2)
+        let accountID = try f.account().id
+        #expect(try f.database.read { try $0.body(gmailID: "m0", accountID: accountID) }?.text == "the innermost part of a MIME bomb")
+        #expect(try await engine.isCaughtUp())
+        // On demand too (hd-show).
+        try f.database.write { store in
+            try store.db.execute("DELETE FROM message_bodies WHERE message_id = (SELECT id FROM messages WHERE gmail_id = 'm0')")
+            try store.db.execute("UPDATE messages SET body_state = 0 WHERE gmail_id = 'm0'")
+        }
+        #expect(try await engine.hydrate(messageID: "m0"))
+        #expect(try f.database.read { try $0.body(gmailID: "m0", accountID: accountID) }?.text == "the innermost part of a MIME bomb")
+    }
+
     @Test("a hydration 404 tombstones the message instead of retrying it forever")
     func notFoundTombstones() async throws {
         let f = try SyncFixture()

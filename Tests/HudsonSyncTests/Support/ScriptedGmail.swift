@@ -186,9 +186,16 @@ final class ScriptedGmail: GmailAPI {
             payload = MessagePart(partId: "", mimeType: "text/plain", headers: headers,
                                   body: MessagePartBody(size: mail.body.utf8.count, data: base64URL(Array(mail.body.utf8))))
         }
+        var raw: String?
+        if format == "raw" {
+            let text = headers.map { "\($0.name): \($0.value)\r\n" }.joined()
+                + "Content-Type: text/plain; charset=UTF-8\r\n\r\n" + mail.body
+            raw = base64URL(Array(text.utf8))
+        }
         return GmailMessage(id: mail.id, threadId: mail.malformed ? nil : mail.threadID, labelIds: mail.labels.sorted(),
                             snippet: mail.snippet, historyId: String(mail.historyID),
-                            internalDate: String(mail.internalDate), sizeEstimate: 100 + mail.body.utf8.count, payload: payload)
+                            internalDate: String(mail.internalDate), sizeEstimate: 100 + mail.body.utf8.count, payload: payload,
+                            raw: raw)
     }
 
     func listHistory(startHistoryID: String, pageToken: String?) async throws -> HistoryPage {
