@@ -109,18 +109,21 @@ final class TestHTTPServer: Sendable {
 
     var requests: [RecordedRequest] { state.withLock { $0.requests } }
 
+    /// Stops accepting and ends every connection. Descriptors are closed only by the
+    /// threads that use them: a number closed here could be reused at once by another
+    /// test's socket, which the accept loop (still in accept(2)) or a shutdown(2) meant
+    /// for a finished connection would then act on.
     func stop() {
-        let open = state.withLock { state -> Set<Int32> in
-            guard !state.stopped else { return [] }
+        state.withLock { state in
+            guard !state.stopped else { return }
             state.stopped = true
-            shutdown(listener, Int32(SHUT_RDWR))
-            close(listener)
-            return state.connections
+            shutdown(listener, Int32(SHUT_RDWR))  // wakes accept(2); the loop closes it
+            for fd in state.connections { shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        for fd in open { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private func acceptLoop() {
+        defer { close(listener) }
         while true {
             let fd = accept(listener, nil, nil)
             if fd < 0 {
@@ -138,8 +141,10 @@ final class TestHTTPServer: Sendable {
             }
             Thread.detachNewThread { [self] in
                 serve(fd)
-                state.withLock { _ = $0.connections.remove(fd) }
-                close(fd)
+                state.withLock { state in
+                    state.connections.remove(fd)
+                    close(fd)  // under the lock, so stop() never shuts down a reused number
+                }
             }
         }
     }
