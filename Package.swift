@@ -56,6 +56,13 @@ let package = Package(
             path: "Tests/Helpers/hudson-store-helper"
         ),
 
+        // Test tooling for the reliability suite: a process it can kill mid-write. Not installed.
+        .executableTarget(
+            name: "hudson-reliability-helper",
+            dependencies: ["HudsonGmail"],
+            path: "Tests/Helpers/hudson-reliability-helper"
+        ),
+
         .target(name: "HudsonTestSupport", path: "Tests/HudsonTestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonQueryTests", dependencies: ["HudsonQuery"]),
@@ -64,6 +71,8 @@ let package = Package(
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
         .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonTestSupport"], exclude: ["Snapshots"]),
+        // Concurrency, crash, fault, file and hostile-input suites (docs/reliability.md).
+        .testTarget(name: "ReliabilityTests", dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"]),
         .testTarget(
             name: "HudsonStoreTests",
             dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"],

@@ -1,0 +1,256 @@
+// Concurrency (issue 10): one `hd-sync --watch` backfilling a large mailbox, eight
+// reader loops (hd-ls, hd-search, hd-show: Tests/Reliability/readers.sh) and one
+// hd-mark loop on the same store for a fixed time. No busy or locked error may
+// surface, every mark must be queued, shown at once and finally reach Gmail, and no
+// reader may see half a page: a checker reads the store in snapshots throughout and
+// checks what holds only between transactions (a page's messages arrive with the
+// backfill progress that lists them; each thread's rollup counts its messages and
+// shows its effective INBOX). The same run with writes begun DEFERRED must fail,
+// which shows the test can see what it looks for (sqlite-notes.md "Transactions").
+// And a reader holding a snapshot for a long while must not leave the WAL growing
+// once it lets go (sqlite-notes.md: "checkpoints cannot pass a long-lived reader").
+import Foundation
+import HudsonTestSupport
+import SQLite
+import Testing
+
+/// Reads the store in snapshots on its own thread until stopped and records every
+/// snapshot in which an invariant of whole transactions does not hold.
+final class SnapshotChecker: @unchecked Sendable {
+    private let path: String
+    private let lock = NSLock()
+    private var stopped = false
+    private(set) var snapshots = 0
+    private(set) var violations: [String] = []
+    private var thread: Thread?
+
+    init(path: String) { self.path = path }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        self.thread = thread
+        thread.start()
+    }
+
+    func stop() -> (snapshots: Int, violations: [String]) {
+        lock.withLock { stopped = true }
+        while lock.withLock({ thread != nil }) { Thread.sleep(forTimeInterval: 0.01) }
+        return lock.withLock { (snapshots, violations) }
+    }
+
+    private func run() {
+        defer { lock.withLock { thread = nil } }
+        guard let db = try? Connection(path: path, options: ConnectionOptions(access: .readOnly)) else {
+            lock.withLock { violations.append("cannot open the store") }
+            return
+        }
+        while !lock.withLock({ stopped }) {
+            do {
+                let found: [String] = try db.read {
+                    var found: [String] = []
+                    let listed = try db.scalarInt("SELECT coalesce(sum(backfill_listed), 0) FROM accounts") ?? 0
+                    let stored = try db.scalarInt("SELECT count(*) FROM messages") ?? 0
+                    if listed != stored { found.append("\(stored) messages stored but \(listed) listed") }
+                    let miscounted = try db.scalarInt("""
+                        SELECT count(*) FROM thread_rollup AS r
+                         WHERE r.message_count <> (SELECT count(*) FROM messages AS m
+                                                    WHERE m.account_id = r.account_id AND m.thread_id = r.thread_id)
+                        """) ?? 0
+                    if miscounted > 0 { found.append("\(miscounted) rollup rows miscount their thread") }
+                    let inbox = try db.scalarInt("""
+                        SELECT count(*) FROM thread_rollup AS r
+                         WHERE r.in_inbox <> EXISTS (SELECT 1 FROM messages AS m JOIN effective_labels AS e ON e.message_id = m.id
+                                                      WHERE m.account_id = r.account_id AND m.thread_id = r.thread_id
+                                                        AND e.label = 'INBOX')
+                        """) ?? 0
+                    if inbox > 0 { found.append("\(inbox) rollup rows disagree with effective INBOX") }
+                    return found
+                }
+                lock.withLock {
+                    snapshots += 1
+                    violations += found
+                }
+            } catch {
+                lock.withLock { violations.append("checker: \(error)") }
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+}
+
+@Suite("Concurrency: a backfilling hd-sync --watch, eight readers and hd-mark on one store", .serialized)
+struct ConcurrencyTests {
+    struct Outcome {
+        var readerFailures: [String] = []
+        var readerRuns = 0
+        var markFailures: [String] = []
+        var marks = 0
+        var watch: Exit?
+        var snapshots = 0
+        var violations: [String] = []
+    }
+
+    /// A connected store with a first pass done (so there is mail to mark), and the
+    /// large mailbox still mostly to backfill.
+    func prepared(environment extra: [String: String] = [:]) throws -> (Rig, FakeGmail, [String]) {
+        let rig = Rig()
+        let fake = try rig.startFake(["--demo", "--demo-count", String(Scale.pick(6000, long: 40_000)), "--demo-span-days", "3000"])
+        try rig.connect()
+        let first = try rig.run("hd-sync", ["--max-pages", "1", "--prefetch-days", "0"], environment: extra)
+        #expect(first.status == 0, "\(first)")
+        let ids = try rig.run("hd-search", "--messages", "--ids", "-n", "60", "in:anywhere").lines.map { String($0.dropFirst("message:".count)) }
+        #expect(ids.count == 60)
+        return (rig, fake, ids)
+    }
+
+    /// The run: watch, readers and marker for `seconds`, all with `extra` in their environment.
+    func contend(_ rig: Rig, messages: [String], seconds: Int, environment extra: [String: String] = [:],
+                 intended: inout [String: (label: String, present: Bool)]) throws -> Outcome {
+        var outcome = Outcome()
+        let checker = SnapshotChecker(path: rig.storePath)
+        checker.start()
+        let watch = try rig.start("hd-sync", ["--watch", "--prefetch-days", "0", "--max-pages", "10"], environment: extra)
+        let out = rig.dir.path("readers")
+        var readerEnvironment = extra
+        readerEnvironment["PATH"] = BuiltProducts.directory.path + ":/usr/bin:/bin"
+        let readers = try rig.start("/bin/bash", [FakeGmail.repositoryRoot.appendingPathComponent("Tests/Reliability/readers.sh").path,
+                                                  String(seconds), out, "8"], environment: readerEnvironment)
+
+        // The marker: message-level marks (the last one for each message decides what
+        // Gmail must finally hold), every third one flushed by hd-mark itself.
+        var generator = SeededGenerator(seed: 42)
+        let deadline = Date().addingTimeInterval(Double(seconds))
+        let actions: [(String, String, Bool)] = [("star", "STARRED", true), ("unstar", "STARRED", false),
+                                                 ("+Work", "Label_1", true), ("-Work", "Label_1", false)]
+        while Date() < deadline {
+            let id = messages[Int.random(in: 0..<messages.count, using: &generator)]
+            let (action, label, present) = actions[Int.random(in: 0..<actions.count, using: &generator)]
+            let flush = outcome.marks % 3 == 0
+            let mark = try rig.run("hd-mark", (flush ? [] : ["--no-flush"]) + [action, "message:\(id)"], environment: extra)
+            outcome.marks += 1
+            let noise = mark.stderr.split(separator: "\n").filter { !$0.hasSuffix("queued; the next hd-sync will send it") }
+            if mark.status != 0 || !noise.isEmpty {
+                outcome.markFailures.append("hd-mark \(action) \(id): exit \(mark.status): \(mark.stderr)")
+                continue
+            }
+            intended[id + " " + label] = (label, present)
+            // Every command shows it at once (the overlay), whatever sync is doing.
+            let shown = try rig.run("hd-show", ["--no-fetch", "--json", "message:\(id)"], environment: extra)
+            let labels = (try? JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any])?["label_ids"] as? [String]
+            if shown.status != 0 || !shown.stderr.isEmpty || labels.map({ $0.contains(label) == present }) != true {
+                outcome.markFailures.append("after hd-mark \(action) \(id), hd-show: exit \(shown.status) \(labels ?? []) \(shown.stderr)")
+            }
+        }
+        let readerExit = rig.finish(readers, timeout: Double(seconds) + 60)
+        #expect(readerExit.status == 0, "\(readerExit)")
+        watch.signal(SIGINT)
+        outcome.watch = rig.finish(watch, timeout: 60)
+        (outcome.snapshots, outcome.violations) = checker.stop()
+        let failures = (try? String(contentsOfFile: out + "/failures", encoding: .utf8)) ?? "(no failures file)"
+        outcome.readerFailures = failures.split(separator: "\n").map(String.init)
+        for loop in 1...8 {
+            outcome.readerRuns += Int(((try? String(contentsOfFile: out + "/count.\(loop)", encoding: .utf8)) ?? "0")
+                .trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+        rig.record(outcome.readerFailures.joined(separator: "\n") + outcome.markFailures.joined(separator: "\n"))
+        return outcome
+    }
+
+    @Test("zero busy errors, every mark queued and shown at once, no half-applied page, and Gmail gets every mark")
+    func contention() throws {
+        let (rig, fake, messages) = try prepared()
+        var intended: [String: (label: String, present: Bool)] = [:]
+        let outcome = try contend(rig, messages: messages, seconds: Scale.pick(20, long: 180), intended: &intended)
+        #expect(outcome.readerFailures.isEmpty, "reader failures: \(outcome.readerFailures.prefix(10))")
+        #expect(outcome.markFailures.isEmpty, "hd-mark failures: \(outcome.markFailures.prefix(10))")
+        #expect(outcome.violations.isEmpty, "half-applied states seen: \(outcome.violations.prefix(10))")
+        #expect(outcome.watch?.status == 0 && outcome.watch?.killed == false, "\(outcome.watch.map(String.init(describing:)) ?? "")")
+        #expect(outcome.watch?.stderr.isEmpty == true, "hd-sync --watch: \(outcome.watch?.stderr ?? "")")
+        #expect(outcome.readerRuns > 8 * 20, "the readers ran only \(outcome.readerRuns) commands")
+        #expect(outcome.marks > 20, "only \(outcome.marks) marks")
+        #expect(outcome.snapshots > 20, "only \(outcome.snapshots) snapshots checked")
+        Report.note("readers ran \(outcome.readerRuns) commands, \(outcome.marks) marks, \(outcome.snapshots) snapshots")
+
+        // Every mark reaches Gmail once the queue is drained.
+        let drained = try rig.run("hd-sync", "--catch-up", "--prefetch-days", "1", timeout: 600)
+        #expect(drained.status == 0, "\(drained)")
+        #expect(try rig.queue().isEmpty)
+        let server = try fake.messages()
+        for (key, mark) in intended {
+            let id = String(key.split(separator: " ")[0])
+            #expect(server[id]?.labels.contains(mark.label) == mark.present, "\(id): \(mark.label) should be \(mark.present)")
+        }
+        try rig.expectMatchesServer()
+        try StoreDump.expectSound(rig.storePath)
+        try rig.expectNoSecretsLeaked()
+    }
+
+    @Test("the negative control: with write transactions begun DEFERRED, the same run surfaces busy errors")
+    func deferredWritesFail() throws {
+        let deferred = ["HUDSON_TEST_DEFERRED_WRITES": "1"]
+        let (rig, _, messages) = try prepared()
+        var intended: [String: (label: String, present: Bool)] = [:]
+        let outcome = try contend(rig, messages: messages, seconds: Scale.pick(10, long: 60), environment: deferred,
+                                  intended: &intended)
+        let busy = (outcome.readerFailures + outcome.markFailures + [outcome.watch?.stderr ?? ""])
+            .filter { $0.contains("busy") || $0.contains("locked") }
+        Report.note("deferred: \(busy.count) busy errors; watch \(outcome.watch.map { "\($0.status)" } ?? "?")")
+        #expect(!busy.isEmpty || outcome.watch?.status != 0,
+                "with deferred writes no busy error surfaced: the concurrency test could not see one")
+    }
+
+    @Test("a reader holding a snapshot makes the WAL grow, and once it ends the WAL grows no more")
+    func walAfterLongReader() throws {
+        let rig = Rig()
+        try rig.startFake(["--demo", "--demo-count", String(Scale.pick(16_000, long: 60_000)), "--demo-span-days", "3000"])
+        try rig.connect()
+        let wal = rig.storePath + "-wal"
+        func walSize() -> Int64 {
+            ((try? FileManager.default.attributesOfItem(atPath: wal))?[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        let watch = try rig.start("hd-sync", ["--watch", "--prefetch-days", "0", "--max-pages", "20"])
+        Thread.sleep(forTimeInterval: 2)
+        // The long reader: a snapshot held for a while, as a slow script's query would.
+        let reader = try Connection(path: rig.storePath, options: ConnectionOptions(access: .readOnly))
+        let atStart = walSize()
+        var atEnd: Int64 = 0
+        try reader.read {
+            _ = try reader.scalarInt("SELECT count(*) FROM messages")
+            Thread.sleep(forTimeInterval: Scale.pick(6, long: 30))
+            atEnd = walSize()
+        }
+        // With readers of every kind going on, the writer keeps writing; the WAL is
+        // checkpointed and reused from its start, so it does not grow past its size now.
+        let out = rig.dir.path("readers")
+        let readers = try rig.start("/bin/bash", [FakeGmail.repositoryRoot.appendingPathComponent("Tests/Reliability/readers.sh").path,
+                                                  String(Scale.pick(10, long: 60)), out, "8"],
+                                    environment: ["PATH": BuiltProducts.directory.path + ":/usr/bin:/bin"])
+        // A commit or two may still append before a checkpoint lets the writer start the
+        // WAL over; after that settling time it must not grow at all.
+        let released = Date()
+        var settled: Int64?
+        var largest = atEnd
+        let messagesAtEnd = try rig.scalar("SELECT count(*) FROM messages") ?? 0
+        while readers.isRunning {
+            let size = walSize()
+            if settled == nil && Date().timeIntervalSince(released) > 3 { settled = size }
+            if settled != nil { largest = max(largest, size) }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        rig.finish(readers)
+        let written = (try rig.scalar("SELECT count(*) FROM messages") ?? 0) - messagesAtEnd
+        watch.signal(SIGINT)
+        let watched = rig.finish(watch, timeout: 60)
+        #expect(watched.status == 0, "\(watched)")
+        let settledSize = settled ?? atEnd
+        Report.note("WAL: \(atStart) bytes before the reader, \(atEnd) when it ended, \(settledSize) 3 s later, at most \(largest) after that; \(written) messages written after")
+        // The measurement sees growth: while the snapshot was held the WAL grew.
+        #expect(atEnd - atStart > 4 << 20, "the WAL grew only \(atEnd - atStart) bytes during the long read")
+        // 400 messages are four pages, several megabytes of WAL frames: far more than the
+        // 1 MB the WAL may grow once settled, so it must have been reused from its start.
+        #expect(written > 400, "too little was written after the reader ended (\(written) messages) to tell")
+        #expect(settledSize <= atEnd + (8 << 20), "the WAL grew \(settledSize - atEnd) bytes while settling")
+        #expect(largest <= settledSize + (1 << 20), "the WAL went on growing after the reader ended: \(settledSize) -> \(largest) bytes")
+        try rig.expectNoSecretsLeaked()
+    }
+}
