@@ -97,6 +97,17 @@ public final class Store {
     /// The current time from the injected clock, in epoch milliseconds.
     public var now: Int64 { clock() }
 
+    /// Empties the WAL once no reader uses it, waiting at most `waitingMilliseconds`
+    /// (`Connection.checkpointTruncating`). A long-running writer (sync, between passes)
+    /// calls it so that readers coming and going cannot keep the WAL growing, and so that
+    /// a WAL grown while a long reader held it back shrinks again (sqlite-notes.md: "readers'
+    /// snapshots pin the WAL and it grows; checkpoints cannot pass a long-lived reader").
+    /// Returns false when a reader outlasted the wait; the next call tries again.
+    @discardableResult
+    public func checkpointWAL(waitingMilliseconds: Int32 = 250) throws -> Bool {
+        try db.checkpointTruncating(busyTimeoutMilliseconds: waitingMilliseconds)
+    }
+
     /// A file with tables but without Hudson's application id is someone else's
     /// database: refuse it rather than add tables to it or treat it as an empty mailbox.
     private static func checkIsHudsonStore(_ db: Connection, path: String, allowEmpty: Bool) throws {

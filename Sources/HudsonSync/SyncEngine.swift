@@ -97,6 +97,11 @@ public actor SyncEngine {
         report.bodiesHydrated = try await hydrateBodies(account)
         let accountID = account.id
         try database.write { try $0.recordSyncPass(accountID: accountID) }
+        // Between passes, so a WAL that readers or a long reader kept from starting over
+        // does not grow from pass to pass; a reader still holding it just waits for the next.
+        // `database.write` only takes the process's store mutex: no transaction is open on
+        // the connection here, as a checkpoint requires (Connection.checkpointTruncating).
+        _ = try database.write { try $0.checkpointWAL() }
         return report
     }
 

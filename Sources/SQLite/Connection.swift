@@ -211,6 +211,36 @@ public final class Connection {
     public func interrupt() {
         sqlite3_interrupt(handle)
     }
+
+    /// `PRAGMA wal_checkpoint(TRUNCATE)`: copies the whole WAL into the database, waits up
+    /// to `busyTimeoutMilliseconds` for readers still using it, then empties the file so
+    /// the next write starts it over. Returns false when a reader or writer kept it from
+    /// finishing (nothing is lost then; the WAL stays as it was).
+    ///
+    /// Automatic checkpoints are PASSIVE: they copy what readers allow, and the writer
+    /// starts the WAL over only when no reader uses it as it begins. Readers that come and
+    /// go all the time can keep that moment from coming, and the WAL then grows without
+    /// bound (https://sqlite.org/wal.html, "Avoiding Excessively Large WAL Files").
+    /// This mode waits for that moment instead; while it waits it holds the write lock,
+    /// so the wait is kept short.
+    ///
+    /// It must be called outside any transaction of this connection: inside one SQLite
+    /// answers SQLITE_LOCKED ("database table is locked") and checkpoints nothing, so that
+    /// is refused here as the programming error it is.
+    @discardableResult
+    public func checkpointTruncating(busyTimeoutMilliseconds: Int32) throws -> Bool {
+        guard !isInTransaction else {
+            throw SQLiteError(extendedCode: SQLITE_MISUSE, message: "WAL checkpoint requested inside a transaction")
+        }
+        sqlite3_busy_timeout(handle, busyTimeoutMilliseconds)
+        defer { sqlite3_busy_timeout(handle, options.busyTimeoutMilliseconds) }
+        do {
+            let busy = try first("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int(0) } ?? 1
+            return busy == 0
+        } catch SQLiteError.busy {
+            return false
+        }
+    }
 }
 
 @available(*, unavailable)
