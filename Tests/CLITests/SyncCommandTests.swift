@@ -203,6 +203,26 @@ struct SyncCommandTests {
     }
 }
 
+extension SyncCommandTests {
+    @Test("hd-sync --watch stops cleanly between passes on SIGINT and SIGTERM")
+    func watchStops() throws {
+        for signal in [SIGINT, SIGTERM] {
+            let f = CLIFixture()
+            let fake = try demoFake()
+            try f.connect(fake)
+            let watch = try ChildProcess(BuiltProducts.executable("hd-sync"), ["--watch"], environment: f.environment,
+                                         replaceEnvironment: true)
+            Thread.sleep(forTimeInterval: 2)
+            kill(watch.process.processIdentifier, signal)
+            let result = watch.finish()
+            #expect(result.status == 0, "signal \(signal): \(result)")
+            #expect(try f.run("hd-ls", "--ids").status == 0)
+            let check = try f.shell("sqlite3 '\(f.storePath)' 'PRAGMA integrity_check'")
+            #expect(check.stdout == "ok\n" || check.status == 127, "\(check)")
+        }
+    }
+}
+
 enum Paths {
     static func ensure(_ path: String) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
