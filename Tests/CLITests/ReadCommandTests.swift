@@ -75,6 +75,16 @@ struct ReadCommandTests {
         let second = try f.run("hd-ls", "--changed-since", String(point), "--ids")
         #expect(second.lines == ["message:c1"])
         #expect(Int(second.stderr.trimmingCharacters(in: .whitespacesAndNewlines))! > point)
+        // A limited listing continues where it stopped: nothing is skipped.
+        var seen: [String] = []
+        var next = "0"
+        for _ in 0..<10 {
+            let page = try f.run("hd-ls", "--changed-since", next, "--ids", "-n", "4")
+            seen += page.lines
+            next = page.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+            if page.lines.isEmpty { break }
+        }
+        #expect(Set(seen).count == 6 && seen.count == 6, "\(seen)")
     }
 
     @Test("an archive queued locally is gone from hd-ls at once")
