@@ -31,8 +31,9 @@ ensure_swift() {
     }
 }
 
-# What building and testing Hudson needs from Debian.
+# What building and testing Hudson needs from Debian. mandoc is for the tests that
+# lint the man pages (Tests/CLITests/ManPageTests.swift), which skip without it.
 ensure_build_dependencies() {
     ensure_swift
-    ensure_packages libsqlite3-dev sqlite3 python3
+    ensure_packages libsqlite3-dev sqlite3 python3 mandoc
 }
