@@ -76,8 +76,13 @@ extension Store {
                         if deletedAt == nil { needsFetch(change.messageID) } else { report.skipped += 1 }
                         continue
                     }
-                    guard historyID > existing.historyID else {
-                        report.skipped += 1  // the stored snapshot already reflects this change
+                    // Older records are already reflected in the stored row. A record with the
+                    // row's own id is applied again, because one record can carry both
+                    // labelsAdded and labelsRemoved for a message, and the first half sets the
+                    // row's id to the record's: re-applying a change already reflected in a
+                    // snapshot of that very id is a no-op (adds present, removes absent).
+                    guard historyID >= existing.historyID else {
+                        report.skipped += 1
                         continue
                     }
                     let isAdd: Bool

@@ -347,14 +347,10 @@ struct CookbookTests {
             #expect(message.labels.contains("Label_2") && !message.labels.contains("Label_3"), "message \(id): \(message.labels)")
         }
         #expect(try k.lines("hd-pending", "--count") == ["0"])
-        // The store must agree with Gmail once the echo is in. It does not yet: Gmail
-        // records `+Receipts -Travel/2026` on a message as one history record with both
-        // labelsAdded and labelsRemoved, and HudsonStore's version guard applies the first
-        // half and skips the second (same history id), so Travel/2026 comes back locally.
-        // Remove this wrapper when History.applyHistoryChanges is fixed.
+        // The store agrees with Gmail once the echo is in: Gmail records `+Receipts
+        // -Travel/2026` on a message as one history record with both labelsAdded and
+        // labelsRemoved, and both halves must apply (see r8_ in HudsonStoreTests).
         let left = try k.f.run("hd-search", "--count", "label:Travel/2026")
-        withKnownIssue("sync loses the second half of a history record that both adds and removes labels") {
-            #expect(left.status == 1 && left.stdout == "0\n", "\(left)")
-        }
+        #expect(left.status == 1 && left.stdout == "0\n", "\(left)")
     }
 }
