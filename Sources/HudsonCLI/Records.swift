@@ -79,9 +79,9 @@ public enum Records {
                 ("thread", .string("thread:\(message.threadID)")),
                 ("date", .string(DateText.rfc3339UTC(milliseconds: message.internalDate))),
                 ("timestamp", .int(message.internalDate / 1000)),
-                ("from", .string(message.sender ?? "")),
-                ("to", .string(message.to ?? "")),
-                ("subject", .string(message.subject ?? "")),
+                ("from", message.sender.map { .string($0) } ?? .null),
+                ("to", message.to.map { .string($0) } ?? .null),
+                ("subject", message.subject.map { .string($0) } ?? .null),
                 ("snippet", .string(message.snippet)),
                 ("size", .int(message.sizeEstimate)),
                 ("has_attachment", .bool(message.hasAttachment)),
@@ -161,7 +161,7 @@ extension Records {
     public static func delta(_ delta: TriageDelta, labels: LabelNames) -> Record {
         let name = labels.name(delta.label, account: delta.accountID)
         return Record(
-            type: "change", id: "message:\(delta.messageID)",
+            type: "planned_change", id: "message:\(delta.messageID)",
             fields: [("thread", .string("thread:\(delta.threadID)")), ("label", .string(name)),
                      ("op", .string(delta.op.rawValue))],
             columns: [(delta.op == .add ? "+" : "-") + name, "thread:\(delta.threadID)"])

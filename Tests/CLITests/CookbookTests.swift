@@ -323,7 +323,7 @@ struct CookbookTests {
         for reference in wanted {
             let shown = try k.lines("hd-show", "--json", "--no-fetch", reference)
             let object = try #require(try JSONSerialization.jsonObject(with: Data((shown.first ?? "").utf8)) as? [String: Any])
-            let header = try #require(object["message_id"] as? String)
+            let header = try #require(object["rfc822_message_id"] as? String)
             #expect(mbox.contains("Message-ID: \(header)") || mbox.contains("Message-Id: \(header)"), "\(reference) \(header) missing")
         }
     }
