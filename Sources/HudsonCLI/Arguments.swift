@@ -17,8 +17,13 @@ public struct ParsedArguments: Sendable {
     public var values: [String: [String]] = [:]
     public var flags: Set<String> = []
     public var operands: [String] = []
+    /// The options the user typed (not filled in from defaults).
+    public var given: Set<String> = []
 
     public func flag(_ long: String) -> Bool { flags.contains(long) }
+
+    /// Whether the user typed the option (rather than it taking its default).
+    public func isGiven(_ long: String) -> Bool { given.contains(long) }
 
     /// The last value given for an option (later ones override earlier ones), or its default.
     public func string(_ long: String) -> String? { values[long]?.last }
@@ -52,6 +57,7 @@ public enum ArgumentParser {
         func option(short: Character) -> OptionSpec? { options.first { $0.short == short } }
 
         func record(_ option: OptionSpec, value: String?) throws {
+            parsed.given.insert(option.long)
             if option.isFlag {
                 parsed.flags.insert(option.long)
                 return

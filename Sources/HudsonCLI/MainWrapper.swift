@@ -113,7 +113,9 @@ public enum Main {
             exit(ExitStatus.usage.rawValue)
         }
         let classified = classifiers.lazy.compactMap { $0(error) }.first ?? Exit.classify(error, debug: invocation.debug)
-        writeError("\(invocation.name): \(classified.message)\n")
+        // Every usage error is printed with the usage line (CONTRACT.md "Exit status").
+        let usage = classified.status == .usage ? Help.usage(invocation.spec, programName: invocation.programName) + "\n" : ""
+        writeError("\(invocation.name): \(classified.message)\n\(usage)")
         exit(classified.status.rawValue)
     }
 

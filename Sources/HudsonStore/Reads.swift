@@ -100,11 +100,9 @@ extension Store {
     /// The label ids that a user-typed name stands for in an account: the label with that
     /// name (case-insensitive) or that id.
     public func labelIDs(named name: String, accountID: Int64?) throws -> [(accountID: Int64, id: String)] {
-        try db.map("""
-            SELECT account_id, id FROM labels
-             WHERE (?1 IS NULL OR account_id = ?1) AND (name = ?2 OR id = ?2 COLLATE NOCASE)
-             ORDER BY account_id, id
-            """, accountID, name) { (accountID: $0.int64(0), id: $0.string(1)) }
+        try accounts().filter { accountID == nil || $0.id == accountID }.compactMap { account in
+            try label(named: name, accountID: account.id).map { (accountID: account.id, id: $0.id) }
+        }
     }
 
     /// One page of the threads carrying a label, newest first: a range of the

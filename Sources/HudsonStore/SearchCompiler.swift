@@ -127,11 +127,11 @@ struct SearchCompiler {
         for node in rest {
             conditions.append(try condition(node))
         }
-        // Gmail's default scope: spam and trash only when the query names them.
-        if !query.mentionsSpamOrTrash {
-            conditions.append("NOT \(carries("SPAM"))")
-            conditions.append("NOT \(carries("TRASH"))")
-        }
+        // Gmail's default scope: spam and trash only when the query asks for them. A
+        // negated mention (`-in:trash`) asks for nothing, so spam stays out then too.
+        let wanted = Self.scopesAskedFor(query.root, negated: false)
+        if !wanted.contains("SPAM") { conditions.append("NOT \(carries("SPAM"))") }
+        if !wanted.contains("TRASH") { conditions.append("NOT \(carries("TRASH"))") }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let orderBy: String
         if match != nil {
@@ -192,6 +192,27 @@ struct SearchCompiler {
             }
         }
         return parts.isEmpty ? "1" : "(" + parts.joined(separator: " OR ") + ")"
+    }
+
+    /// SPAM and/or TRASH when the query names them outside a negation: `in:spam`,
+    /// `in:trash`, `label:spam`, `label:trash`, or `in:anywhere` for both.
+    static func scopesAskedFor(_ node: QueryNode, negated: Bool) -> Set<String> {
+        switch node {
+        case .all: return []
+        case .not(let child): return scopesAskedFor(child, negated: !negated)
+        case .and(let children), .or(let children):
+            return children.reduce(into: Set<String>()) { $0.formUnion(scopesAskedFor($1, negated: negated)) }
+        case .term(let term):
+            guard !negated else { return [] }
+            switch term {
+            case .location(.spam): return ["SPAM"]
+            case .location(.trash): return ["TRASH"]
+            case .location(.anywhere): return ["SPAM", "TRASH"]
+            case .label(let name) where name.normalized == "spam": return ["SPAM"]
+            case .label(let name) where name.normalized == "trash": return ["TRASH"]
+            default: return []
+            }
+        }
     }
 
     static func isFullAddress(_ text: String) -> Bool {

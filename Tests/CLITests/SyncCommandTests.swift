@@ -204,6 +204,20 @@ struct SyncCommandTests {
 }
 
 extension SyncCommandTests {
+    @Test("r8_hd-auth add on an existing account widens the window when --lookback-days asks; list honours --account")
+    func repeatedAddWidens() throws {
+        let f = CLIFixture()
+        let fake = try demoFake()
+        try f.connect(fake)
+        let again = try f.run("hd-auth", "add", fake.email, "--client-secret", f.dir.path("client_secret.json"),
+                              "--refresh-token-file", f.dir.path("refresh_token"), "--lookback-days", "365")
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stderr.contains("backfill window widened to 365 days"))
+        #expect(try f.run("hd-auth", "list").stdout.hasPrefix("demo@hudson.test\tok\t365d\t"))
+        #expect(try f.run("hd-auth", "list", "--account", "DEMO@hudson.test").lines.count == 1)
+        #expect(try f.run("hd-auth", "list", "--account", "nobody@example.com").status == 77)
+    }
+
     @Test("hd-sync --watch stops cleanly between passes on SIGINT and SIGTERM")
     func watchStops() throws {
         for signal in [SIGINT, SIGTERM] {
