@@ -19,6 +19,17 @@ public struct PreparedMessage: Sendable, Equatable {
     /// The decoded Subject ("" when there is none).
     public var subject: String
 
+    public init(raw: [UInt8], messageID: String, from: MailAddress?, to: [MailAddress], cc: [MailAddress] = [],
+                bcc: [MailAddress] = [], subject: String) {
+        self.raw = raw
+        self.messageID = messageID
+        self.from = from
+        self.to = to
+        self.cc = cc
+        self.bcc = bcc
+        self.subject = subject
+    }
+
     public var recipients: [MailAddress] { to + cc + bcc }
 }
 

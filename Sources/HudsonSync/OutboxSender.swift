@@ -30,6 +30,8 @@ public struct OutboxReport: Sendable, Equatable {
     public var confirmed = 0
     /// Refused for good; the reason is on the entry.
     public var failed = 0
+    /// The entries refused in this pass.
+    public var rejected: [Int64] = []
     /// Left for a later pass: rate limited, or an attempt whose outcome is not known yet.
     public var deferred = 0
 
@@ -162,11 +164,13 @@ public actor OutboxSender {
         case .badRequest(let message):
             try database.write { try $0.markOutboxFailed(id: id, reason: "rejected by Gmail: \(message)") }
             report.failed += 1
+            report.rejected.append(id)
             return .next
         case .forbidden, .notFound:
             let reason = error.description
             try database.write { try $0.markOutboxFailed(id: id, reason: reason) }
             report.failed += 1
+            report.rejected.append(id)
             return .next
         case .rateLimited(let retryAfter):
             let delay = max(backoff(claim), retryAfter ?? 0)
