@@ -1,7 +1,9 @@
 /*!
  `hd-sync`'s loop: for each account, under a cross-process lock, a pass is
- flush → syncOnce → retire (the queue goes first so triage reaches Gmail before more
- is fetched; retirement follows the poll that brings the echoes). Modes: one pass,
+ send → flush → syncOnce → retire (the outbox goes first, under the account's send lock,
+ because a person is waiting for that mail; then the label queue, so triage reaches Gmail
+ before more is fetched; retirement follows the poll that brings the echoes, which also
+ bring the sent messages into the store). Modes: one pass,
  `--catch-up` (passes until backfill is complete, bodies in the window are stored and
  the queue is empty), and `--watch` (2 s between passes while catching up, 30 s after,
  until SIGINT or SIGTERM, which stop between passes — a pass is bounded, so that is soon).
@@ -22,12 +24,18 @@ public struct PassTotals: Sendable, Equatable {
     public var flushed = 0
     public var retired = 0
     public var dropped = 0
+    /// Outbox entries Gmail has now (sent, or found by the probe).
+    public var sent = 0
+    /// Outbox entries Gmail refused for good.
+    public var sendFailures = 0
 
     public init() {}
 
-    var didWork: Bool { backfilled + eventsApplied + bodiesHydrated + flushed + retired + dropped > 0 }
+    var didWork: Bool { backfilled + eventsApplied + bodiesHydrated + flushed + retired + dropped + sent + sendFailures > 0 }
 
-    mutating func add(_ report: SyncReport, _ flush: FlushReport, retired extra: Int) {
+    mutating func add(_ report: SyncReport, _ flush: FlushReport, retired extra: Int, outbox: OutboxReport) {
+        sent += outbox.sent + outbox.confirmed
+        sendFailures += outbox.failed
         backfilled += report.backfilledThisPass
         eventsApplied += report.eventsApplied
         bodiesHydrated += report.bodiesHydrated
@@ -42,10 +50,11 @@ public struct PassTotals: Sendable, Equatable {
             type: "sync", id: email,
             fields: [("backfilled", .int(Int64(backfilled))), ("events_applied", .int(Int64(eventsApplied))),
                      ("bodies_hydrated", .int(Int64(bodiesHydrated))), ("backfill_complete", .bool(backfillComplete)),
-                     ("flushed", .int(Int64(flushed))), ("retired", .int(Int64(retired))), ("dropped", .int(Int64(dropped)))],
+                     ("flushed", .int(Int64(flushed))), ("retired", .int(Int64(retired))), ("dropped", .int(Int64(dropped))),
+                     ("sent", .int(Int64(sent))), ("send_failures", .int(Int64(sendFailures)))],
             columns: ["\(backfilled) backfilled", "\(eventsApplied) events", "\(bodiesHydrated) bodies",
                       backfillComplete ? "backfill complete" : "backfill in progress",
-                      "\(flushed) flushed", "\(retired) retired", "\(dropped) dropped"])
+                      "\(flushed) flushed", "\(retired) retired", "\(dropped) dropped", "\(sent) sent"])
     }
 }
 
@@ -111,7 +120,8 @@ public final class SyncRunner {
                     try store.widenBackfillWindow(accountID: try store.requireAccount(email: email).id, lookbackDays: lookbackDays)
                 }
             }
-            workers.append(AccountWorker(email: email, access: access, database: database, prefetchDays: prefetchDays,
+            workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath,
+                                         prefetchDays: prefetchDays, invocation: invocation,
                                          progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose)))
         }
 
@@ -163,38 +173,66 @@ public final class SyncRunner {
     }
 }
 
-/// One account's engine and flusher.
+/// One account's engine, flusher and outbox sender.
 final class AccountWorker: Sendable {
     let email: String
     let engine: SyncEngine
     let flusher: MutationFlusher
+    let outbox: OutboxSender
     let database: HudsonDatabase
+    let storePath: String
     let progress: ProgressLine
+    let warn: @Sendable (String) -> Void
 
-    init(email: String, access: GmailAccess, database: HudsonDatabase, prefetchDays: Int, progress: ProgressLine) {
+    @MainActor
+    init(email: String, access: GmailAccess, database: HudsonDatabase, storePath: String, prefetchDays: Int,
+         invocation: Invocation, progress: ProgressLine) {
         self.email = email
         self.database = database
+        self.storePath = storePath
         self.progress = progress
+        let name = invocation.name
+        warn = { writeError("\(name): \($0)\n") }
         engine = SyncEngine(
             api: access.background, database: database, account: email, prefetchWindowDays: prefetchDays,
             onDemandAPI: access.interactive, progress: { progress.update($0) })
         flusher = MutationFlusher(api: access.interactive, database: database, account: email)
+        // Exclusive: it runs only while this process holds the account's send lock.
+        outbox = OutboxSender(api: access.interactive, database: database, account: email, exclusive: true)
     }
 
-    /// flush → syncOnce → retire.
+    /// send → flush → syncOnce → retire.
     func pass(maxPages: Int) async throws -> PassTotals {
         var totals = PassTotals()
+        let sent = try await sendOutbox()
         let flush = try await flusher.flushOnce()
         let report = try await engine.syncOnce(maxBackfillPages: maxPages)
         let retired = try await flusher.retireConfirmed()
-        totals.add(report, flush, retired: retired)
+        totals.add(report, flush, retired: retired, outbox: sent)
         return totals
+    }
+
+    /// The due outbox entries, when no other process (an `hd-send`) is sending for the
+    /// account right now; what that process leaves, the next pass sends. A message Gmail
+    /// refused is reported on standard error with the reason.
+    func sendOutbox() async throws -> OutboxReport {
+        guard let lock = try SendLock(storePath: storePath, email: email) else { return OutboxReport() }
+        let report = try await outbox.sendDue()
+        withExtendedLifetime(lock) {}
+        for id in report.rejected {
+            let entry = try database.read { try $0.outboxEntry(id: id) }
+            warn("outbox:\(id): not sent: \(entry?.lastError ?? "rejected by Gmail")")
+        }
+        return report
     }
 
     func isCaughtUp() async throws -> Bool {
         let email = self.email
-        let queued = try database.read { try $0.queuedMutationCount(accountID: try $0.requireAccount(email: email).id) }
-        return try await engine.isCaughtUp() && queued == 0
+        let (queued, unsent) = try database.read { store in
+            let accountID = try store.requireAccount(email: email).id
+            return (try store.queuedMutationCount(accountID: accountID), try store.unsentOutboxCount(accountID: accountID))
+        }
+        return try await engine.isCaughtUp() && queued == 0 && unsent == 0
     }
 
     /// Passes until caught up. A run of passes that do nothing while work remains (the
@@ -227,5 +265,7 @@ extension PassTotals {
         flushed += other.flushed
         retired += other.retired
         dropped += other.dropped
+        sent += other.sent
+        sendFailures += other.sendFailures
     }
 }
