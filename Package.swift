@@ -45,7 +45,7 @@ let package = Package(
         .executableTarget(name: "hd-auth", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-sync", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
         .executableTarget(name: "hd-mark", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonOutput", "HudsonStore"]),
-        .executableTarget(name: "hd-undo", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonStore"]),
+        .executableTarget(name: "hd-undo", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-show", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonMail", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
 

@@ -21,7 +21,7 @@ extension Records {
                 ("outcome_unknown", .bool(entry.outcomeUnknown)),
                 ("to", .array(entry.recipients.map { .string($0) })),
                 ("subject", .string(entry.subject)),
-                ("message_id_header", .string(entry.messageID)),
+                ("rfc822_message_id", .string(entry.messageID)),
                 ("thread", entry.threadID.map { .string("thread:\($0)") } ?? .null),
                 ("message", entry.gmailID.map { .string("message:\($0)") } ?? .null),
                 ("size", .int(Int64(entry.size))),

@@ -176,3 +176,21 @@ extension Records {
         return "\(seconds / 86_400)d"
     }
 }
+
+extension Records {
+    /// `action:N  date  description  changes  undone-by|undoes`
+    public static func action(_ action: Store.ActionSummary) -> Record {
+        let relation = action.undoneBy.map { "undone by action:\($0)" } ?? action.undoes.map { "undoes action:\($0)" } ?? ""
+        return Record(
+            type: "action", id: "action:\(action.id)",
+            fields: [
+                ("date", .string(DateText.rfc3339UTC(milliseconds: action.createdAt))),
+                ("description", .string(action.description)),
+                ("changes", .int(Int64(action.changes))),
+                ("undoes", action.undoes.map { .string("action:\($0)") } ?? .null),
+                ("undone_by", action.undoneBy.map { .string("action:\($0)") } ?? .null),
+            ],
+            columns: [shortDate(action.createdAt), action.description, "\(action.changes) change(s)", relation],
+            emphasis: action.undoneBy == nil ? .normal : .dim)
+    }
+}

@@ -98,7 +98,7 @@ public enum Mbox {
         var parts = tm()
         gmtime_r(&time, &parts)
         var buffer = [CChar](repeating: 0, count: 64)
-        strftime(&buffer, buffer.count, "%a %b %e %H:%M:%S %Y", &parts)
-        return String(cString: buffer)
+        let count = strftime(&buffer, buffer.count, "%a %b %e %H:%M:%S %Y", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

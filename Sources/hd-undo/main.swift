@@ -1,6 +1,7 @@
 // hd-undo: undo the last hd-mark (or a given action) by queueing its inverse, or cancel a
 // queued hd-send.
 import HudsonCLI
+import HudsonOutput
 import HudsonNetworkCLI
 import HudsonStore
 
@@ -14,7 +15,11 @@ let spec = CommandSpec(
         from hd-send that is still queued (in its --delay window, offline, or failed) is
         cancelled and never sent; one already sent, or being sent, cannot be undone (65).
         """,
-    options: [.flag("no-flush", help: "Only queue the undo; do not try to send it now.")],
+    options: [
+        .flag("no-flush", help: "Only queue the undo; do not try to send it now."),
+        .flag("list", help: "List the recent actions (newest first) instead of undoing one."),
+        .value("limit", short: "n", name: "N", kind: .integer, help: "With --list, show at most N actions.", default: "20"),
+    ] + OutputOptions.all,
     operands: [OperandSpec("ACTION-ID", kind: .string, arity: .optional,
                            help: "The action to undo (default: the last one), or outbox:N to cancel a send.")],
     access: .readWrite,
@@ -22,6 +27,17 @@ let spec = CommandSpec(
 
 await Main.run(spec, classifiers: [NetworkExit.classify, OutboxAttempt.classify]) { cli in
     let operand = cli.arguments.operands.first
+    if cli.arguments.flag("list") {
+        let store = try cli.openStore(.readOnly)
+        let account = try cli.selectedAccount(in: store)
+        let sink = cli.makeSink()
+        let limit = try cli.arguments.int("limit", range: 1...1_000_000) ?? 20
+        for action in try store.recentActions(limit: limit, accountID: account?.id) {
+            try sink.emit(Records.action(action))
+        }
+        try sink.finish()
+        return .success
+    }
     if let operand, operand.hasPrefix("outbox:") {
         guard let id = Int64(operand.dropFirst("outbox:".count)), id > 0 else { throw UsageError("\(operand): not an outbox id") }
         let store = try cli.openStore(.readWrite, durable: true)
@@ -39,7 +55,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify, OutboxAttempt.classify]
         actionID = id
     }
     let store = try cli.openStore(.readWrite, durable: true)
-    let result = try store.undo(actionID: actionID)
+    let result = try store.undo(actionID: actionID, accountID: try cli.selectedAccount(in: store)?.id)
     if result.alreadyUndone {
         cli.warn("action \(result.actionID) was already undone")
         return .success

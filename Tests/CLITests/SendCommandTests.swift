@@ -31,7 +31,7 @@ struct SendCommandTests {
     }
 
     func messageID(_ f: CLIFixture, _ reference: String) throws -> String {
-        try #require(try outbox(f).first { $0["id"] as? String == reference }?["message_id_header"] as? String)
+        try #require(try outbox(f).first { $0["id"] as? String == reference }?["rfc822_message_id"] as? String)
     }
 
     func sendRequests(_ fake: FakeGmail) throws -> Int {
