@@ -86,6 +86,8 @@ extension Store {
     /// Separates names in `thread_rollup.participants`: a name may contain a comma
     /// ("Doe, Jane") but never a control character.
     static let participantSeparator = "\u{1F}"
+    /// The same, as the byte readers split on.
+    static let participantSeparatorByte: UInt8 = 0x1F
 
     /// The display name of a From header: the name when there is one, else the address.
     public static func displaySender(_ header: String?) -> String {
