@@ -112,6 +112,7 @@ public final class SyncRunner {
                 }
             }
             workers.append(AccountWorker(email: email, access: access, database: database, prefetchDays: prefetchDays,
+                                         hydrationBatch: mode == .catchUp ? AccountWorker.catchUpHydrationBatch : 25,
                                          progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose)))
         }
 
@@ -171,13 +172,23 @@ final class AccountWorker: Sendable {
     let database: HudsonDatabase
     let progress: ProgressLine
 
-    init(email: String, access: GmailAccess, database: HudsonDatabase, prefetchDays: Int, progress: ProgressLine) {
+    /// Bodies per pass with `--catch-up`. A pass in the background stays small (25, the
+    /// engine's default) so it never holds the store or the quota for long; a catch-up is
+    /// what the user is waiting for, and a pass's fixed costs (a history poll, the queue,
+    /// the bookkeeping writes, one commit) are then paid once per 500 bodies instead of
+    /// once per 25. The fetch still goes out in batches of 25, four at a time.
+    static let catchUpHydrationBatch = 500
+
+    init(email: String, access: GmailAccess, database: HudsonDatabase, prefetchDays: Int, hydrationBatch: Int,
+         progress: ProgressLine) {
         self.email = email
         self.database = database
         self.progress = progress
+        var report: (@Sendable (SyncProgress) -> Void)?
+        if progress.enabled { report = { progress.update($0) } }
         engine = SyncEngine(
-            api: access.background, database: database, account: email, prefetchWindowDays: prefetchDays,
-            onDemandAPI: access.interactive, progress: { progress.update($0) })
+            api: access.background, database: database, account: email, hydrationBatch: hydrationBatch,
+            prefetchWindowDays: prefetchDays, onDemandAPI: access.interactive, progress: report)
         flusher = MutationFlusher(api: access.interactive, database: database, account: email)
     }
 

@@ -260,15 +260,12 @@ public actor SyncEngine {
         }.filter { !failed.contains($0) }.prefix(batch)
         guard !ids.isEmpty else { return 0 }
         let results = await api.getMessages(ids: Array(ids), format: "full")
-        var hydrated = 0
+        var fetched: [Hydration] = []
         for id in ids {
             switch results[id] {
             case .success(let message)?:
-                do {
-                    if try persistFull(message, accountID: accountID) { hydrated += 1 }
-                } catch {
-                    failedHydrations.insert(id)
-                }
+                fetched.append(Hydration(gmailID: id, snapshot: SnapshotMapping.snapshot(from: message),
+                                         body: BodyMapping.body(from: message)))
             case .failure(.notFound)?:
                 try database.write { _ = try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }
             case .failure(.cancelled)?:
@@ -277,9 +274,19 @@ public actor SyncEngine {
                 failedHydrations.insert(id)
             }
         }
-        let remaining = try database.read { try $0.countMessagesNeedingBodies(accountID: accountID, since: since) }
-        progress?(SyncProgress(account: email, backfilled: account.backfillListed, backfillEstimate: account.backfillEstimate,
-                               bodiesHydrated: hydrated, bodiesRemaining: remaining))
+        // One commit for the batch, a savepoint per message: a message whose write fails
+        // is rolled back alone and skipped, like one whose fetch failed.
+        let stored = fetched.isEmpty ? HydrationReport() : try database.write { [fetched] in
+            try $0.applyHydrations(fetched, accountID: accountID)
+        }
+        for failure in stored.failures { failedHydrations.insert(failure.messageID) }
+        let hydrated = stored.saved.count
+        if let progress {
+            // Counting what remains walks the work-list: only when someone shows it.
+            let remaining = try database.read { try $0.countMessagesNeedingBodies(accountID: accountID, since: since) }
+            progress(SyncProgress(account: email, backfilled: account.backfillListed, backfillEstimate: account.backfillEstimate,
+                                  bodiesHydrated: hydrated, bodiesRemaining: remaining))
+        }
         return hydrated
     }
 
