@@ -88,6 +88,10 @@ public final class Connection {
         rc = hudson_sqlite3_disable_dqs(handle)
         guard rc == SQLITE_OK else { throw error(code: rc) }
         try execute("PRAGMA foreign_keys = ON")
+        // Statement journals (one per SAVEPOINT that changes something) and sorts stay in
+        // memory. On disk, SQLite spills a statement journal past 64 KiB to a temporary
+        // file: a catch-up of 10,000 messages, a savepoint each, wrote 2.2 GB there.
+        try execute("PRAGMA temp_store = MEMORY")
         if !isReadOnly {
             // WAL is a property of the file, but setting it is idempotent and cheap, and it
             // must be set before the first write of a new store.
