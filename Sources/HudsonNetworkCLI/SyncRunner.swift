@@ -112,6 +112,7 @@ public final class SyncRunner {
                 }
             }
             workers.append(AccountWorker(email: email, access: access, database: database, prefetchDays: prefetchDays,
+                                         pageSize: mode == .catchUp ? AccountWorker.catchUpPageSize : 100,
                                          hydrationBatch: mode == .catchUp ? AccountWorker.catchUpHydrationBatch : 25,
                                          progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose)))
         }
@@ -178,16 +179,19 @@ final class AccountWorker: Sendable {
     /// the bookkeeping writes, one commit) are then paid once per 500 bodies instead of
     /// once per 25. The fetch still goes out in batches of 25, four at a time.
     static let catchUpHydrationBatch = 500
+    /// Backfill pages with `--catch-up`: 500, the most messages.list gives, so a page,
+    /// and its one commit, carries five times the messages (still one commit per page).
+    static let catchUpPageSize = 500
 
-    init(email: String, access: GmailAccess, database: HudsonDatabase, prefetchDays: Int, hydrationBatch: Int,
-         progress: ProgressLine) {
+    init(email: String, access: GmailAccess, database: HudsonDatabase, prefetchDays: Int, pageSize: Int,
+         hydrationBatch: Int, progress: ProgressLine) {
         self.email = email
         self.database = database
         self.progress = progress
         var report: (@Sendable (SyncProgress) -> Void)?
         if progress.enabled { report = { progress.update($0) } }
         engine = SyncEngine(
-            api: access.background, database: database, account: email, hydrationBatch: hydrationBatch,
+            api: access.background, database: database, account: email, pageSize: pageSize, hydrationBatch: hydrationBatch,
             prefetchWindowDays: prefetchDays, onDemandAPI: access.interactive, progress: report)
         flusher = MutationFlusher(api: access.interactive, database: database, account: email)
     }
