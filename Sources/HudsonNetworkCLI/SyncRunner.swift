@@ -214,7 +214,27 @@ final class AccountWorker: Sendable {
 
     /// Passes until caught up. A run of passes that do nothing while work remains (the
     /// queue waiting out a server's backoff) ends it with a temporary failure.
+    ///
+    /// The full-text index merges lazily while the catch-up runs; once caught up after a
+    /// large load (messages listed plus bodies stored: at least `mergeAfterMessages` and
+    /// a tenth of the store), it is merged down to one segment in short steps, so reads
+    /// walk one segment instead of dozens.
     func catchUp(maxPages: Int) async throws -> PassTotals {
+        try database.write { try $0.setBulkIndexing(true) }
+        defer { try? database.write { try $0.setBulkIndexing(false) } }
+        let totals = try await catchUpPasses(maxPages: maxPages)
+        let loaded = totals.backfilled + totals.bodiesHydrated
+        let stored = try database.read { try $0.messageCount() }
+        if loaded >= Self.mergeAfterMessages && loaded * 10 >= stored {
+            while !stopRequested.load(ordering: .relaxed), try database.write({ try $0.mergeFullTextStep() }) {}
+        }
+        return totals
+    }
+
+    /// The least a catch-up must have loaded before it merges the index.
+    static let mergeAfterMessages = 5_000
+
+    private func catchUpPasses(maxPages: Int) async throws -> PassTotals {
         var totals = PassTotals()
         var idle = 0
         while !stopRequested.load(ordering: .relaxed) {

@@ -181,6 +181,9 @@ public final class Connection {
     /// Rows changed by the most recent INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 
+    /// Rows changed since the connection opened, triggers and virtual tables included.
+    public var totalChanges: Int { Int(sqlite3_total_changes(handle)) }
+
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 
     /// Interrupts a running statement from another thread (used on SIGINT).

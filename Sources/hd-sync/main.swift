@@ -9,8 +9,9 @@ let spec = CommandSpec(
         One bounded pass per account: send the queue, poll history, backfill up to
         --max-pages pages of the window fixed at consent, and fetch up to 25 bodies in the
         prefetch window. --catch-up repeats larger passes (pages of 500, 500 bodies) until
-        the account is caught up; --watch keeps going (2 s between passes while catching
-        up, 30 s after) until interrupted. A second hd-sync on an account that is already syncing reports an
+        the account is caught up, then compacts the full-text index after a large load;
+        --watch keeps going (2 s between passes while catching up, 30 s after) until
+        interrupted. A second hd-sync on an account that is already syncing reports an
         empty pass at once. Prints one line per account (--json: an object).
         """,
     options: [

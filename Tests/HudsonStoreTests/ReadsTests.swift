@@ -91,6 +91,25 @@ struct ReadsTests {
         try f.checkDerivedTables()
     }
 
+    @Test("bulk indexing defers merges; merging in steps ends in one segment and an index that checks out")
+    func fullTextMaintenance() throws {
+        let f = try StoreFixture()
+        try f.store.setBulkIndexing(true)
+        #expect(try f.db.scalarInt("SELECT v FROM fts_messages_config WHERE k = 'automerge'") == 16)
+        for i in 0..<30 {  // one transaction (one segment) each
+            try f.apply(f.snapshot("m\(i)", minute: Int64(i), subject: "walrus number \(i)"))
+        }
+        try f.store.setBulkIndexing(false)
+        #expect(try f.db.scalarInt("SELECT v FROM fts_messages_config WHERE k = 'automerge'") == 4)
+        var steps = 0
+        while try f.store.mergeFullTextStep(pages: 1) { steps += 1 }
+        #expect(steps > 0)
+        #expect(try !f.store.mergeFullTextStep())
+        #expect(try f.ftsHits("walrus").count == 30)
+        #expect(try f.store.messageCount() == 30)
+        try f.checkDerivedTables()
+    }
+
     @Test("the change sequence moves on every write to a message and reports deletions")
     func changeSequence() throws {
         let f = try StoreFixture()
