@@ -63,6 +63,9 @@ public final class SyncRunner {
     let lookbackDays: Int?
     let verbose: Bool
 
+    /// The page cache of a catch-up's connection.
+    static let catchUpCacheKiB = 64 * 1024
+
     public init(invocation: Invocation, mode: SyncMode, prefetchDays: Int, maxPages: Int, lookbackDays: Int?, verbose: Bool) {
         self.invocation = invocation
         self.mode = mode
@@ -82,7 +85,11 @@ public final class SyncRunner {
             signal(SIGTERM, SIG_DFL)
         }
         let storePath = try invocation.storePath()
-        let database = HudsonDatabase(try Store.open(path: storePath, access: .readWrite))
+        // A catch-up writes the full-text index's segments and merges them; with SQLite's
+        // 2 MiB page cache it kept reading back pages it had just written. 64 MiB is a
+        // fixed cost, whatever the size of the mailbox.
+        let database = HudsonDatabase(try Store.open(
+            path: storePath, access: .readWrite, cacheKiB: mode == .catchUp ? Self.catchUpCacheKiB : nil))
         var emails = try database.read { try $0.accounts().map(\.email) }
         if let selected = invocation.arguments.string("account") ?? invocation.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
             guard let match = emails.first(where: { $0.lowercased() == selected.lowercased() }) else {

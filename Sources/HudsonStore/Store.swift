@@ -38,6 +38,7 @@ public final class Store {
         access: Access,
         busyTimeoutMilliseconds: Int32 = 5_000,
         synchronous: ConnectionOptions.Synchronous = .normal,
+        cacheKiB: Int? = nil,
         clock: @escaping Clock = Store.systemClock
     ) throws -> Store {
         let exists = fileExists(path)
@@ -51,7 +52,8 @@ public final class Store {
         let db: Connection
         do {
             db = try Connection(path: path, options: ConnectionOptions(
-                access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous))
+                access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous,
+                cacheKiB: cacheKiB))
             try checkIsHudsonStore(db, path: path, allowEmpty: access != .readOnly)
             if access == .readOnly {
                 try Schema.migrator.verifyCurrent(db)

@@ -27,11 +27,16 @@ public struct ConnectionOptions: Sendable {
     /// How long a statement waits for another connection's lock before SQLITE_BUSY.
     public var busyTimeoutMilliseconds: Int32
     public var synchronous: Synchronous
+    /// The page cache in KiB (`PRAGMA cache_size = -N`); nil keeps SQLite's 2 MiB.
+    public var cacheKiB: Int?
 
-    public init(access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal) {
+    public init(
+        access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal, cacheKiB: Int? = nil
+    ) {
         self.access = access
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
+        self.cacheKiB = cacheKiB
     }
 }
 
@@ -92,6 +97,9 @@ public final class Connection {
         // memory. On disk, SQLite spills a statement journal past 64 KiB to a temporary
         // file: a catch-up of 10,000 messages, a savepoint each, wrote 2.2 GB there.
         try execute("PRAGMA temp_store = MEMORY")
+        if let cacheKiB = options.cacheKiB {
+            try execute("PRAGMA cache_size = -\(max(1, cacheKiB))")
+        }
         if !isReadOnly {
             // WAL is a property of the file, but setting it is idempotent and cheap, and it
             // must be set before the first write of a new store.
