@@ -25,6 +25,16 @@ extension Store {
         ) { $0.string(0) }
     }
 
+    /// Calls `body` with (message key, label) for every effective label of every message
+    /// of a thread, in one statement: joined on the message, the view's two arms each
+    /// seek `messages_by_thread`.
+    func forEachEffectiveLabel(accountID: Int64, threadID: String, _ body: (Int64, String) throws -> Void) throws {
+        try db.forEach("""
+            SELECT m.id, el.label FROM messages AS m JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
+             WHERE m.account_id = ? AND m.thread_id = ?
+            """, accountID, threadID) { try body($0.int64(0), $0.string(1)) }
+    }
+
     /// Whether the message effectively carries the label.
     func effectivelyCarries(messageKey: Int64, label: String) throws -> Bool {
         try db.scalarInt(

@@ -32,6 +32,8 @@ public final class Store {
     public let db: Connection
     public let path: String
     let clock: Clock
+    /// Display names of From headers already parsed (ThreadRollup).
+    var displayNames: [String: String] = [:]
 
     public static func open(
         path: String,
