@@ -15,6 +15,16 @@ enum EffectiveLabels {
     static func carries(messageColumn: String) -> String {
         "EXISTS (SELECT 1 FROM \(view) AS el WHERE el.message_id = \(messageColumn) AND el.label = ?)"
     }
+
+    /// The same condition as a list of the label's messages (`?` the label, then the key
+    /// bounds when `bounded`): the query can start from the label's index instead of
+    /// testing every message, which is what a small label or a date range wants.
+    static func carriesList(messageColumn: String, bounded: (lower: Bool, upper: Bool)) -> String {
+        var sql = "\(messageColumn) IN (SELECT el.message_id FROM \(view) AS el WHERE el.label = ?"
+        if bounded.lower { sql += " AND el.message_id >= ?" }
+        if bounded.upper { sql += " AND el.message_id < ?" }
+        return sql + ")"
+    }
 }
 
 extension Store {
