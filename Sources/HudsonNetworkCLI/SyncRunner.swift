@@ -65,6 +65,8 @@ public final class SyncRunner {
 
     /// The page cache of a catch-up's connection.
     static let catchUpCacheKiB = 64 * 1024
+    /// WAL pages (4 KiB) between a catch-up's checkpoints.
+    static let catchUpCheckpointPages = 16 * 1024
 
     public init(invocation: Invocation, mode: SyncMode, prefetchDays: Int, maxPages: Int, lookbackDays: Int?, verbose: Bool) {
         self.invocation = invocation
@@ -87,9 +89,14 @@ public final class SyncRunner {
         let storePath = try invocation.storePath()
         // A catch-up writes the full-text index's segments and merges them; with SQLite's
         // 2 MiB page cache it kept reading back pages it had just written. 64 MiB is a
-        // fixed cost, whatever the size of the mailbox.
+        // fixed cost, whatever the size of the mailbox. It also checkpoints every 64 MiB
+        // of WAL instead of every 4 MiB: the pages it rewrites often (the index's
+        // structure, rollups) are copied to the database once per checkpoint, not sixteen
+        // times, and there are sixteen times fewer fsyncs.
+        let catchUp = mode == .catchUp
         let database = HudsonDatabase(try Store.open(
-            path: storePath, access: .readWrite, cacheKiB: mode == .catchUp ? Self.catchUpCacheKiB : nil))
+            path: storePath, access: .readWrite, cacheKiB: catchUp ? Self.catchUpCacheKiB : nil,
+            checkpointPages: catchUp ? Self.catchUpCheckpointPages : nil))
         var emails = try database.read { try $0.accounts().map(\.email) }
         if let selected = invocation.arguments.string("account") ?? invocation.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
             guard let match = emails.first(where: { $0.lowercased() == selected.lowercased() }) else {

@@ -41,6 +41,7 @@ public final class Store {
         busyTimeoutMilliseconds: Int32 = 5_000,
         synchronous: ConnectionOptions.Synchronous = .normal,
         cacheKiB: Int? = nil,
+        checkpointPages: Int? = nil,
         clock: @escaping Clock = Store.systemClock
     ) throws -> Store {
         let exists = fileExists(path)
@@ -55,7 +56,7 @@ public final class Store {
         do {
             db = try Connection(path: path, options: ConnectionOptions(
                 access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous,
-                cacheKiB: cacheKiB))
+                cacheKiB: cacheKiB, checkpointPages: checkpointPages))
             try checkIsHudsonStore(db, path: path, allowEmpty: access != .readOnly)
             if access == .readOnly {
                 try Schema.migrator.verifyCurrent(db)

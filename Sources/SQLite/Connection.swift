@@ -29,14 +29,19 @@ public struct ConnectionOptions: Sendable {
     public var synchronous: Synchronous
     /// The page cache in KiB (`PRAGMA cache_size = -N`); nil keeps SQLite's 2 MiB.
     public var cacheKiB: Int?
+    /// WAL pages after which a commit checkpoints (`PRAGMA wal_autocheckpoint`); nil
+    /// keeps SQLite's 1000.
+    public var checkpointPages: Int?
 
     public init(
-        access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal, cacheKiB: Int? = nil
+        access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal, cacheKiB: Int? = nil,
+        checkpointPages: Int? = nil
     ) {
         self.access = access
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
         self.cacheKiB = cacheKiB
+        self.checkpointPages = checkpointPages
     }
 }
 
@@ -108,6 +113,9 @@ public final class Connection {
                 throw SQLiteError(extendedCode: SQLITE_ERROR, message: "cannot enable WAL journal mode (got \(mode ?? "nothing"))")
             }
             try execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+            if let pages = options.checkpointPages {
+                try execute("PRAGMA wal_autocheckpoint = \(max(1, pages))")
+            }
         }
     }
 
