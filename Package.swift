@@ -62,6 +62,14 @@ let package = Package(
         .executableTarget(name: "hd-undo", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonStore"]),
         .executableTarget(name: "hd-show", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonMail", "HudsonOutput", "HudsonStore"]),
 
+        // Benchmark tooling (bench/): builds a store from NDJSON without HTTP, for sizes
+        // the fake Gmail cannot hold. Not installed.
+        .executableTarget(
+            name: "hudson-bench-import",
+            dependencies: ["HudsonStore", "HudsonSync", "HudsonGmail"],
+            path: "bench/import"
+        ),
+
         // Test tooling: a tiny executable the store tests start as separate processes
         // (two migrators racing, a writer holding the lock). Not installed.
         .executableTarget(
