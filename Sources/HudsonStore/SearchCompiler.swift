@@ -130,14 +130,28 @@ struct SearchCompiler {
         keyBounds = keysFollowDates ? Self.keyBounds(of: conjuncts, in: self) : nil
         var conditions: [String] = []
         var from = "FROM messages AS m"
+        // Without full text, a top-level exact address drives the query from its index
+        // (address, role, message_id), walked backwards: newest first, stopping after a
+        // page, where an IN list would first collect every message of that sender.
+        var addressDriver: (address: String, role: String)?
+        if match == nil, let index = rest.firstIndex(where: { Self.exactAddress($0, own: ownAddresses) != nil }) {
+            addressDriver = Self.exactAddress(rest[index], own: ownAddresses)
+            rest.remove(at: index)
+        }
         // The key follows the date, so the top-level dates also bound the key: the index
-        // that drives the query (the full-text doclist or the messages table) seeks the
-        // range instead of walking every newer message first.
-        let keyColumn = match == nil ? "m.id" : "fts_messages.rowid"
+        // that drives the query (the full-text doclist, the address index or the messages
+        // table) seeks the range instead of walking every newer message first.
+        let keyColumn = match != nil ? "fts_messages.rowid" : addressDriver != nil ? "a.message_id" : "m.id"
         if let match {
             from = "FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid"
             conditions.append("fts_messages MATCH ?")
             arguments.append(.text(match))
+        } else if let addressDriver {
+            from = "FROM message_addresses AS a JOIN messages AS m ON m.id = a.message_id"
+            conditions.append("a.address = ?")
+            conditions.append("a.role = ?")
+            arguments.append(.text(addressDriver.address))
+            arguments.append(.text(addressDriver.role))
         }
         if let lower = keyBounds?.lower {
             conditions.append("\(keyColumn) >= ?")
@@ -167,6 +181,8 @@ struct SearchCompiler {
         let orderBy: String
         if match != nil {
             orderBy = options.sort == .relevance ? "bm25(fts_messages), fts_messages.rowid DESC" : "fts_messages.rowid DESC"
+        } else if addressDriver != nil {
+            orderBy = "a.message_id DESC"  // the same order as m.id, read off the index
         } else {
             orderBy = "m.id DESC"
         }
@@ -294,6 +310,24 @@ struct SearchCompiler {
             }
         }
         return parts.isEmpty ? "1" : "(" + parts.joined(separator: " OR ") + ")"
+    }
+
+    /// A term that is one exact address in one role (`from:ann@example.org`,
+    /// `to:me` with one own address): the (address, role) an index range gives.
+    static func exactAddress(_ node: QueryNode, own: [String]) -> (address: String, role: String)? {
+        guard case .term(let term) = node else { return nil }
+        let value: String
+        let role: String
+        switch term {
+        case .from(let v): (value, role) = (v, "from")
+        case .to(let v), .deliveredTo(let v): (value, role) = (v, "to")
+        case .cc(let v): (value, role) = (v, "cc")
+        case .bcc(let v): (value, role) = (v, "bcc")
+        default: return nil
+        }
+        let addresses = value.lowercased() == "me" ? own : [value]
+        guard addresses.count == 1, let address = addresses.first, isFullAddress(address) else { return nil }
+        return (address, role)
     }
 
     static func isFullAddress(_ text: String) -> Bool {
