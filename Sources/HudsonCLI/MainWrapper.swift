@@ -123,9 +123,14 @@ public enum Main {
         var result: [String: String] = [:]
         var pointer = environ
         while let entry = pointer.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            // Split on the first '=' in bytes: walking Characters costs more than the rest
+            // of a short command's start.
+            if let equals = strchr(entry, Int32(UInt8(ascii: "="))) {
+                let nameLength = entry.distance(to: equals)
+                let name = entry.withMemoryRebound(to: UInt8.self, capacity: nameLength) {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: nameLength), as: UTF8.self)
+                }
+                result[name] = String(cString: equals + 1)
             }
             pointer += 1
         }

@@ -24,7 +24,11 @@ public struct LabelNames {
 
     /// Names for display, sorted case-insensitively (as notmuch sorts tags).
     public func names(_ ids: [String], account: Int64) -> [String] {
-        ids.map { name($0, account: account) }.sorted { $0.lowercased() < $1.lowercased() }
+        // Lowercase each name once, not once per comparison.
+        ids.map { id -> (key: String, name: String) in
+            let name = name(id, account: account)
+            return (name.lowercased(), name)
+        }.sorted { $0.key < $1.key }.map(\.name)
     }
 
     public func email(_ account: Int64) -> String { emails[account] ?? "" }

@@ -27,10 +27,15 @@ public struct MessageSummary: Equatable, Sendable {
 extension Store {
     func searchCompiler(_ options: SearchOptions) throws -> SearchCompiler {
         let labels = try db.map("""
-            SELECT id, name FROM labels WHERE ?1 IS NULL OR account_id = ?1
-            """, options.accountID) { (id: $0.string(0), name: $0.optionalString(1)) }
+            SELECT id, name, type FROM labels WHERE ?1 IS NULL OR account_id = ?1
+            """, options.accountID) { (id: $0.string(0), name: $0.optionalString(1), type: $0.optionalString(2)) }
         let own = try db.map("SELECT email FROM accounts WHERE ?1 IS NULL OR id = ?1", options.accountID) { $0.string(0) }
-        return SearchCompiler(options: options, ownAddresses: own) { wanted in
+        let keysFollowDates = try db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM message_key_exceptions)") == 1
+        let userLabels = Set(labels.filter { $0.type == "user" }.map(\.id))
+        return SearchCompiler(
+            options: options, ownAddresses: own, keysFollowDates: keysFollowDates,
+            isUserLabel: { userLabels.contains($0) }
+        ) { wanted in
             var ids: [String] = []
             for label in labels {
                 if Store.labelMatches(id: label.id, name: label.name, wanted: wanted.raw) && !ids.contains(label.id) {

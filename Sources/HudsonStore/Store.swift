@@ -32,12 +32,16 @@ public final class Store {
     public let db: Connection
     public let path: String
     let clock: Clock
+    /// Display names of From headers already parsed (ThreadRollup).
+    var displayNames: [String: String] = [:]
 
     public static func open(
         path: String,
         access: Access,
         busyTimeoutMilliseconds: Int32 = 5_000,
         synchronous: ConnectionOptions.Synchronous = .normal,
+        cacheKiB: Int? = nil,
+        checkpointPages: Int? = nil,
         clock: @escaping Clock = Store.systemClock
     ) throws -> Store {
         let exists = fileExists(path)
@@ -51,7 +55,8 @@ public final class Store {
         let db: Connection
         do {
             db = try Connection(path: path, options: ConnectionOptions(
-                access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous))
+                access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous,
+                cacheKiB: cacheKiB, checkpointPages: checkpointPages))
             try checkIsHudsonStore(db, path: path, allowEmpty: access != .readOnly)
             if access == .readOnly {
                 try Schema.migrator.verifyCurrent(db)
