@@ -17,8 +17,13 @@ public struct ParsedArguments: Sendable {
     public var values: [String: [String]] = [:]
     public var flags: Set<String> = []
     public var operands: [String] = []
+    /// The options the user typed (not filled in from defaults).
+    public var given: Set<String> = []
 
     public func flag(_ long: String) -> Bool { flags.contains(long) }
+
+    /// Whether the user typed the option (rather than it taking its default).
+    public func isGiven(_ long: String) -> Bool { given.contains(long) }
 
     /// The last value given for an option (later ones override earlier ones), or its default.
     public func string(_ long: String) -> String? { values[long]?.last }
@@ -52,6 +57,7 @@ public enum ArgumentParser {
         func option(short: Character) -> OptionSpec? { options.first { $0.short == short } }
 
         func record(_ option: OptionSpec, value: String?) throws {
+            parsed.given.insert(option.long)
             if option.isFlag {
                 parsed.flags.insert(option.long)
                 return
@@ -115,13 +121,10 @@ public enum ArgumentParser {
             }
             // A single dash: a cluster of short options, or (where allowed) an operand.
             let cluster = Array(argument.dropFirst())
-            let isCluster = cluster.first.map { option(short: $0) != nil } ?? false
-            if !isCluster {
-                if current.dashOperands {
-                    parsed.operands.append(argument)
-                    continue
-                }
-                throw UsageError("-\(cluster.first.map(String.init) ?? ""): unknown option")
+            if current.dashOperands && !isOptionCluster(cluster, option: option(short:)) {
+                // `-from:bob`, `-Work`, `-notes`: a negated query term or a -LABEL action.
+                parsed.operands.append(argument)
+                continue
             }
             var position = 0
             while position < cluster.count {
@@ -158,6 +161,19 @@ public enum ArgumentParser {
         }
         try checkOperands(parsed.operands, spec: current)
         return (parsed, current)
+    }
+
+    /// Whether `-<cluster>` reads as short options: each character a declared short
+    /// option up to the first one that takes a value (the rest is its value), and no ':'
+    /// (which only query terms have). Where operands may start with '-', anything else is
+    /// an operand: `-notes` is the label "notes", not `-n -o -t ...`.
+    static func isOptionCluster(_ cluster: [Character], option: (Character) -> OptionSpec?) -> Bool {
+        guard !cluster.isEmpty, !cluster.contains(":") else { return false }
+        for character in cluster {
+            guard let spec = option(character) else { return false }
+            if !spec.isFlag { return true }
+        }
+        return true
     }
 
     static func checkOperands(_ operands: [String], spec: CommandSpec) throws {

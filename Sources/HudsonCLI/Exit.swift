@@ -23,7 +23,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     public var meaning: String {
         switch self {
         case .success: return "success (also: a closed output pipe; changes queued while offline)"
-        case .noMatch: return "nothing matched, as grep does"
+        case .noMatch: return "nothing matched (hd-search, hd-ls with a query), as grep does"
         case .partialFailure: return "partial failure: some references failed and the rest were done"
         case .usage: return "usage error (printed with the usage line)"
         case .dataError: return "bad input data (a query that does not parse: the message points at the column)"

@@ -113,7 +113,9 @@ public enum Main {
             exit(ExitStatus.usage.rawValue)
         }
         let classified = classifiers.lazy.compactMap { $0(error) }.first ?? Exit.classify(error, debug: invocation.debug)
-        writeError("\(invocation.name): \(classified.message)\n")
+        // Every usage error is printed with the usage line (CONTRACT.md "Exit status").
+        let usage = classified.status == .usage ? Help.usage(invocation.spec, programName: invocation.programName) + "\n" : ""
+        writeError("\(invocation.name): \(classified.message)\n\(usage)")
         exit(classified.status.rawValue)
     }
 
@@ -121,9 +123,14 @@ public enum Main {
         var result: [String: String] = [:]
         var pointer = environ
         while let entry = pointer.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "=") {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            // Split on the first '=' in bytes: walking Characters costs more than the rest
+            // of a short command's start.
+            if let equals = strchr(entry, Int32(UInt8(ascii: "="))) {
+                let nameLength = entry.distance(to: equals)
+                let name = entry.withMemoryRebound(to: UInt8.self, capacity: nameLength) {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: nameLength), as: UTF8.self)
+                }
+                result[name] = String(cString: equals + 1)
             }
             pointer += 1
         }
@@ -201,10 +208,14 @@ public final class Invocation {
     /// the mode creates). Triage opens with `synchronous=FULL`: a queued change exists
     /// nowhere else until it is sent (sqlite-notes.md "Durability"). Every command opens
     /// its store here, so the reliability suite's seams (TestHooks) reach them all.
-    public func openStore(_ access: Store.Access, durable: Bool = false) throws -> sending Store {
+    /// `cacheKiB` and `checkpointPages` are for a catch-up's connection (SyncRunner).
+    public func openStore(
+        _ access: Store.Access, durable: Bool = false, cacheKiB: Int? = nil, checkpointPages: Int? = nil
+    ) throws -> sending Store {
         let path = try storePath()
         if access == .create { try Paths.makeDirectories(Paths.directory(of: path)) }
         return try Store.open(path: path, access: access, synchronous: durable ? .full : .normal,
+                              cacheKiB: cacheKiB, checkpointPages: checkpointPages,
                               testing: TestHooks.connection(environment: environment))
     }
 

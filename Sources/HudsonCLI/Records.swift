@@ -24,7 +24,11 @@ public struct LabelNames {
 
     /// Names for display, sorted case-insensitively (as notmuch sorts tags).
     public func names(_ ids: [String], account: Int64) -> [String] {
-        ids.map { name($0, account: account) }.sorted { $0.lowercased() < $1.lowercased() }
+        // Lowercase each name once, not once per comparison.
+        ids.map { id -> (key: String, name: String) in
+            let name = name(id, account: account)
+            return (name.lowercased(), name)
+        }.sorted { $0.key < $1.key }.map(\.name)
     }
 
     public func email(_ account: Int64) -> String { emails[account] ?? "" }
@@ -79,9 +83,9 @@ public enum Records {
                 ("thread", .string("thread:\(message.threadID)")),
                 ("date", .string(DateText.rfc3339UTC(milliseconds: message.internalDate))),
                 ("timestamp", .int(message.internalDate / 1000)),
-                ("from", .string(message.sender ?? "")),
-                ("to", .string(message.to ?? "")),
-                ("subject", .string(message.subject ?? "")),
+                ("from", message.sender.map { .string($0) } ?? .null),
+                ("to", message.to.map { .string($0) } ?? .null),
+                ("subject", message.subject.map { .string($0) } ?? .null),
                 ("snippet", .string(message.snippet)),
                 ("size", .int(message.sizeEstimate)),
                 ("has_attachment", .bool(message.hasAttachment)),
@@ -161,7 +165,7 @@ extension Records {
     public static func delta(_ delta: TriageDelta, labels: LabelNames) -> Record {
         let name = labels.name(delta.label, account: delta.accountID)
         return Record(
-            type: "change", id: "message:\(delta.messageID)",
+            type: "planned_change", id: "message:\(delta.messageID)",
             fields: [("thread", .string("thread:\(delta.threadID)")), ("label", .string(name)),
                      ("op", .string(delta.op.rawValue))],
             columns: [(delta.op == .add ? "+" : "-") + name, "thread:\(delta.threadID)"])
@@ -174,5 +178,23 @@ extension Records {
         if seconds < 3600 { return "\(seconds / 60)m" }
         if seconds < 86_400 { return "\(seconds / 3600)h" }
         return "\(seconds / 86_400)d"
+    }
+}
+
+extension Records {
+    /// `action:N  date  description  changes  undone-by|undoes`
+    public static func action(_ action: Store.ActionSummary) -> Record {
+        let relation = action.undoneBy.map { "undone by action:\($0)" } ?? action.undoes.map { "undoes action:\($0)" } ?? ""
+        return Record(
+            type: "action", id: "action:\(action.id)",
+            fields: [
+                ("date", .string(DateText.rfc3339UTC(milliseconds: action.createdAt))),
+                ("description", .string(action.description)),
+                ("changes", .int(Int64(action.changes))),
+                ("undoes", action.undoes.map { .string("action:\($0)") } ?? .null),
+                ("undone_by", action.undoneBy.map { .string("action:\($0)") } ?? .null),
+            ],
+            columns: [shortDate(action.createdAt), action.description, "\(action.changes) change(s)", relation],
+            emphasis: action.undoneBy == nil ? .normal : .dim)
     }
 }

@@ -39,7 +39,14 @@ public enum AccountSetup {
         try Paths.makeDirectories(configDirectory)
         try CredentialStore(configDirectory: configDirectory).save(credential)
         let store = try invocation.store()
-        if let existing = try store.account(email: email) { return (existing, false) }
+        if let existing = try store.account(email: email) {
+            // A repeated login keeps the account; an explicit --lookback-days widens it.
+            if invocation.arguments.isGiven("lookback-days") && lookbackDays != existing.lookbackDays {
+                try store.widenBackfillWindow(accountID: existing.id, lookbackDays: lookbackDays)
+                invocation.warn("\(email): backfill window widened to \(lookbackDays == 0 ? "the whole mailbox" : "\(lookbackDays) days")")
+            }
+            return (try store.account(id: existing.id) ?? existing, false)
+        }
         let account = try store.addAccount(
             email: email, consentedAt: Int64(Date().timeIntervalSince1970), lookbackDays: lookbackDays)
         return (account, true)

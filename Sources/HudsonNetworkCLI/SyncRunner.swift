@@ -1,7 +1,9 @@
 /*!
  `hd-sync`'s loop: for each account, under a cross-process lock, a pass is
- flush → syncOnce → retire (the queue goes first so triage reaches Gmail before more
- is fetched; retirement follows the poll that brings the echoes). Modes: one pass,
+ send → flush → syncOnce → retire (the outbox goes first, under the account's send lock,
+ because a person is waiting for that mail; then the label queue, so triage reaches Gmail
+ before more is fetched; retirement follows the poll that brings the echoes, which also
+ bring the sent messages into the store). Modes: one pass,
  `--catch-up` (passes until backfill is complete, bodies in the window are stored and
  the queue is empty), and `--watch` (2 s between passes while catching up, 30 s after,
  until SIGINT or SIGTERM, which stop between passes — a pass is bounded, so that is soon).
@@ -25,12 +27,18 @@ public struct PassTotals: Sendable, Equatable {
     public var flushed = 0
     public var retired = 0
     public var dropped = 0
+    /// Outbox entries Gmail has now (sent, or found by the probe).
+    public var sent = 0
+    /// Outbox entries Gmail refused for good.
+    public var sendFailures = 0
 
     public init() {}
 
-    var didWork: Bool { backfilled + eventsApplied + bodiesHydrated + flushed + retired + dropped > 0 }
+    var didWork: Bool { backfilled + eventsApplied + bodiesHydrated + flushed + retired + dropped + sent + sendFailures > 0 }
 
-    mutating func add(_ report: SyncReport, _ flush: FlushReport, retired extra: Int) {
+    mutating func add(_ report: SyncReport, _ flush: FlushReport, retired extra: Int, outbox: OutboxReport) {
+        sent += outbox.sent + outbox.confirmed
+        sendFailures += outbox.failed
         backfilled += report.backfilledThisPass
         eventsApplied += report.eventsApplied
         bodiesHydrated += report.bodiesHydrated
@@ -45,10 +53,11 @@ public struct PassTotals: Sendable, Equatable {
             type: "sync", id: email,
             fields: [("backfilled", .int(Int64(backfilled))), ("events_applied", .int(Int64(eventsApplied))),
                      ("bodies_hydrated", .int(Int64(bodiesHydrated))), ("backfill_complete", .bool(backfillComplete)),
-                     ("flushed", .int(Int64(flushed))), ("retired", .int(Int64(retired))), ("dropped", .int(Int64(dropped)))],
+                     ("flushed", .int(Int64(flushed))), ("retired", .int(Int64(retired))), ("dropped", .int(Int64(dropped))),
+                     ("sent", .int(Int64(sent))), ("send_failures", .int(Int64(sendFailures)))],
             columns: ["\(backfilled) backfilled", "\(eventsApplied) events", "\(bodiesHydrated) bodies",
                       backfillComplete ? "backfill complete" : "backfill in progress",
-                      "\(flushed) flushed", "\(retired) retired", "\(dropped) dropped"])
+                      "\(flushed) flushed", "\(retired) retired", "\(dropped) dropped", "\(sent) sent"])
     }
 }
 
@@ -65,6 +74,11 @@ public final class SyncRunner {
     let maxPages: Int
     let lookbackDays: Int?
     let verbose: Bool
+
+    /// The page cache of a catch-up's connection.
+    static let catchUpCacheKiB = 64 * 1024
+    /// WAL pages (4 KiB) between a catch-up's checkpoints.
+    static let catchUpCheckpointPages = 16 * 1024
 
     public init(invocation: Invocation, mode: SyncMode, prefetchDays: Int, maxPages: Int, lookbackDays: Int?, verbose: Bool) {
         self.invocation = invocation
@@ -85,7 +99,16 @@ public final class SyncRunner {
             signal(SIGTERM, SIG_DFL)
         }
         let storePath = try invocation.storePath()
-        let database = HudsonDatabase(try invocation.openStore(.readWrite))
+        // A catch-up writes the full-text index's segments and merges them; with SQLite's
+        // 2 MiB page cache it kept reading back pages it had just written. 64 MiB is a
+        // fixed cost, whatever the size of the mailbox. It also checkpoints every 64 MiB
+        // of WAL instead of every 4 MiB: the pages it rewrites often (the index's
+        // structure, rollups) are copied to the database once per checkpoint, not sixteen
+        // times, and there are sixteen times fewer fsyncs.
+        let catchUp = mode == .catchUp
+        let database = HudsonDatabase(try invocation.openStore(
+            .readWrite, cacheKiB: catchUp ? Self.catchUpCacheKiB : nil,
+            checkpointPages: catchUp ? Self.catchUpCheckpointPages : nil))
         var emails = try database.read { try $0.accounts().map(\.email) }
         if let selected = invocation.arguments.string("account") ?? invocation.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
             guard let match = emails.first(where: { $0.lowercased() == selected.lowercased() }) else {
@@ -114,9 +137,12 @@ public final class SyncRunner {
                     try store.widenBackfillWindow(accountID: try store.requireAccount(email: email).id, lookbackDays: lookbackDays)
                 }
             }
-            workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath, prefetchDays: prefetchDays,
-                                         progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose),
-                                         checkpoint: TestHooks.flushCheckpoint(environment: invocation.environment)))
+            workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath,
+                                         prefetchDays: prefetchDays,
+                                         pageSize: mode == .catchUp ? AccountWorker.catchUpPageSize : 100,
+                                         hydrationBatch: mode == .catchUp ? AccountWorker.catchUpHydrationBatch : 25,
+                                         invocation: invocation,
+                                         progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose)))
         }
 
         switch mode {
@@ -180,45 +206,105 @@ extension SyncRunner {
     }
 }
 
-/// One account's engine and flusher.
+/// One account's engine, flusher and outbox sender.
 final class AccountWorker: Sendable {
     let email: String
     let engine: SyncEngine
     let flusher: MutationFlusher
+    let outbox: OutboxSender
     let database: HudsonDatabase
+    let storePath: String
     let progress: ProgressLine
+    let warn: @Sendable (String) -> Void
 
-    init(email: String, access: GmailAccess, database: HudsonDatabase, storePath: String, prefetchDays: Int, progress: ProgressLine,
-         checkpoint: (@Sendable (FlushCheckpoint) -> Void)?) {
+    /// Bodies per pass with `--catch-up`. A pass in the background stays small (25, the
+    /// engine's default) so it never holds the store or the quota for long; a catch-up is
+    /// what the user is waiting for, and a pass's fixed costs (a history poll, the queue,
+    /// the bookkeeping writes, one commit) are then paid once per 500 bodies instead of
+    /// once per 25. The fetch still goes out in batches of 25, four at a time.
+    static let catchUpHydrationBatch = 500
+    /// Backfill pages with `--catch-up`: 500, the most messages.list gives, so a page,
+    /// and its one commit, carries five times the messages (still one commit per page).
+    static let catchUpPageSize = 500
+
+    @MainActor
+    init(email: String, access: GmailAccess, database: HudsonDatabase, storePath: String, prefetchDays: Int,
+         pageSize: Int, hydrationBatch: Int, invocation: Invocation, progress: ProgressLine) {
         self.email = email
         self.database = database
+        self.storePath = storePath
         self.progress = progress
+        let name = invocation.name
+        warn = { writeError("\(name): \($0)\n") }
+        var report: (@Sendable (SyncProgress) -> Void)?
+        if progress.enabled { report = { progress.update($0) } }
         engine = SyncEngine(
-            api: access.background, database: database, account: email, prefetchWindowDays: prefetchDays,
-            onDemandAPI: access.interactive, progress: { progress.update($0) })
+            api: access.background, database: database, account: email, pageSize: pageSize, hydrationBatch: hydrationBatch,
+            prefetchWindowDays: prefetchDays, onDemandAPI: access.interactive, progress: report)
         flusher = MutationFlusher(api: access.interactive, database: database, account: email,
-                                  lock: FileFlushLock(storePath: storePath, email: email), checkpoint: checkpoint)
+                                  lock: FileFlushLock(storePath: storePath, email: email),
+                                  checkpoint: TestHooks.flushCheckpoint(environment: invocation.environment))
+        // Exclusive: it runs only while this process holds the account's send lock.
+        outbox = OutboxSender(api: access.interactive, database: database, account: email, exclusive: true)
     }
 
-    /// flush → syncOnce → retire.
+    /// send → flush → syncOnce → retire.
     func pass(maxPages: Int) async throws -> PassTotals {
         var totals = PassTotals()
+        let sent = try await sendOutbox()
         let flush = try await flusher.flushOnce()
         let report = try await engine.syncOnce(maxBackfillPages: maxPages)
         let retired = try await flusher.retireConfirmed()
-        totals.add(report, flush, retired: retired)
+        totals.add(report, flush, retired: retired, outbox: sent)
         return totals
+    }
+
+    /// The due outbox entries, when no other process (an `hd-send`) is sending for the
+    /// account right now; what that process leaves, the next pass sends. A message Gmail
+    /// refused is reported on standard error with the reason.
+    func sendOutbox() async throws -> OutboxReport {
+        guard let lock = try SendLock(storePath: storePath, email: email) else { return OutboxReport() }
+        let report = try await outbox.sendDue()
+        withExtendedLifetime(lock) {}
+        for id in report.rejected {
+            let entry = try database.read { try $0.outboxEntry(id: id) }
+            warn("outbox:\(id): not sent: \(entry?.lastError ?? "rejected by Gmail")")
+        }
+        return report
     }
 
     func isCaughtUp() async throws -> Bool {
         let email = self.email
-        let queued = try database.read { try $0.queuedMutationCount(accountID: try $0.requireAccount(email: email).id) }
-        return try await engine.isCaughtUp() && queued == 0
+        let (queued, unsent) = try database.read { store in
+            let accountID = try store.requireAccount(email: email).id
+            return (try store.queuedMutationCount(accountID: accountID), try store.unsentOutboxCount(accountID: accountID))
+        }
+        return try await engine.isCaughtUp() && queued == 0 && unsent == 0
     }
 
     /// Passes until caught up. A run of passes that do nothing while work remains (the
     /// queue waiting out a server's backoff) ends it with a temporary failure.
+    ///
+    /// The full-text index merges lazily while the catch-up runs; once caught up after a
+    /// large load (messages listed plus bodies stored: at least `mergeAfterMessages` and
+    /// a tenth of the store), it is merged down to one segment in short steps, so reads
+    /// walk one segment instead of dozens.
     func catchUp(maxPages: Int) async throws -> PassTotals {
+        try database.write { try $0.setBulkIndexing(true) }
+        defer { try? database.write { try $0.setBulkIndexing(false) } }
+        let totals = try await catchUpPasses(maxPages: maxPages)
+        let loaded = totals.backfilled + totals.bodiesHydrated
+        let stored = try database.read { try $0.messageCount() }
+        if loaded >= Self.mergeAfterMessages && loaded * 10 >= stored {
+            while !stopRequested.load(ordering: .relaxed), try database.write({ try $0.mergeFullTextStep() }) {}
+        }
+        return totals
+    }
+
+    /// The least a catch-up must have loaded before it merges the index.
+    static let mergeAfterMessages = 5_000
+
+    private func catchUpPasses(maxPages: Int) async throws -> PassTotals {
         var totals = PassTotals()
         var idle = 0
         while !stopRequested.load(ordering: .relaxed) {
@@ -246,5 +332,7 @@ extension PassTotals {
         flushed += other.flushed
         retired += other.retired
         dropped += other.dropped
+        sent += other.sent
+        sendFailures += other.sendFailures
     }
 }

@@ -21,6 +21,7 @@ public enum TerminalSafety {
     /// other whitespace controls turned into single spaces so the record stays one line
     /// with its fields intact. An ESC sequence goes as a whole, not just its ESC.
     public static func field(_ text: String) -> String {
+        if isPlainField(text) { return text }
         var output = String.UnicodeScalarView()
         var iterator = text.unicodeScalars.makeIterator()
         var pendingSpace = false
@@ -45,6 +46,23 @@ public enum TerminalSafety {
             output.append(scalar)
         }
         return String(output)
+    }
+
+    /// Whether `field` would return `text` unchanged: no byte that starts anything it
+    /// removes or folds (C0, DEL, and the UTF-8 lead bytes of C1 controls U+0080–U+009F,
+    /// U+061C, the U+2000 block's bidi marks and U+FFF9–U+FFFB). Most subjects, names and
+    /// dates pass, and are printed without being rebuilt scalar by scalar.
+    static func isPlainField(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            for byte in bytes {
+                switch byte {
+                case 0x00...0x1F, 0x7F, 0xC2, 0xD8, 0xE2, 0xEF: return false
+                default: continue
+                }
+            }
+            return true
+        }
     }
 
     /// Multi-line text (a message body): lines are kept, everything else as `field`.

@@ -50,28 +50,37 @@ extension Store {
     @discardableResult
     public func saveBody(_ body: MessageBody, gmailID: String, accountID: Int64) throws -> Bool {
         try writeTracked { touched in
-            guard let row = try db.first(
-                "SELECT id, thread_id FROM messages WHERE account_id = ? AND gmail_id = ?", accountID, gmailID,
-                transform: { (key: $0.int64(0), threadID: $0.string(1)) })
-            else { return false }
-            try db.execute("""
-                INSERT INTO message_bodies (message_id, text, html, fetched_at) VALUES (?, ?, ?, ?)
-                ON CONFLICT (message_id) DO UPDATE SET text = excluded.text, html = excluded.html, fetched_at = excluded.fetched_at
-                """, row.key, body.text, body.html, now)
-            try db.execute("DELETE FROM attachments WHERE message_id = ?", row.key)
-            for attachment in body.attachments {
-                try db.execute("""
-                    INSERT OR REPLACE INTO attachments (message_id, part_id, filename, mime_type, size, attachment_id, content_id, is_inline)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [row.key, attachment.partID, attachment.filename, attachment.mimeType, attachment.size,
-                                     attachment.attachmentID, attachment.contentID, attachment.isInline])
-            }
-            let hasAttachment = body.attachments.contains { !$0.isInline }
-            try db.execute("UPDATE messages SET body_state = 1, has_attachment = ? WHERE id = ?", hasAttachment, row.key)
-            try bumpSequence(messageKey: row.key)
-            touched.insert(ThreadKey(accountID: accountID, threadID: row.threadID))
-            return true
+            try saveBody(body, gmailID: gmailID, accountID: accountID, touched: &touched)
         }
+    }
+
+    /// `saveBody` inside a tracked write that the caller opened.
+    func saveBody(_ body: MessageBody, gmailID: String, accountID: Int64, touched: inout Set<ThreadKey>) throws -> Bool {
+        guard let row = try db.first(
+            "SELECT id, thread_id, has_attachment FROM messages WHERE account_id = ? AND gmail_id = ?",
+            accountID, gmailID, transform: { (key: $0.int64(0), threadID: $0.string(1), hasAttachment: $0.bool(2)) })
+        else { return false }
+        try db.execute("""
+            INSERT INTO message_bodies (message_id, text, html, fetched_at) VALUES (?, ?, ?, ?)
+            ON CONFLICT (message_id) DO UPDATE SET text = excluded.text, html = excluded.html, fetched_at = excluded.fetched_at
+            """, row.key, body.text, body.html, now)
+        try db.execute("DELETE FROM attachments WHERE message_id = ?", row.key)
+        for attachment in body.attachments {
+            try db.execute("""
+                INSERT OR REPLACE INTO attachments (message_id, part_id, filename, mime_type, size, attachment_id, content_id, is_inline)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [row.key, attachment.partID, attachment.filename, attachment.mimeType, attachment.size,
+                                 attachment.attachmentID, attachment.contentID, attachment.isInline])
+        }
+        let hasAttachment = body.attachments.contains { !$0.isInline }
+        try db.execute("UPDATE messages SET body_state = 1, has_attachment = ? WHERE id = ?", hasAttachment, row.key)
+        try bumpSequence(messageKey: row.key)
+        // Of what the rollup shows, a body changes only has_attachment; a thread whose
+        // flag stays is not recomputed (hydrating a 20-message thread recomputed it 20 times).
+        if hasAttachment != row.hasAttachment {
+            touched.insert(ThreadKey(accountID: accountID, threadID: row.threadID))
+        }
+        return true
     }
 
     /// Messages still without a body, newest first, received at or after `since`

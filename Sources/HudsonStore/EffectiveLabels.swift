@@ -15,6 +15,16 @@ enum EffectiveLabels {
     static func carries(messageColumn: String) -> String {
         "EXISTS (SELECT 1 FROM \(view) AS el WHERE el.message_id = \(messageColumn) AND el.label = ?)"
     }
+
+    /// The same condition as a list of the label's messages (`?` the label, then the key
+    /// bounds when `bounded`): the query can start from the label's index instead of
+    /// testing every message, which is what a small label or a date range wants.
+    static func carriesList(messageColumn: String, bounded: (lower: Bool, upper: Bool)) -> String {
+        var sql = "\(messageColumn) IN (SELECT el.message_id FROM \(view) AS el WHERE el.label = ?"
+        if bounded.lower { sql += " AND el.message_id >= ?" }
+        if bounded.upper { sql += " AND el.message_id < ?" }
+        return sql + ")"
+    }
 }
 
 extension Store {
@@ -23,6 +33,16 @@ extension Store {
         try db.map(
             "SELECT label FROM \(EffectiveLabels.view) WHERE message_id = ? ORDER BY label", messageKey
         ) { $0.string(0) }
+    }
+
+    /// Calls `body` with (message key, label) for every effective label of every message
+    /// of a thread, in one statement: joined on the message, the view's two arms each
+    /// seek `messages_by_thread`.
+    func forEachEffectiveLabel(accountID: Int64, threadID: String, _ body: (Int64, String) throws -> Void) throws {
+        try db.forEach("""
+            SELECT m.id, el.label FROM messages AS m JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
+             WHERE m.account_id = ? AND m.thread_id = ?
+            """, accountID, threadID) { try body($0.int64(0), $0.string(1)) }
     }
 
     /// Whether the message effectively carries the label.

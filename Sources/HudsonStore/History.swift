@@ -44,6 +44,7 @@ public struct HistoryApplyReport: Equatable, Sendable {
 
 extension Store {
     /// Applies one page of history changes, in order, in one transaction.
+    @discardableResult
     public func applyHistoryChanges(_ changes: [HistoryChange], accountID: Int64) throws -> HistoryApplyReport {
         try writeTracked { touched in
             var report = HistoryApplyReport()

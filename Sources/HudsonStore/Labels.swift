@@ -1,6 +1,7 @@
 /*!
  Labels as Gmail lists them (gmail-api.md 2.10), and name lookups for triage.
  */
+import HudsonQuery
 import SQLite
 
 public struct LabelInfo: Equatable, Sendable {
@@ -79,16 +80,20 @@ extension Store {
             """, accountID, transform: Self.label(from:))
     }
 
-    /// The label with this name (case-insensitive, as Gmail's `label:`), or with this id.
+    /// Whether a label is the one the user named, the way Gmail's `label:` compares:
+    /// its name or id ignoring case, or its name with `-`, `/`, ` ` and `_` alike
+    /// (`travel-2026` names "Travel/2026"). The one rule for every command.
+    static func labelMatches(id: String, name: String?, wanted: String) -> Bool {
+        if id.lowercased() == wanted.lowercased() { return true }
+        guard let name else { return false }
+        return name.lowercased() == wanted.lowercased() || LabelName.normalize(name) == LabelName.normalize(wanted)
+    }
+
+    /// The label of an account that `name` names (see `labelMatches`); an exact name wins
+    /// over a looser match.
     public func label(named name: String, accountID: Int64) throws -> LabelInfo? {
-        if let byName = try db.first(
-            "SELECT \(Self.labelColumns) FROM labels WHERE account_id = ? AND name = ? ORDER BY id LIMIT 1",
-            accountID, name, transform: Self.label(from:)) {
-            return byName
-        }
-        return try db.first(
-            "SELECT \(Self.labelColumns) FROM labels WHERE account_id = ? AND id = ? COLLATE NOCASE ORDER BY id LIMIT 1",
-            accountID, name, transform: Self.label(from:))
+        let matches = try labels(accountID: accountID).filter { Self.labelMatches(id: $0.id, name: $0.name, wanted: name) }
+        return matches.first { $0.name?.lowercased() == name.lowercased() } ?? matches.first
     }
 
     /// Makes sure a row exists for each label id (names come later from labels.list).

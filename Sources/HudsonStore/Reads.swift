@@ -48,9 +48,17 @@ extension Store {
             accountID: row.int64(0), threadID: row.string(1), lastMessageAt: row.int64(2),
             newestMessageID: row.string(3), subject: row.optionalString(4), snippet: row.string(5),
             sender: row.string(6),
-            participants: row.string(7).split(separator: Store.participantSeparator).map(String.init), messageCount: row.int(8), unreadCount: row.int(9),
+            participants: splitOnByte(row.string(7), Store.participantSeparatorByte),
+            messageCount: row.int(8), unreadCount: row.int(9),
             inInbox: row.bool(10), unread: row.bool(11), starred: row.bool(12), hasAttachment: row.bool(13),
-            labels: row.string(14).split(separator: " ").map(String.init))
+            labels: splitOnByte(row.string(14), UInt8(ascii: " ")))
+    }
+
+    /// Splits on one ASCII byte, dropping empty pieces. On the UTF-8 view this is a byte
+    /// scan; splitting on a Character or String compares graphemes, and with 50 rows a
+    /// page that was a tenth of `hd-ls`.
+    static func splitOnByte(_ text: String, _ separator: UInt8) -> [String] {
+        text.utf8.split(separator: separator).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The SQL of an inbox page: one account's (`?1`) or every account's, the first page
@@ -100,11 +108,9 @@ extension Store {
     /// The label ids that a user-typed name stands for in an account: the label with that
     /// name (case-insensitive) or that id.
     public func labelIDs(named name: String, accountID: Int64?) throws -> [(accountID: Int64, id: String)] {
-        try db.map("""
-            SELECT account_id, id FROM labels
-             WHERE (?1 IS NULL OR account_id = ?1) AND (name = ?2 OR id = ?2 COLLATE NOCASE)
-             ORDER BY account_id, id
-            """, accountID, name) { (accountID: $0.int64(0), id: $0.string(1)) }
+        try accounts().filter { accountID == nil || $0.id == accountID }.compactMap { account in
+            try label(named: name, accountID: account.id).map { (accountID: account.id, id: $0.id) }
+        }
     }
 
     /// One page of the threads carrying a label, newest first: a range of the

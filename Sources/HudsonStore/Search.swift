@@ -27,15 +27,20 @@ public struct MessageSummary: Equatable, Sendable {
 extension Store {
     func searchCompiler(_ options: SearchOptions) throws -> SearchCompiler {
         let labels = try db.map("""
-            SELECT id, name FROM labels WHERE ?1 IS NULL OR account_id = ?1
-            """, options.accountID) { (id: $0.string(0), name: $0.optionalString(1)) }
+            SELECT id, name, type FROM labels WHERE ?1 IS NULL OR account_id = ?1
+            """, options.accountID) { (id: $0.string(0), name: $0.optionalString(1), type: $0.optionalString(2)) }
         let own = try db.map("SELECT email FROM accounts WHERE ?1 IS NULL OR id = ?1", options.accountID) { $0.string(0) }
-        return SearchCompiler(options: options, ownAddresses: own) { wanted in
+        let keysFollowDates = try db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM message_key_exceptions)") == 1
+        let userLabels = Set(labels.filter { $0.type == "user" }.map(\.id))
+        return SearchCompiler(
+            options: options, ownAddresses: own, keysFollowDates: keysFollowDates,
+            isUserLabel: { userLabels.contains($0) }
+        ) { wanted in
             var ids: [String] = []
             for label in labels {
-                let matches = label.id.lowercased() == wanted.raw.lowercased()
-                    || label.name.map { LabelName.normalize($0) == wanted.normalized } ?? false
-                if matches && !ids.contains(label.id) { ids.append(label.id) }
+                if Store.labelMatches(id: label.id, name: label.name, wanted: wanted.raw) && !ids.contains(label.id) {
+                    ids.append(label.id)
+                }
             }
             return ids
         }
@@ -64,7 +69,7 @@ extension Store {
             if let before {
                 guard case .message(let id) = before, let key = try db.scalarInt(
                     "SELECT id FROM messages WHERE gmail_id = ? AND (?2 IS NULL OR account_id = ?2)", id, options.accountID)
-                else { throw StoreError.invalidArgument("\(before): not a message in the store") }
+                else { throw StoreError.invalidArgument("--before: \(before): not a message in the store") }
                 if options.sort == .newest {
                     compiled.fromAndWhere += (compiled.fromAndWhere.contains(" WHERE ") ? " AND " : " WHERE ") + "m.id < ?"
                     compiled.arguments.append(.integer(key))
@@ -98,6 +103,10 @@ extension Store {
                 guard case .thread(let id) = after else {
                     throw StoreError.invalidArgument("\(after): thread results page after a thread reference")
                 }
+                guard try db.scalarInt("""
+                    SELECT 1 FROM messages WHERE thread_id = ? AND (?2 IS NULL OR account_id = ?2) LIMIT 1
+                    """, id, options.accountID) != nil
+                else { throw StoreError.invalidArgument("--before: \(after): not a thread in the store") }
                 skipUntil = id
             }
             let statement = try db.cached("SELECT m.account_id, m.thread_id \(compiled.fromAndWhere) ORDER BY \(compiled.orderBy)")

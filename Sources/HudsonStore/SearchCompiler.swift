@@ -82,12 +82,26 @@ struct SearchCompiler {
     let resolveLabel: (LabelName) throws -> [String]
     /// The account addresses `from:me`/`to:me` stand for.
     let ownAddresses: [String]
+    /// Whether every message key follows its date (no row in `message_key_exceptions`),
+    /// so that a date range can be searched as a key range.
+    let keysFollowDates: Bool
+    /// Whether a label id is a user label (small, as a rule: worth listing).
+    let isUserLabel: (String) -> Bool
 
     private var arguments: [SQLiteValue] = []
+    /// Message-key bounds implied by the query's top-level dates (lower inclusive, upper
+    /// exclusive), when keys follow dates.
+    private var keyBounds: (lower: Int64?, upper: Int64?)?
 
-    init(options: SearchOptions, ownAddresses: [String], resolveLabel: @escaping (LabelName) throws -> [String]) {
+    init(
+        options: SearchOptions, ownAddresses: [String], keysFollowDates: Bool = false,
+        isUserLabel: @escaping (String) -> Bool = { _ in false },
+        resolveLabel: @escaping (LabelName) throws -> [String]
+    ) {
         self.options = options
         self.ownAddresses = ownAddresses
+        self.keysFollowDates = keysFollowDates
+        self.isUserLabel = isUserLabel
         self.resolveLabel = resolveLabel
     }
 
@@ -113,29 +127,62 @@ struct SearchCompiler {
             }
         }
         let match = matchParts.isEmpty ? nil : matchParts.joined(separator: " AND ")
+        keyBounds = keysFollowDates ? Self.keyBounds(of: conjuncts, in: self) : nil
         var conditions: [String] = []
         var from = "FROM messages AS m"
+        // Without full text, a top-level exact address drives the query from its index
+        // (address, role, message_id), walked backwards: newest first, stopping after a
+        // page, where an IN list would first collect every message of that sender.
+        var addressDriver: (address: String, role: String)?
+        if match == nil, let index = rest.firstIndex(where: { Self.exactAddress($0, own: ownAddresses) != nil }) {
+            addressDriver = Self.exactAddress(rest[index], own: ownAddresses)
+            rest.remove(at: index)
+        }
+        // The key follows the date, so the top-level dates also bound the key: the index
+        // that drives the query (the full-text doclist, the address index or the messages
+        // table) seeks the range instead of walking every newer message first.
+        let keyColumn = match != nil ? "fts_messages.rowid" : addressDriver != nil ? "a.message_id" : "m.id"
         if let match {
             from = "FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid"
             conditions.append("fts_messages MATCH ?")
             arguments.append(.text(match))
+        } else if let addressDriver {
+            from = "FROM message_addresses AS a JOIN messages AS m ON m.id = a.message_id"
+            conditions.append("a.address = ?")
+            conditions.append("a.role = ?")
+            arguments.append(.text(addressDriver.address))
+            arguments.append(.text(addressDriver.role))
+        }
+        if let lower = keyBounds?.lower {
+            conditions.append("\(keyColumn) >= ?")
+            arguments.append(.integer(lower))
+        }
+        if let upper = keyBounds?.upper {
+            conditions.append("\(keyColumn) < ?")
+            arguments.append(.integer(upper))
         }
         if let accountID = options.accountID {
             conditions.append("m.account_id = ?")
             arguments.append(.integer(accountID))
         }
         for node in rest {
-            conditions.append(try condition(node))
+            if case .term(let term) = node, let labels = try listedLabels(term) {
+                conditions.append(carriesList(labels))
+            } else {
+                conditions.append(try condition(node))
+            }
         }
-        // Gmail's default scope: spam and trash only when the query names them.
-        if !query.mentionsSpamOrTrash {
-            conditions.append("NOT \(carries("SPAM"))")
-            conditions.append("NOT \(carries("TRASH"))")
-        }
+        // Gmail's default scope: spam and trash only when the query asks for them. A
+        // negated mention (`-in:trash`) asks for nothing, so spam stays out then too.
+        let wanted = Self.scopesAskedFor(query.root, negated: false)
+        if !wanted.contains("SPAM") { conditions.append("NOT \(carries("SPAM"))") }
+        if !wanted.contains("TRASH") { conditions.append("NOT \(carries("TRASH"))") }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let orderBy: String
         if match != nil {
             orderBy = options.sort == .relevance ? "bm25(fts_messages), fts_messages.rowid DESC" : "fts_messages.rowid DESC"
+        } else if addressDriver != nil {
+            orderBy = "a.message_id DESC"  // the same order as m.id, read off the index
         } else {
             orderBy = "m.id DESC"
         }
@@ -170,6 +217,67 @@ struct SearchCompiler {
         return EffectiveLabels.carries(messageColumn: "m.id")
     }
 
+    /// For a top-level term that only asks for a label: the labels to list instead of
+    /// testing each message, or nil to test. Listing wins within a date range (the list
+    /// is bounded by it) and for user labels (small as a rule); a big system label
+    /// (INBOX, a category) with no range is better tested on the newest messages, which
+    /// stops after a page.
+    private func listedLabels(_ term: Term) throws -> [String]? {
+        let labels: [String]
+        switch term {
+        case .label(let name): labels = try resolveLabel(name)
+        case .location(.inbox): labels = ["INBOX"]
+        case .location(.sent): labels = ["SENT"]
+        case .location(.starred), .flag(.starred): labels = ["STARRED"]
+        case .location(.important), .flag(.important): labels = ["IMPORTANT"]
+        case .flag(.unread): labels = ["UNREAD"]
+        default: return nil
+        }
+        guard !labels.isEmpty else { return nil }
+        return keyBounds != nil || labels.allSatisfy(isUserLabel) ? labels : nil
+    }
+
+    private mutating func carriesList(_ labels: [String]) -> String {
+        let bounds = (lower: keyBounds?.lower, upper: keyBounds?.upper)
+        let parts = labels.map { label -> String in
+            arguments.append(.text(label))
+            if let lower = bounds.lower { arguments.append(.integer(lower)) }
+            if let upper = bounds.upper { arguments.append(.integer(upper)) }
+            return EffectiveLabels.carriesList(messageColumn: "m.id", bounded: (bounds.lower != nil, bounds.upper != nil))
+        }
+        return "(" + parts.joined(separator: " OR ") + ")"
+    }
+
+    /// The message-key bounds of the top-level date conjuncts: `after:`/`newer_than:`
+    /// give a lower bound (inclusive), `before:`/`older_than:` an upper one (exclusive);
+    /// several of a kind intersect. A date d in ms is the key range [d × 1000, d × 1000 +
+    /// 999], so "date >= a" is "key >= a × 1000" and "date < b" is "key < b × 1000".
+    private static func keyBounds(of conjuncts: [QueryNode], in compiler: SearchCompiler) -> (lower: Int64?, upper: Int64?)? {
+        var compiler = compiler
+        var lower: Int64?
+        var upper: Int64?
+        for node in conjuncts {
+            guard case .term(let term) = node else { continue }
+            switch term {
+            case .after(let value): lower = max(lower ?? .min, compiler.dayStart(value))
+            case .newerThan(let age): lower = max(lower ?? .min, compiler.ageCutoff(age))
+            case .before(let value): upper = min(upper ?? .max, compiler.dayStart(value))
+            case .olderThan(let age): upper = min(upper ?? .max, compiler.ageCutoff(age))
+            default: continue
+            }
+        }
+        guard lower != nil || upper != nil else { return nil }
+        return (lower.map(key(milliseconds:)), upper.map(key(milliseconds:)))
+    }
+
+    /// A date in ms as a message key (`allocateMessageKey`'s clamp for absurd dates).
+    static func key(milliseconds: Int64) -> Int64 {
+        let limit: Int64 = 9_000_000_000_000_000
+        let (product, overflow) = milliseconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return milliseconds < 0 ? -limit : limit }
+        return max(-limit, min(limit, product))
+    }
+
     private mutating func carriesAny(_ labels: [String]) -> String {
         guard !labels.isEmpty else { return "0" }
         return "(" + labels.map { carries($0) }.joined(separator: " OR ") + ")"
@@ -181,10 +289,20 @@ struct SearchCompiler {
         var parts: [String] = []
         for address in wanted {
             if Self.isFullAddress(address) {
-                // Exact addresses are index seeks on message_addresses, not full-text scans.
+                // Exact addresses are index seeks on message_addresses, not full-text scans;
+                // within the query's date range when it has one (the index ends with the key).
                 arguments.append(.text(address))
                 arguments.append(.text(role))
-                parts.append("m.id IN (SELECT message_id FROM message_addresses WHERE address = ? AND role = ?)")
+                var sql = "m.id IN (SELECT message_id FROM message_addresses WHERE address = ? AND role = ?"
+                if let lower = keyBounds?.lower {
+                    sql += " AND message_id >= ?"
+                    arguments.append(.integer(lower))
+                }
+                if let upper = keyBounds?.upper {
+                    sql += " AND message_id < ?"
+                    arguments.append(.integer(upper))
+                }
+                parts.append(sql + ")")
             } else if let expression = FullText.column(role == "from" ? "sender" : "recipients", phrase: address, prefix: true) {
                 // The account's own address with no '@'? Not reachable in practice; kept total.
                 arguments.append(.text(expression))
@@ -192,6 +310,45 @@ struct SearchCompiler {
             }
         }
         return parts.isEmpty ? "1" : "(" + parts.joined(separator: " OR ") + ")"
+    }
+
+    /// SPAM and/or TRASH when the query names them outside a negation: `in:spam`,
+    /// `in:trash`, `label:spam`, `label:trash`, or `in:anywhere` for both.
+    static func scopesAskedFor(_ node: QueryNode, negated: Bool) -> Set<String> {
+        switch node {
+        case .all: return []
+        case .not(let child): return scopesAskedFor(child, negated: !negated)
+        case .and(let children), .or(let children):
+            return children.reduce(into: Set<String>()) { $0.formUnion(scopesAskedFor($1, negated: negated)) }
+        case .term(let term):
+            guard !negated else { return [] }
+            switch term {
+            case .location(.spam): return ["SPAM"]
+            case .location(.trash): return ["TRASH"]
+            case .location(.anywhere): return ["SPAM", "TRASH"]
+            case .label(let name) where name.normalized == "spam": return ["SPAM"]
+            case .label(let name) where name.normalized == "trash": return ["TRASH"]
+            default: return []
+            }
+        }
+    }
+
+    /// A term that is one exact address in one role (`from:ann@example.org`,
+    /// `to:me` with one own address): the (address, role) an index range gives.
+    static func exactAddress(_ node: QueryNode, own: [String]) -> (address: String, role: String)? {
+        guard case .term(let term) = node else { return nil }
+        let value: String
+        let role: String
+        switch term {
+        case .from(let v): (value, role) = (v, "from")
+        case .to(let v), .deliveredTo(let v): (value, role) = (v, "to")
+        case .cc(let v): (value, role) = (v, "cc")
+        case .bcc(let v): (value, role) = (v, "bcc")
+        default: return nil
+        }
+        let addresses = value.lowercased() == "me" ? own : [value]
+        guard addresses.count == 1, let address = addresses.first, isFullAddress(address) else { return nil }
+        return (address, role)
     }
 
     static func isFullAddress(_ text: String) -> Bool {

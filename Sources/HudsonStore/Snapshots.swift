@@ -74,6 +74,31 @@ public struct SnapshotFailure: Equatable, Sendable {
     public var reason: String
 }
 
+/// What one `format=full` fetch brought: the message's snapshot (when it could be
+/// mapped) and its body.
+public struct Hydration: Sendable {
+    public var gmailID: String
+    public var snapshot: MessageSnapshot?
+    public var body: MessageBody
+
+    public init(gmailID: String, snapshot: MessageSnapshot?, body: MessageBody) {
+        self.gmailID = gmailID
+        self.snapshot = snapshot
+        self.body = body
+    }
+}
+
+public struct HydrationReport: Equatable, Sendable {
+    /// Bodies stored.
+    public var saved: [String] = []
+    /// Messages no longer in the store (they vanished meanwhile): nothing stored.
+    public var vanished: [String] = []
+    /// Messages whose write failed; rolled back alone.
+    public var failures: [SnapshotFailure] = []
+
+    public init() {}
+}
+
 public struct SnapshotApplyReport: Equatable, Sendable {
     /// Snapshots written (new messages and newer versions of known ones).
     public var applied = 0
@@ -115,7 +140,32 @@ extension Store {
             if let snapshot {
                 _ = try applyEach([snapshot], accountID: accountID, touched: &touched)
             }
-            return try saveBody(body, gmailID: gmailID, accountID: accountID)
+            return try saveBody(body, gmailID: gmailID, accountID: accountID, touched: &touched)
+        }
+    }
+
+    /// Stores a batch of `format=full` fetches in one transaction, each in its own
+    /// SAVEPOINT: the same as `applyHydration` per message, but one commit for the batch
+    /// ("One commit per page, not per message"), and each touched thread's rollup is
+    /// recomputed once. A message that fails is rolled back alone and reported; the rest
+    /// commit.
+    public func applyHydrations(_ items: [Hydration], accountID: Int64) throws -> HydrationReport {
+        try writeTracked { touched in
+            var report = HydrationReport()
+            for item in items {
+                do {
+                    let saved = try db.savepoint {
+                        if let snapshot = item.snapshot {
+                            _ = try applyEach([snapshot], accountID: accountID, touched: &touched)
+                        }
+                        return try saveBody(item.body, gmailID: item.gmailID, accountID: accountID, touched: &touched)
+                    }
+                    if saved { report.saved.append(item.gmailID) } else { report.vanished.append(item.gmailID) }
+                } catch {
+                    report.failures.append(SnapshotFailure(messageID: item.gmailID, reason: String(describing: error)))
+                }
+            }
+            return report
         }
     }
 

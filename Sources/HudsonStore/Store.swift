@@ -32,12 +32,16 @@ public final class Store {
     public let db: Connection
     public let path: String
     let clock: Clock
+    /// Display names of From headers already parsed (ThreadRollup).
+    var displayNames: [String: String] = [:]
 
     public static func open(
         path: String,
         access: Access,
         busyTimeoutMilliseconds: Int32 = 5_000,
         synchronous: ConnectionOptions.Synchronous = .normal,
+        cacheKiB: Int? = nil,
+        checkpointPages: Int? = nil,
         clock: @escaping Clock = Store.systemClock,
         testing: TestingHooks = TestingHooks()
     ) throws -> Store {
@@ -56,7 +60,7 @@ public final class Store {
         do {
             db = try Connection(path: path, options: ConnectionOptions(
                 access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous,
-                testing: testing))
+                cacheKiB: cacheKiB, checkpointPages: checkpointPages, testing: testing))
             // SQLite opens a file it cannot write read-only without a word; a command that
             // writes would then fail at its first change, after doing its work.
             if access != .readOnly && db.isMainDatabaseReadOnly {

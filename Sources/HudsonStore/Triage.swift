@@ -156,6 +156,7 @@ extension Store {
     /// Applies `actions` to every reference in one write transaction and records one
     /// action for undo. An unknown label name throws before anything is queued.
     /// With `dryRun`, reports what would be queued and writes nothing.
+    @discardableResult
     public func perform(
         _ actions: [TriageAction], on references: [Reference], accountID: Int64? = nil, dryRun: Bool = false
     ) throws -> TriageResult {
@@ -224,12 +225,18 @@ extension Store {
     /// Undoes an action (the most recent one when `actionID` is nil) by queueing the
     /// inverse of each delta it queued. The collision table does the rest: a delta still
     /// pending cancels outright, one in flight is overlaid forward.
-    public func undo(actionID: Int64? = nil) throws -> UndoResult {
+    @discardableResult
+    public func undo(actionID: Int64? = nil, accountID: Int64? = nil) throws -> UndoResult {
         try writeTracked { touched in
             let targetID: Int64
             if let actionID {
                 targetID = actionID
-            } else if let last = try db.scalarInt("SELECT max(id) FROM actions WHERE undoes IS NULL") {
+            } else if let last = try db.scalarInt("""
+                SELECT max(a.id) FROM actions AS a
+                 WHERE a.undoes IS NULL AND (?1 IS NULL OR EXISTS (
+                       SELECT 1 FROM action_items AS i JOIN messages AS m ON m.id = i.message_id
+                        WHERE i.action_id = a.id AND m.account_id = ?1))
+                """, accountID) {
                 targetID = last
             } else {
                 throw StoreError.nothingToUndo
@@ -270,10 +277,29 @@ extension Store {
         }
     }
 
-    /// Recorded actions, newest first.
-    public func recentActions(limit: Int = 20) throws -> [(id: Int64, description: String, createdAt: Int64, undoneBy: Int64?)] {
-        try db.map("SELECT id, description, created_at, undone_by FROM actions ORDER BY id DESC LIMIT ?", limit) {
-            (id: $0.int64(0), description: $0.string(1), createdAt: $0.int64(2), undoneBy: $0.optionalInt64(3))
+    /// A recorded action, for `hd-undo --list`.
+    public struct ActionSummary: Equatable, Sendable {
+        public var id: Int64
+        public var description: String
+        public var createdAt: Int64
+        /// How many label changes it queued.
+        public var changes: Int
+        public var undoes: Int64?
+        public var undoneBy: Int64?
+    }
+
+    /// Recorded actions, newest first (one account's when given).
+    public func recentActions(limit: Int = 20, accountID: Int64? = nil) throws -> [ActionSummary] {
+        try db.map("""
+            SELECT a.id, a.description, a.created_at,
+                   (SELECT count(*) FROM action_items AS i WHERE i.action_id = a.id), a.undoes, a.undone_by
+              FROM actions AS a
+             WHERE ?2 IS NULL OR EXISTS (SELECT 1 FROM action_items AS i JOIN messages AS m ON m.id = i.message_id
+                                          WHERE i.action_id = a.id AND m.account_id = ?2)
+             ORDER BY a.id DESC LIMIT ?1
+            """, limit, accountID) {
+            ActionSummary(id: $0.int64(0), description: $0.string(1), createdAt: $0.int64(2), changes: $0.int(3),
+                          undoes: $0.optionalInt64(4), undoneBy: $0.optionalInt64(5))
         }
     }
 

@@ -212,36 +212,37 @@ public actor SyncEngine {
 
     // MARK: - backfill
 
+    /// One listed page, fetched and mapped, not yet stored.
+    struct FetchedPage: Sendable {
+        var listed: Int
+        var snapshots: [MessageSnapshot]
+        var nextPageToken: String?
+        var estimate: Int?
+    }
+
     /// Lists up to `maxPages` pages of the fixed window, fetching each message at
     /// format=metadata, one commit per page with a savepoint per message. Progress is
     /// stored with the page, so a quit resumes where it left off.
+    ///
+    /// Pipelined: while a page is being stored, the next one is listed, fetched and mapped
+    /// (off this actor, on another core), so the network and the store overlap. Nothing
+    /// of the next page is written before this page has committed its token.
     func backfill(_ start: Account, maxPages: Int, report: inout SyncReport) async throws {
+        guard maxPages > 0 else { return }
         var account = start
         let accountID = account.id
-        for _ in 0..<max(0, maxPages) {
-            let page = try await api.listMessages(
-                pageToken: account.backfillPageToken, maxResults: pageSize, query: account.backfillQuery)
-            let ids = page.messages.map(\.id)
-            let results = ids.isEmpty ? [:] : await api.getMessages(ids: ids, format: "metadata")
-            var snapshots: [MessageSnapshot] = []
-            for id in ids {
-                switch results[id] {
-                case .success(let message)?:
-                    if let snapshot = SnapshotMapping.snapshot(from: message) { snapshots.append(snapshot) }
-                case .failure(let error)? where error.isRetryable || error == .cancelled:
-                    // Not this message's fault: leave the token where it is and re-list later.
-                    throw error
-                case .failure(.invalidResponse(let detail))?:
-                    // A garbled answer (a proxy's page, a cut body) says nothing about the
-                    // message: skipping it would lose it for good, as the listing moves on.
-                    throw GmailError.invalidResponse(detail)
-                case .failure?, nil:
-                    continue  // gone (404) or a message Gmail cannot serve: skip it, keep going
-                }
-            }
+        let query = account.backfillQuery
+        var next: Task<Result<FetchedPage, any Error>, Never>? = fetchPage(token: account.backfillPageToken, query: query)
+        defer { next?.cancel() }
+        for index in 0..<maxPages {
+            guard let pending = next else { break }
+            let page = try await Self.result(of: pending).get()
+            next = page.nextPageToken != nil && index + 1 < maxPages
+                ? fetchPage(token: page.nextPageToken, query: query) : nil
+            let snapshots = page.snapshots
             let applied = try database.write {
                 try $0.applyBackfillPage(snapshots, accountID: accountID, nextPageToken: page.nextPageToken,
-                                         listed: ids.count, estimate: page.resultSizeEstimate)
+                                         listed: page.listed, estimate: page.estimate)
             }
             report.backfilledThisPass += applied.applied
             account = try currentAccount()
@@ -289,6 +290,48 @@ public actor SyncEngine {
         return changed + applied
     }
 
+    /// Starts listing and fetching one page off the actor.
+    private func fetchPage(token: String?, query: String?) -> Task<Result<FetchedPage, any Error>, Never> {
+        let api = self.api
+        let pageSize = self.pageSize
+        return Task.detached {
+            do {
+                return .success(try await Self.fetchPage(api: api, token: token, pageSize: pageSize, query: query))
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    private static func fetchPage(api: any GmailAPI, token: String?, pageSize: Int, query: String?) async throws -> FetchedPage {
+        let page = try await api.listMessages(pageToken: token, maxResults: pageSize, query: query)
+        let ids = page.messages.map(\.id)
+        let results = ids.isEmpty ? [:] : await api.getMessages(ids: ids, format: "metadata")
+        var snapshots: [MessageSnapshot] = []
+        for id in ids {
+            switch results[id] {
+            case .success(let message)?:
+                if let snapshot = SnapshotMapping.snapshot(from: message) { snapshots.append(snapshot) }
+            case .failure(let error)? where error.isRetryable || error == .cancelled:
+                // Not this message's fault: leave the token where it is and re-list later.
+                throw error
+            case .failure(.invalidResponse(let detail))?:
+                // A garbled answer (a proxy's page, a cut body) says nothing about the
+                // message: skipping it would lose it for good, as the listing moves on.
+                throw GmailError.invalidResponse(detail)
+            case .failure?, nil:
+                continue  // gone (404) or a message Gmail cannot serve: skip it, keep going
+            }
+        }
+        return FetchedPage(listed: ids.count, snapshots: snapshots, nextPageToken: page.nextPageToken,
+                           estimate: page.resultSizeEstimate)
+    }
+
+    /// Waits for a prefetch, cancelling it if this task is cancelled meanwhile.
+    private static func result<T: Sendable>(of task: Task<T, Never>) async -> T {
+        await withTaskCancellationHandler { await task.value } onCancel: { task.cancel() }
+    }
+
     // MARK: - hydration
 
     func prefetchCutoff() -> Int64? {
@@ -296,48 +339,104 @@ public actor SyncEngine {
         return Int64((now().timeIntervalSince1970 - Double(prefetchWindowDays) * 86_400) * 1000)
     }
 
+    /// Bodies fetched in one go of a hydration pipeline: at most this many are in memory
+    /// and unstored while the previous ones are being stored.
+    static let hydrationChunk = 100
+
+    /// One chunk of format=full fetches, mapped, not yet stored.
+    struct FetchedBodies: Sendable {
+        var hydrations: [Hydration] = []
+        var notFound: [String] = []
+        var failed: [String] = []
+        var cancelled = false
+    }
+
     /// Fetches bodies newest first within the prefetch window, `hydrationBatch` per pass.
     /// Errors are caught per message — one bad id must never stall the other 24 — and a
     /// 404 tombstones the message, or it would head the work-list forever.
+    ///
+    /// Pipelined like backfill: chunks of `hydrationChunk` are fetched and mapped off the
+    /// actor while the previous chunk is stored, each chunk in one transaction with a
+    /// savepoint per message.
     func hydrateBodies(_ account: Account) async throws -> Int {
         let accountID = account.id
         let since = prefetchCutoff()
         let failed = failedHydrations
         let batch = hydrationBatch
-        let ids = try database.read {
+        let ids = Array(try database.read {
             try $0.messagesNeedingBodies(accountID: accountID, since: since, limit: batch + failed.count)
-        }.filter { !failed.contains($0) }.prefix(batch)
+        }.filter { !failed.contains($0) }.prefix(batch))
         guard !ids.isEmpty else { return 0 }
-        let results = await api.getMessages(ids: Array(ids), format: "full")
-        var hydrated = 0
-        for id in ids {
-            switch results[id] {
-            case .success(let message)?:
-                do {
-                    if try persistFull(message, accountID: accountID) { hydrated += 1 }
-                } catch {
-                    failedHydrations.insert(id)
-                }
-            case .failure(.notFound)?:
-                try database.write { _ = try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }
-            case .failure(.cancelled)?:
-                throw CancellationError()
-            case .failure(.invalidResponse)?:
-                do {
-                    if try await persistRaw(id, accountID: accountID, api: api) { hydrated += 1 }
-                } catch is CancellationError {
-                    throw CancellationError()
-                } catch {
-                    failedHydrations.insert(id)
-                }
-            case .failure?, nil:
-                failedHydrations.insert(id)
-            }
+        let chunks = stride(from: 0, to: ids.count, by: Self.hydrationChunk).map {
+            Array(ids[$0..<min($0 + Self.hydrationChunk, ids.count)])
         }
-        let remaining = try database.read { try $0.countMessagesNeedingBodies(accountID: accountID, since: since) }
-        progress?(SyncProgress(account: email, backfilled: account.backfillListed, backfillEstimate: account.backfillEstimate,
-                               bodiesHydrated: hydrated, bodiesRemaining: remaining))
+        var next: Task<FetchedBodies, Never>? = fetchBodies(chunks[0])
+        defer { next?.cancel() }
+        var hydrated = 0
+        for index in chunks.indices {
+            guard let pending = next else { break }
+            let fetched = await Self.result(of: pending)
+            next = index + 1 < chunks.count ? fetchBodies(chunks[index + 1]) : nil
+            for id in fetched.notFound {
+                try database.write { _ = try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }
+            }
+            for id in fetched.failed { failedHydrations.insert(id) }
+            // One commit for the chunk, a savepoint per message: a message whose write
+            // fails is rolled back alone and skipped, like one whose fetch failed.
+            let hydrations = fetched.hydrations
+            let stored = hydrations.isEmpty ? HydrationReport() : try database.write {
+                try $0.applyHydrations(hydrations, accountID: accountID)
+            }
+            for failure in stored.failures { failedHydrations.insert(failure.messageID) }
+            hydrated += stored.saved.count
+            if fetched.cancelled { throw CancellationError() }
+        }
+        if let progress {
+            // Counting what remains walks the work-list: only when someone shows it.
+            let remaining = try database.read { try $0.countMessagesNeedingBodies(accountID: accountID, since: since) }
+            progress(SyncProgress(account: email, backfilled: account.backfillListed, backfillEstimate: account.backfillEstimate,
+                                  bodiesHydrated: hydrated, bodiesRemaining: remaining))
+        }
         return hydrated
+    }
+
+    /// Starts fetching and mapping one chunk of bodies off the actor.
+    private func fetchBodies(_ ids: [String]) -> Task<FetchedBodies, Never> {
+        let api = self.api
+        return Task.detached {
+            let results = await api.getMessages(ids: ids, format: "full")
+            var fetched = FetchedBodies()
+            for id in ids {
+                switch results[id] {
+                case .success(let message)?:
+                    fetched.hydrations.append(Hydration(gmailID: id, snapshot: SnapshotMapping.snapshot(from: message),
+                                                        body: BodyMapping.body(from: message)))
+                case .failure(.notFound)?:
+                    fetched.notFound.append(id)
+                case .failure(.cancelled)?:
+                    fetched.cancelled = true
+                case .failure(.invalidResponse)?:
+                    // The format=full answer cannot be decoded (Foundation's JSON decoder
+                    // refuses nesting as deep as a MIME bomb's parts): the body comes from
+                    // format=raw, which RFC822's parser bounds itself. Only the body is
+                    // stored; labels and headers stay as the last snapshot gave them.
+                    do {
+                        let message = try await api.getMessage(id: id, format: "raw")
+                        guard let raw = message.raw else { throw GmailError.invalidResponse("no raw message in the response") }
+                        fetched.hydrations.append(Hydration(gmailID: id, snapshot: nil, body: BodyMapping.body(fromRaw: raw)))
+                    } catch GmailError.cancelled {
+                        fetched.cancelled = true
+                    } catch is CancellationError {
+                        fetched.cancelled = true
+                    } catch {
+                        fetched.failed.append(id)
+                    }
+                case .failure?, nil:
+                    fetched.failed.append(id)
+                }
+            }
+            return fetched
+        }
     }
 
     /// The same pipeline for one message, on demand (someone opened it). It rethrows

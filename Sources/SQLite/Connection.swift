@@ -27,16 +27,23 @@ public struct ConnectionOptions: Sendable {
     /// How long a statement waits for another connection's lock before SQLITE_BUSY.
     public var busyTimeoutMilliseconds: Int32
     public var synchronous: Synchronous
+    /// The page cache in KiB (`PRAGMA cache_size = -N`); nil keeps SQLite's 2 MiB.
+    public var cacheKiB: Int?
+    /// WAL pages after which a commit checkpoints (`PRAGMA wal_autocheckpoint`); nil
+    /// keeps SQLite's 1000.
+    public var checkpointPages: Int?
     /// Test seams; inert unless set (see `TestingHooks`).
     public var testing: TestingHooks
 
     public init(
-        access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal,
-        testing: TestingHooks = TestingHooks()
+        access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal, cacheKiB: Int? = nil,
+        checkpointPages: Int? = nil, testing: TestingHooks = TestingHooks()
     ) {
         self.access = access
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
+        self.cacheKiB = cacheKiB
+        self.checkpointPages = checkpointPages
         self.testing = testing
     }
 }
@@ -112,6 +119,13 @@ public final class Connection {
         rc = hudson_sqlite3_disable_dqs(handle)
         guard rc == SQLITE_OK else { throw error(code: rc) }
         try execute("PRAGMA foreign_keys = ON")
+        // Statement journals (one per SAVEPOINT that changes something) and sorts stay in
+        // memory. On disk, SQLite spills a statement journal past 64 KiB to a temporary
+        // file: a catch-up of 10,000 messages, a savepoint each, wrote 2.2 GB there.
+        try execute("PRAGMA temp_store = MEMORY")
+        if let cacheKiB = options.cacheKiB {
+            try execute("PRAGMA cache_size = -\(max(1, cacheKiB))")
+        }
         if !isReadOnly {
             // WAL is a property of the file, but setting it is idempotent and cheap, and it
             // must be set before the first write of a new store.
@@ -120,6 +134,9 @@ public final class Connection {
                 throw SQLiteError(extendedCode: SQLITE_ERROR, message: "cannot enable WAL journal mode (got \(mode ?? "nothing"))")
             }
             try execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+            if let pages = options.checkpointPages {
+                try execute("PRAGMA wal_autocheckpoint = \(max(1, pages))")
+            }
         }
     }
 
@@ -200,6 +217,9 @@ public final class Connection {
 
     /// Rows changed by the most recent INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    /// Rows changed since the connection opened, triggers and virtual tables included.
+    public var totalChanges: Int { Int(sqlite3_total_changes(handle)) }
 
     public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
 

@@ -49,7 +49,8 @@ let spec = CommandSpec(
             access: .readWrite,
             exitStatuses: [.usage, .notAuthorized, .configuration]),
     ],
-    access: .none)
+    access: .none,
+    exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration])
 
 await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
     let endpoints = try GmailEndpoints(environment: cli.environment)
@@ -104,6 +105,10 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
         var emails = accounts.map(\.email)
         for email in (try? credentials.list()) ?? [] where !emails.contains(where: { $0.lowercased() == email.lowercased() }) {
             emails.append(email)
+        }
+        if let selected = cli.arguments.string("account") ?? cli.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            emails = emails.filter { $0.lowercased() == selected.lowercased() }
+            if emails.isEmpty { throw StoreError.unknownAccount(selected) }
         }
         let sink = cli.makeSink()
         for email in emails.sorted() {

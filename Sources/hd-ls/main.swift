@@ -33,11 +33,13 @@ Main.run(spec) { cli in
 
     if let since = try cli.arguments.int("changed-since", range: 0...Int.max) {
         let current = try store.currentSequence()
-        for change in try store.changes(since: Int64(since), accountID: account?.id, limit: limit) {
-            try sink.emit(Records.change(change, labels: names))
-        }
+        let changes = try store.changes(since: Int64(since), accountID: account?.id, limit: limit)
+        for change in changes { try sink.emit(Records.change(change, labels: names)) }
         try sink.finish()
-        writeError("\(current)\n")
+        // The point to continue from: the last change listed when --limit cut the list,
+        // so the next run picks up the rest; else the newest point of the store.
+        let next = changes.count == limit ? changes.last!.seq : max(current, Int64(since))
+        writeError("\(next)\n")
         return .success
     }
 

@@ -36,6 +36,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
         operands = operands.dropFirst()
     }
     guard !actions.isEmpty else { throw UsageError("no action (archive, unarchive, read, unread, star, unstar, +LABEL, -LABEL)") }
+    if cli.arguments.flag("json") && !cli.arguments.flag("dry-run") { throw UsageError("--json goes with --dry-run") }
     var failures = 0
     var references: [Reference] = []
     for text in try cli.referenceTexts(Array(operands)) {

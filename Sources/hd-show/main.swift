@@ -17,10 +17,11 @@ let spec = CommandSpec(
         """,
     options: [
         .flag("raw", help: "Print the RFC 822 source from Gmail; several messages as mboxrd."),
+        .flag("mbox", help: "Print the messages' sources from Gmail as an mboxrd mailbox, even just one."),
         .flag("html", help: "Print the original HTML part instead of the readable text."),
         .value("save-attachments", name: "DIR", kind: .directory,
                help: "Save the attachments in DIR (file names only, never overwriting: a numbered name instead)."),
-        .flag("no-fetch", help: "Never contact Gmail: show what the store has."),
+        .flag("no-fetch", help: "Never contact Gmail: show what the store has (not with --raw, --mbox or --save-attachments)."),
         .flag("json", help: "Print one NDJSON object per message (docs/json.md)."),
     ],
     operands: [OperandSpec("REF", kind: .reference, arity: .many, help: "thread:ID, message:ID, or a message id; - for standard input.")],
@@ -41,7 +42,11 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
     let names = try LabelNames(store: store)
     let fetch = OnDemand(invocation: cli)
     let mayFetch = !cli.arguments.flag("no-fetch")
-    let raw = cli.arguments.flag("raw")
+    let mbox = cli.arguments.flag("mbox")
+    let raw = cli.arguments.flag("raw") || mbox
+    if !mayFetch && (raw || cli.arguments.string("save-attachments") != nil) {
+        throw UsageError("--no-fetch: the source and attachments are only at Gmail")
+    }
     var messages: [MessageDetail] = []
     var notes: [String: String] = [:]
     for reference in references {
@@ -83,7 +88,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
     if raw {
         for message in messages {
             let source = try await fetch.raw(messageID: message.messageID, email: names.email(message.accountID))
-            if messages.count == 1 {
+            if messages.count == 1 && !mbox {
                 try cli.stdout.write(bytes: source)
             } else {
                 let sender = MailAddress.parseList(message.headers.from ?? "").first?.address ?? ""

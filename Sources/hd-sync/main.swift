@@ -8,7 +8,8 @@ let spec = CommandSpec(
     discussion: """
         One bounded pass per account: send the queue, poll history, backfill up to
         --max-pages pages of the window fixed at consent, and fetch up to 25 bodies in the
-        prefetch window. --catch-up repeats passes until the account is caught up;
+        prefetch window. --catch-up repeats larger passes (pages of 500, 500 bodies) until
+        the account is caught up, then compacts the full-text index after a large load;
         --watch keeps going (2 s between passes while catching up, 30 s after) until
         interrupted. A second hd-sync on an account that is already syncing reports an
         empty pass at once. Prints one line per account (--json: an object).
@@ -19,7 +20,8 @@ let spec = CommandSpec(
         .value("lookback-days", name: "N", kind: .integer,
                help: "Widen the backfill window to N days before consent (0: the whole mailbox); only the older range is fetched."),
         .value("prefetch-days", name: "N", kind: .integer, help: "Store bodies of mail this recent; 0 for all.", default: "90"),
-        .value("max-pages", name: "N", kind: .integer, help: "Backfill at most N pages of 100 messages per pass.", default: "5"),
+        .value("max-pages", name: "N", kind: .integer,
+               help: "Backfill at most N pages per pass (100 messages a page; 500 with --catch-up).", default: "5"),
         .flag("verbose", short: "v", help: "Report progress on standard error even when it is not a terminal."),
         .flag("json", help: "Print the report as NDJSON (docs/json.md)."),
     ],

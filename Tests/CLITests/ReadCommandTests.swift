@@ -75,6 +75,16 @@ struct ReadCommandTests {
         let second = try f.run("hd-ls", "--changed-since", String(point), "--ids")
         #expect(second.lines == ["message:c1"])
         #expect(Int(second.stderr.trimmingCharacters(in: .whitespacesAndNewlines))! > point)
+        // A limited listing continues where it stopped: nothing is skipped.
+        var seen: [String] = []
+        var next = "0"
+        for _ in 0..<10 {
+            let page = try f.run("hd-ls", "--changed-since", next, "--ids", "-n", "4")
+            seen += page.lines
+            next = page.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+            if page.lines.isEmpty { break }
+        }
+        #expect(Set(seen).count == 6 && seen.count == 6, "\(seen)")
     }
 
     @Test("an archive queued locally is gone from hd-ls at once")
@@ -213,5 +223,32 @@ struct ReadCommandTests {
         #expect(result.lines.contains("label:Work\t3\t3\t2\tann@example.com"), "\(result.stdout)")
         #expect(result.lines.contains("label:Travel/2026\t1\t1\t1\tann@example.com"))
         #expect(try f.run("hd-labels", "--ids").lines.first == "label:INBOX")
+    }
+}
+
+@Suite("Regressions found while documenting the commands")
+struct DocumentationRegressionTests {
+    @Test("r8_label names match the way label: does in every command: case, '-', '/', ' ' and '_' alike")
+    func labelNamesEverywhere() throws {
+        let f = CLIFixture()
+        try f.standardMailbox()
+        #expect(try f.run("hd-ls", "--ids", "--label", "travel-2026").lines == ["thread:tb"])
+        #expect(try f.run("hd-mark", "--dry-run", "-travel_2026", "thread:tb").lines.first?.contains("\t-Travel/2026\t") == true)
+        #expect(try f.run("hd-search", "--ids", "label:TRAVEL 2026").status == 1)  // two terms: label:TRAVEL and 2026
+        #expect(try f.run("hd-search", "--ids", "label:\"travel 2026\"").lines == ["thread:tb"])
+    }
+
+    @Test("r8_every usage error is printed with the usage line")
+    func usageLines() throws {
+        let f = CLIFixture()
+        try f.standardMailbox()
+        let label = try f.run("hd-ls", "--label", "Nope")
+        #expect(label.status == 64 && label.stderr == "hd-ls: Nope: no such label\nusage: hd-ls [options] [QUERY...]\n")
+        let before = try f.run("hd-search", "--before", "thread:nope", "budget")
+        #expect(before.status == 64 && before.stderr.hasPrefix("hd-search: --before: thread:nope: not a thread in the store\nusage: "))
+        let json = try f.run("hd-mark", "--json", "archive", "thread:ta")
+        #expect(json.status == 64 && json.stderr.hasPrefix("hd-mark: --json goes with --dry-run\nusage: "))
+        let fetch = try f.run("hd-show", "--no-fetch", "--raw", "thread:ta")
+        #expect(fetch.status == 64 && fetch.stderr.hasPrefix("hd-show: --no-fetch: the source and attachments are only at Gmail\n"))
     }
 }

@@ -255,6 +255,40 @@ struct SyncCommandTests {
     }
 }
 
+extension SyncCommandTests {
+    @Test("r8_hd-auth add on an existing account widens the window when --lookback-days asks; list honours --account")
+    func repeatedAddWidens() throws {
+        let f = CLIFixture()
+        let fake = try demoFake()
+        try f.connect(fake)
+        let again = try f.run("hd-auth", "add", fake.email, "--client-secret", f.dir.path("client_secret.json"),
+                              "--refresh-token-file", f.dir.path("refresh_token"), "--lookback-days", "365")
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stderr.contains("backfill window widened to 365 days"))
+        #expect(try f.run("hd-auth", "list").stdout.hasPrefix("demo@hudson.test\tok\t365d\t"))
+        #expect(try f.run("hd-auth", "list", "--account", "DEMO@hudson.test").lines.count == 1)
+        #expect(try f.run("hd-auth", "list", "--account", "nobody@example.com").status == 77)
+    }
+
+    @Test("hd-sync --watch stops cleanly between passes on SIGINT and SIGTERM")
+    func watchStops() throws {
+        for signal in [SIGINT, SIGTERM] {
+            let f = CLIFixture()
+            let fake = try demoFake()
+            try f.connect(fake)
+            let watch = try ChildProcess(BuiltProducts.executable("hd-sync"), ["--watch"], environment: f.environment,
+                                         replaceEnvironment: true)
+            Thread.sleep(forTimeInterval: 2)
+            kill(watch.process.processIdentifier, signal)
+            let result = watch.finish()
+            #expect(result.status == 0, "signal \(signal): \(result)")
+            #expect(try f.run("hd-ls", "--ids").status == 0)
+            let check = try f.shell("sqlite3 '\(f.storePath)' 'PRAGMA integrity_check'")
+            #expect(check.stdout == "ok\n" || check.status == 127, "\(check)")
+        }
+    }
+}
+
 enum Paths {
     static func ensure(_ path: String) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -58,6 +58,16 @@ struct ArgumentParserTests {
         #expect(try parse("-", "x").operands == ["-", "x"])
     }
 
+    @Test("r8_a dash word is options only when every letter is one (up to a value), and never with ':'")
+    func dashWordsThatLookLikeOptions() throws {
+        // -m is a flag and -o is not an option: the label "moon", negated.
+        #expect(try parse("-moon").operands == ["-moon"])
+        #expect(try parse("-category:promotions").operands == ["-category:promotions"])
+        #expect(try parse("-mn", "3").flag("messages"))
+        #expect(try parse("-n3").string("limit") == "3")
+        #expect(try parse("-m0").flag("null"))
+    }
+
     @Test("unknown long options, missing values, bad choices and bad integers are usage errors")
     func usageErrors() throws {
         #expect(throws: UsageError("--limt: unknown option")) { try parse("--limt", "5") }

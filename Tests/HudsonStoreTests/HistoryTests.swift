@@ -211,3 +211,23 @@ struct WideningTests {
         try f.store.widenBackfillWindow(accountID: f.account.id, lookbackDays: 90)  // unchanged: fine
     }
 }
+
+@Suite("Regressions found by the cookbook")
+struct HistoryRegressionTests {
+    @Test("r8_one history record that adds and removes labels on a message applies both halves")
+    func addAndRemoveInOneRecord() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", history: 100, labels: ["INBOX", "Label_2"]))
+        let report = try f.store.applyHistoryChanges([
+            .labelsAdded(messageID: "m1", threadID: "m1", labelIDs: ["STARRED", "Label_1"], historyID: 120),
+            .labelsRemoved(messageID: "m1", threadID: "m1", labelIDs: ["INBOX", "Label_2"], historyID: 120),
+        ], accountID: f.account.id)
+        #expect(report.applied == 2)
+        #expect(try f.canonical("m1") == ["Label_1", "STARRED"])
+        // Re-polling the same record later changes nothing.
+        try f.store.applyHistoryChanges(
+            [.labelsAdded(messageID: "m1", threadID: "m1", labelIDs: ["STARRED", "Label_1"], historyID: 120)], accountID: f.account.id)
+        #expect(try f.canonical("m1") == ["Label_1", "STARRED"])
+        try f.checkDerivedTables()
+    }
+}

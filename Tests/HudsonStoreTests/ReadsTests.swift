@@ -70,6 +70,46 @@ struct ReadsTests {
         try f.checkDerivedTables()
     }
 
+    @Test("a hydration batch is one transaction: bodies of known messages are stored, a vanished one is reported")
+    func hydrationBatch() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("a", thread: "t", minute: 1), f.snapshot("b", thread: "t", minute: 2), f.snapshot("c", minute: 3))
+        let attachment = AttachmentInfo(partID: "1", filename: "report.pdf", mimeType: "application/pdf", size: 10, attachmentID: "X")
+        let report = try f.store.applyHydrations([
+            Hydration(gmailID: "a", snapshot: nil, body: MessageBody(text: "an okapi in the garden")),
+            Hydration(gmailID: "gone", snapshot: nil, body: MessageBody(text: "never stored")),
+            Hydration(gmailID: "b", snapshot: f.snapshot("b", thread: "t", history: 300, minute: 2, subject: "newer"),
+                      body: MessageBody(text: "with a report", attachments: [attachment])),
+        ], accountID: f.account.id)
+        #expect(report.saved == ["a", "b"])
+        #expect(report.vanished == ["gone"])
+        #expect(report.failures.isEmpty)
+        #expect(try f.ftsHits("okapi") == ["a"])
+        #expect(try f.ftsHits("report AND newer") == ["b"])
+        #expect(try f.rollup("t")?.hasAttachment == true)
+        #expect(try f.store.messagesNeedingBodies(accountID: f.account.id, since: nil, limit: 25) == ["c"])
+        try f.checkDerivedTables()
+    }
+
+    @Test("bulk indexing defers merges; merging in steps ends in one segment and an index that checks out")
+    func fullTextMaintenance() throws {
+        let f = try StoreFixture()
+        try f.store.setBulkIndexing(true)
+        #expect(try f.db.scalarInt("SELECT v FROM fts_messages_config WHERE k = 'automerge'") == 16)
+        for i in 0..<30 {  // one transaction (one segment) each
+            try f.apply(f.snapshot("m\(i)", minute: Int64(i), subject: "walrus number \(i)"))
+        }
+        try f.store.setBulkIndexing(false)
+        #expect(try f.db.scalarInt("SELECT v FROM fts_messages_config WHERE k = 'automerge'") == 4)
+        var steps = 0
+        while try f.store.mergeFullTextStep(pages: 1) { steps += 1 }
+        #expect(steps > 0)
+        #expect(try !f.store.mergeFullTextStep())
+        #expect(try f.ftsHits("walrus").count == 30)
+        #expect(try f.store.messageCount() == 30)
+        try f.checkDerivedTables()
+    }
+
     @Test("the change sequence moves on every write to a message and reports deletions")
     func changeSequence() throws {
         let f = try StoreFixture()

@@ -59,6 +59,10 @@ struct SearchTests {
         #expect(try search(f, "budget in:anywhere") == ["sent", "trash", "spam", "budget"])
         #expect(try search(f, "in:spam") == ["spam"])
         #expect(try search(f, "budget in:trash") == ["trash"])
+        // r8_: a negated mention asks for nothing: spam stays out of "-in:trash".
+        #expect(try search(f, "budget -in:trash") == ["sent", "budget"])
+        #expect(try search(f, "budget -in:spam") == ["sent", "budget"])
+        #expect(try search(f, "budget in:spam OR in:trash") == ["trash", "spam"])
     }
 
     @Test("from:, to: and from:me: exact addresses, names and domains")

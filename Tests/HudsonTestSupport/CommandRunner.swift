@@ -11,7 +11,8 @@ public struct CommandResult: Sendable, CustomStringConvertible {
 
     /// Standard output split into lines (without the final empty one).
     public var lines: [String] {
-        stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stdout.hasSuffix("\n") ? 1 : 0).map(String.init)
+        if stdout.isEmpty { return [] }
+        return stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stdout.hasSuffix("\n") ? 1 : 0).map(String.init)
     }
 }
 

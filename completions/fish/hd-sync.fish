@@ -30,7 +30,7 @@ complete -c hd-sync -l catch-up -d 'Repeat passes until backfill is complete, bo
 complete -c hd-sync -l watch -d 'Keep syncing until interrupted.'
 complete -c hd-sync -l lookback-days -r -d 'Widen the backfill window to N days before consent (0: the whole mailbox); only the older range is fetched.'
 complete -c hd-sync -l prefetch-days -r -d 'Store bodies of mail this recent; 0 for all.'
-complete -c hd-sync -l max-pages -r -d 'Backfill at most N pages of 100 messages per pass.'
+complete -c hd-sync -l max-pages -r -d 'Backfill at most N pages per pass (100 messages a page; 500 with --catch-up).'
 complete -c hd-sync -l verbose -s v -d 'Report progress on standard error even when it is not a terminal.'
 complete -c hd-sync -l json -d 'Print the report as NDJSON (docs/json.md).'
 complete -c hd-sync -l help -s h -d 'Show this help and exit.'

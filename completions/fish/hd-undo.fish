@@ -27,6 +27,11 @@ end
 
 complete -c hd-undo -f
 complete -c hd-undo -l no-flush -d 'Only queue the undo; do not try to send it now.'
+complete -c hd-undo -l list -d 'List the recent actions (newest first) instead of undoing one.'
+complete -c hd-undo -l limit -s n -r -d 'With --list, show at most N actions.'
+complete -c hd-undo -l json -d 'Print NDJSON records (docs/json.md).'
+complete -c hd-undo -l ids -d 'Print only the ids, one per line.'
+complete -c hd-undo -l null -s 0 -d 'With --ids, end each id with a NUL byte instead of a newline.'
 complete -c hd-undo -l help -s h -d 'Show this help and exit.'
 complete -c hd-undo -l version -d 'Show the version and exit.'
 complete -c hd-undo -l db -r -F -d 'The store (default: $HUDSON_DB, else $XDG_DATA_HOME/hudson/hudson.sqlite3).'

@@ -48,8 +48,9 @@ do {
 }
 
 /// A little of everything the schema holds: two accounts, labels, threads, bodies,
-/// attachments, a tombstone, queue rows in both states, an undone action and a re-list
-/// in progress.
+/// attachments, a tombstone, queue rows in both states, an undone action, (from
+/// 002_outbox on) outbox entries in every state, and (from 004_relist_unconfirmed on) a
+/// re-list in progress.
 func fillFixture(_ store: Store) throws {
     let ann = try store.addAccount(email: "ann@example.com", consentedAt: 1_767_225_600, lookbackDays: 90)
     try store.addAccount(email: "bob@example.org", consentedAt: 1_767_225_600, lookbackDays: 0)
@@ -84,8 +85,33 @@ func fillFixture(_ store: Store) throws {
     try store.markInFlight(claimed.map { ($0.id, $0.op) }, gate: 100_020)
     _ = try store.perform([.star], on: [.message("b1")])
     _ = try store.undo()
-    // History expired for ann: a re-list in progress that has listed b1 only (002).
-    try store.resetForExpiredCursor(accountID: ann.id, freshHistoryID: 100_050)
-    _ = try store.applyBackfillPage([snapshot("b1", "tb", 3, ["SENT"])], accountID: ann.id,
-                                    nextPageToken: "relist-2", listed: 1, estimate: 3)
+    if try store.db.scalarInt("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'") != nil {
+        try fillOutbox(store, accountID: ann.id)
+    }
+    if try store.db.scalarInt("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'relist_unconfirmed'") != nil {
+        // History expired for ann: a re-list in progress that has listed b1 only.
+        try store.resetForExpiredCursor(accountID: ann.id, freshHistoryID: 100_050)
+        _ = try store.applyBackfillPage([snapshot("b1", "tb", 3, ["SENT"])], accountID: ann.id,
+                                        nextPageToken: "relist-2", listed: 1, estimate: 3)
+    }
+}
+
+/// Outbox entries queued (one held by an undo window), sending with an unknown outcome,
+/// sent, failed and cancelled.
+func fillOutbox(_ store: Store, accountID: Int64) throws {
+    func enqueue(_ n: Int, delay: Int64 = 0) throws -> Int64 {
+        let raw = Array("From: ann@example.com\r\nTo: bob@example.org\r\nSubject: Outbox \(n)\r\nMessage-ID: <out\(n)@example.com>\r\n\r\nHello \(n)\r\n".utf8)
+        return try store.enqueueOutbox(NewOutboxMessage(
+            accountID: accountID, raw: raw, messageID: "<out\(n)@example.com>", threadID: n == 3 ? "ta" : nil,
+            recipients: ["bob@example.org"], subject: "Outbox \(n)", delayMilliseconds: delay)).id
+    }
+    _ = try enqueue(1, delay: 10_000)
+    for n in 2...5 { _ = try enqueue(n) }
+    let claims = try store.claimDueOutbox(accountID: accountID)
+    for claim in claims { _ = try store.markOutboxSending(id: claim.entry.id, token: claim.token) }
+    try store.recordOutboxUncertainty(id: claims[0].entry.id, token: claims[0].token, error: "network error: lost", retryAfterMilliseconds: 0)
+    try store.markOutboxSent(id: claims[1].entry.id, gmailID: "sent3", threadID: "ta")
+    try store.markOutboxFailed(id: claims[2].entry.id, reason: "Invalid To header")
+    try store.markOutboxFailed(id: claims[3].entry.id, reason: "Invalid To header")
+    try store.cancelOutbox(id: claims[3].entry.id)
 }

@@ -2,8 +2,11 @@
 // that lets tests script a server instead of mocking HTTP"). It keeps a mailbox and a
 // history log with the semantics of gmail-api.md: one mailbox-wide history counter,
 // records after startHistoryId in order, the current historyId on every page, 404 for an
-// expired cursor, newest-first listing with after:/before: in epoch seconds. Tests change
-// it "on another device", inject failures before any call, and read the call log.
+// expired cursor, newest-first listing with after:/before: in epoch seconds, `rfc822msgid:`
+// search, and `send`, which stores the message labelled SENT with a messageAdded record.
+// Tests change it "on another device", inject failures before any call (or, for a send,
+// after it took effect: a lost answer), and read the call log.
+import Foundation
 import HudsonGmail
 import Synchronization
 
@@ -20,6 +23,8 @@ final class ScriptedGmail: GmailAPI {
         var snippet: String
         /// Served without a threadId (a message the engine cannot map).
         var malformed = false
+        /// The Message-ID header; `<id@example.org>` when nil.
+        var messageIDHeader: String? = nil
     }
 
     enum Call: Sendable, Equatable {
@@ -30,6 +35,7 @@ final class ScriptedGmail: GmailAPI {
         case listLabels
         case modify(id: String, add: [String], remove: [String])
         case batchModify(ids: [String], add: [String], remove: [String])
+        case send(threadID: String?)
     }
 
     struct State {
@@ -38,6 +44,7 @@ final class ScriptedGmail: GmailAPI {
         var records: [HistoryRecord] = []
         var oldestHistory: UInt64 = 0
         var calls: [Call] = []
+        var sentCount = 0
         var labels: [GmailLabel] = [
             GmailLabel(id: "INBOX", name: "INBOX", type: "system"), GmailLabel(id: "UNREAD", name: "UNREAD", type: "system"),
             GmailLabel(id: "STARRED", name: "STARRED", type: "system"), GmailLabel(id: "SENT", name: "SENT", type: "system"),
@@ -50,6 +57,8 @@ final class ScriptedGmail: GmailAPI {
     let historyPageSize: Int
     /// Runs before every call; throw to fail it, or change the mailbox meanwhile.
     let hook = Mutex<(@Sendable (Call) async throws -> Void)?>(nil)
+    /// Runs after a send has stored its message, before the answer: throw to lose the answer.
+    let afterSendHook = Mutex<(@Sendable () async throws -> Void)?>(nil)
 
     init(historyPageSize: Int = 100) {
         self.historyPageSize = historyPageSize
@@ -105,6 +114,12 @@ final class ScriptedGmail: GmailAPI {
     var currentHistoryID: UInt64 { state.withLock { $0.historyID } }
     func resetCalls() { state.withLock { $0.calls = [] } }
     func setHook(_ body: (@Sendable (Call) async throws -> Void)?) { hook.withLock { $0 = body } }
+    func setAfterSendHook(_ body: (@Sendable () async throws -> Void)?) { afterSendHook.withLock { $0 = body } }
+    /// How many stored messages carry this Message-ID (what "sent twice" would show).
+    func copies(of messageID: String) -> Int {
+        state.withLock { $0.mailbox.values.filter { $0.messageIDHeader == messageID }.count }
+    }
+    var sendCalls: Int { calls.filter { if case .send = $0 { return true }; return false }.count }
 
     static let now: Int64 = 1_767_225_600_000  // 2026-01-01, the tests' "now"
 
@@ -150,13 +165,16 @@ final class ScriptedGmail: GmailAPI {
         try await record(.listMessages(pageToken: pageToken, query: query))
         var after: Int64?
         var before: Int64?
+        var messageID: String?
         for term in (query ?? "").split(separator: " ") {
             if term.hasPrefix("after:") { after = Int64(term.dropFirst(6)).map { $0 * 1000 } }
             if term.hasPrefix("before:") { before = Int64(term.dropFirst(7)).map { $0 * 1000 } }
+            if term.hasPrefix("rfc822msgid:") { messageID = String(term.dropFirst(12)) }
         }
         let all = state.withLock { state in
             state.mailbox.values
                 .filter { mail in (after.map { mail.internalDate >= $0 } ?? true) && (before.map { mail.internalDate < $0 } ?? true) }
+                .filter { mail in messageID.map { mail.messageIDHeader == $0 } ?? true }
                 .sorted { ($0.internalDate, $0.id) > ($1.internalDate, $1.id) }
         }
         let start = Int(pageToken ?? "0") ?? 0
@@ -176,7 +194,7 @@ final class ScriptedGmail: GmailAPI {
         var headers = [
             MessagePartHeader(name: "Subject", value: mail.subject), MessagePartHeader(name: "From", value: mail.from),
             MessagePartHeader(name: "To", value: "Ann <ann@example.com>"),
-            MessagePartHeader(name: "Message-ID", value: "<\(mail.id)@example.org>"),
+            MessagePartHeader(name: "Message-ID", value: mail.messageIDHeader ?? "<\(mail.id)@example.org>"),
         ]
         var payload: MessagePart?
         if format == "metadata" {
@@ -258,8 +276,31 @@ final class ScriptedGmail: GmailAPI {
         throw GmailError.notFound
     }
 
+    /// Stores the message labelled SENT with a messageAdded record; it joins `threadID` when
+    /// that thread exists (the fake's simplification of gmail-api.md §2.7).
     func send(raw: [UInt8], threadID: String?) async throws -> GmailMessage {
-        throw GmailError.badRequest(message: "not scripted")
+        try await record(.send(threadID: threadID))
+        let text = String(decoding: raw, as: UTF8.self)
+        let head = text.components(separatedBy: "\r\n\r\n").first ?? ""
+        func header(_ name: String) -> String? {
+            head.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+                .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+        }
+        let mail = state.withLock { state in
+            state.sentCount += 1
+            state.historyID += 1
+            let id = "sent\(state.sentCount)"
+            let thread = threadID.flatMap { wanted in state.mailbox.values.contains { $0.threadID == wanted } ? wanted : nil } ?? id
+            let mail = Mail(id: id, threadID: thread, labels: ["SENT"], historyID: state.historyID, internalDate: ScriptedGmail.now,
+                            subject: header("Subject") ?? "", from: header("From") ?? "", body: "sent", snippet: "sent",
+                            messageIDHeader: header("Message-ID"))
+            state.mailbox[id] = mail
+            state.records.append(HistoryRecord(
+                id: String(state.historyID), messagesAdded: [HistoryMessageChange(message: Self.ref(mail))]))
+            return mail
+        }
+        if let after = afterSendHook.withLock({ $0 }) { try await after() }
+        return GmailMessage(id: mail.id, threadId: mail.threadID, labelIds: ["SENT"])
     }
 
     func createLabel(name: String) async throws -> GmailLabel {

@@ -15,9 +15,10 @@ final class SyncFixture: @unchecked Sendable {
     let email = "ann@example.com"
     let clock = Mutex<Int64>(ScriptedGmail.now)
 
-    init(lookbackDays: Int = 90, historyPageSize: Int = 100) throws {
+    /// - Parameter storeClock: the store's clock (claims, backoff); the system clock by default.
+    init(lookbackDays: Int = 90, historyPageSize: Int = 100, storeClock: @escaping Store.Clock = Store.systemClock) throws {
         gmail = ScriptedGmail(historyPageSize: historyPageSize)
-        let store = try Store.open(path: dir.path("hudson.sqlite3"), access: .create)
+        let store = try Store.open(path: dir.path("hudson.sqlite3"), access: .create, clock: storeClock)
         try store.addAccount(email: "ann@example.com", consentedAt: ScriptedGmail.now / 1000, lookbackDays: lookbackDays)
         database = HudsonDatabase(store)
     }

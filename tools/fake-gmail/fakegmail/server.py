@@ -30,6 +30,10 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "ESF"
     sys_version = ""
+    # The headers and the body go out in separate writes; with Nagle's algorithm on, the
+    # body waits for the client to ACK the headers, and a client that delays its ACK
+    # (40 ms on Linux) adds that to every answer. --latency-ms is the only delay wanted.
+    disable_nagle_algorithm = True
 
     def do_GET(self):
         self._serve()

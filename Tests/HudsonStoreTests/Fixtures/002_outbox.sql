@@ -1,4 +1,4 @@
--- Schema fixture: a store at migration 002_relist_unconfirmed, made by
+-- Schema fixture: a store at migration 002_outbox, made by
 --   hudson-store-helper fixture PATH && sqlite3 PATH .dump
 -- `.dump` leaves out the header's application id, so it is set here as a store has it.
 -- Never edit: it is what a store of that version looked like.
@@ -6,8 +6,8 @@ PRAGMA application_id=1212437326;
 PRAGMA foreign_keys=OFF;
 BEGIN TRANSACTION;
 CREATE TABLE hudson_migrations (id TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL DEFAULT (unixepoch()));
-INSERT INTO hudson_migrations VALUES('001_initial',1796241397);
-INSERT INTO hudson_migrations VALUES('002_relist_unconfirmed',1796241397);
+INSERT INTO hudson_migrations VALUES('001_initial',1796239421);
+INSERT INTO hudson_migrations VALUES('002_outbox',1796239421);
 CREATE TABLE accounts (
     id                  INTEGER PRIMARY KEY,
     email               TEXT NOT NULL UNIQUE COLLATE NOCASE CHECK (email <> ''),
@@ -29,8 +29,8 @@ CREATE TABLE accounts (
     last_backfill_at    INTEGER,
     labels_synced_at    INTEGER
 );
-INSERT INTO accounts VALUES(1,'ann@example.com',100050,1767225600,90,'running','relist-2',1759449600,NULL,1,3,1796241397607,NULL,1796241397614,1796241397615,1796241397607);
-INSERT INTO accounts VALUES(2,'bob@example.org',NULL,1767225600,0,'pending',NULL,NULL,NULL,0,NULL,1796241397607,NULL,NULL,NULL,NULL);
+INSERT INTO accounts VALUES(1,'ann@example.com',100000,1767225600,90,'running','page-2',1759449600,NULL,3,40,1796239421450,NULL,NULL,1796239421451,1796239421451);
+INSERT INTO accounts VALUES(2,'bob@example.org',NULL,1767225600,0,'pending',NULL,NULL,NULL,0,NULL,1796239421451,NULL,NULL,NULL,NULL);
 CREATE TABLE labels (
     account_id              INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     id                      TEXT NOT NULL CHECK (id <> ''),
@@ -126,7 +126,7 @@ CREATE TABLE message_bodies (
     html       TEXT,                                -- the original HTML part, when there is one
     fetched_at INTEGER NOT NULL
 );
-INSERT INTO message_bodies VALUES(1767225720000000,'Shall we meet in Zürich?','<p>Shall we meet in Z&uuml;rich?</p>',1796241397611);
+INSERT INTO message_bodies VALUES(1767225720000000,'Shall we meet in Zürich?','<p>Shall we meet in Z&uuml;rich?</p>',1796239421453);
 CREATE TABLE attachments (
     message_id    INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
     part_id       TEXT NOT NULL,                    -- keyed by part, not attachmentId (gmail-api.md 2.4)
@@ -146,9 +146,9 @@ CREATE TABLE actions (
     undoes      INTEGER REFERENCES actions(id) ON DELETE SET NULL,
     undone_by   INTEGER REFERENCES actions(id) ON DELETE SET NULL
 );
-INSERT INTO actions VALUES(1,'archive',1796241397612,NULL,NULL);
-INSERT INTO actions VALUES(2,'star',1796241397613,NULL,3);
-INSERT INTO actions VALUES(3,'undo 2',1796241397614,2,NULL);
+INSERT INTO actions VALUES(1,'archive',1796239421454,NULL,NULL);
+INSERT INTO actions VALUES(2,'star',1796239421455,NULL,3);
+INSERT INTO actions VALUES(3,'undo 2',1796239421456,2,NULL);
 CREATE TABLE action_items (
     action_id  INTEGER NOT NULL REFERENCES actions(id) ON DELETE CASCADE,
     message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
@@ -177,8 +177,8 @@ CREATE TABLE mutation_queue (
     updated_at          INTEGER NOT NULL,
     UNIQUE (account_id, message_id, label)
 );
-INSERT INTO mutation_queue VALUES(1,1,1767225720000000,'INBOX','remove','in_flight',100020,1,1,NULL,NULL,NULL,1796241397612,1796241397613);
-INSERT INTO mutation_queue VALUES(2,1,1767225660000000,'INBOX','remove','pending',NULL,1,0,NULL,NULL,NULL,1796241397613,1796241397613);
+INSERT INTO mutation_queue VALUES(1,1,1767225720000000,'INBOX','remove','in_flight',100020,1,1,NULL,NULL,NULL,1796239421455,1796239421455);
+INSERT INTO mutation_queue VALUES(2,1,1767225660000000,'INBOX','remove','pending',NULL,1,0,NULL,NULL,NULL,1796239421455,1796239421455);
 CREATE TABLE thread_rollup (
     account_id        INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     thread_id         TEXT NOT NULL,
@@ -251,16 +251,43 @@ INSERT INTO fts_messages_docsize VALUES(1767225720000000,X'04050705');
 INSERT INTO fts_messages_docsize VALUES(1767225780000000,X'04050700');
 CREATE TABLE IF NOT EXISTS 'fts_messages_config'(k PRIMARY KEY, v) WITHOUT ROWID;
 INSERT INTO fts_messages_config VALUES('version',4);
-CREATE TABLE relist_unconfirmed (
-    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    message_id INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
-    PRIMARY KEY (account_id, message_id)
-) WITHOUT ROWID;
-INSERT INTO relist_unconfirmed VALUES(1,1767225660000000);
-INSERT INTO relist_unconfirmed VALUES(1,1767225720000000);
+CREATE TABLE outbox (
+    id                 INTEGER PRIMARY KEY AUTOINCREMENT, -- outbox:N, never reused
+    account_id         INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    raw                BLOB NOT NULL,                     -- the RFC 822 message, CRLF; emptied once sent or cancelled
+    message_id         TEXT NOT NULL CHECK (message_id GLOB '<?*@?*>'), -- what the probe searches for
+    thread_id          TEXT CHECK (thread_id IS NULL OR thread_id <> ''), -- Gmail threadId of a reply
+    recipients         TEXT NOT NULL DEFAULT '',          -- To, Cc and Bcc addresses, comma-separated (display)
+    subject            TEXT NOT NULL DEFAULT '',          -- decoded (display)
+    size               INTEGER NOT NULL CHECK (size > 0), -- bytes of the message as queued
+    state              TEXT NOT NULL DEFAULT 'queued'
+                       CHECK (state IN ('queued', 'sending', 'sent', 'failed', 'cancelled')),
+    attempts           INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+    last_error         TEXT,
+    not_before         INTEGER NOT NULL,                  -- epoch ms: the undo window ends; no attempt before
+    next_attempt_at    INTEGER,                           -- epoch ms: backoff after a transient failure
+    attempt_started_at INTEGER,                           -- epoch ms: the last request went out
+    claimed_at         INTEGER,                           -- epoch ms: a sender holds the entry
+    claim_token        INTEGER,                           -- which sender
+    gmail_id           TEXT,                              -- the sent message, once known
+    gmail_thread_id    TEXT,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL,
+    CHECK ((state = 'sent') = (gmail_id IS NOT NULL)),
+    CHECK (state <> 'failed' OR last_error IS NOT NULL),
+    CHECK (state <> 'sending' OR attempt_started_at IS NOT NULL),
+    CHECK (state IN ('sent', 'cancelled') OR length(raw) > 0),
+    CHECK ((claimed_at IS NULL) = (claim_token IS NULL))
+);
+INSERT INTO outbox VALUES(1,1,X'46726f6d3a20616e6e406578616d706c652e636f6d0d0a546f3a20626f62406578616d706c652e6f72670d0a5375626a6563743a204f7574626f7820310d0a4d6573736167652d49443a203c6f757431406578616d706c652e636f6d3e0d0a0d0a48656c6c6f20310d0a','<out1@example.com>',NULL,'bob@example.org','Outbox 1',106,'queued',0,NULL,1796239431456,NULL,NULL,NULL,NULL,NULL,NULL,1796239421456,1796239421456);
+INSERT INTO outbox VALUES(2,1,X'46726f6d3a20616e6e406578616d706c652e636f6d0d0a546f3a20626f62406578616d706c652e6f72670d0a5375626a6563743a204f7574626f7820320d0a4d6573736167652d49443a203c6f757432406578616d706c652e636f6d3e0d0a0d0a48656c6c6f20320d0a','<out2@example.com>',NULL,'bob@example.org','Outbox 2',106,'sending',1,'network error: lost',1796239421456,1796239421457,1796239421457,NULL,NULL,NULL,NULL,1796239421456,1796239421457);
+INSERT INTO outbox VALUES(3,1,X'','<out3@example.com>','ta','bob@example.org','Outbox 3',106,'sent',1,NULL,1796239421456,NULL,1796239421457,NULL,NULL,'sent3','ta',1796239421456,1796239421457);
+INSERT INTO outbox VALUES(4,1,X'46726f6d3a20616e6e406578616d706c652e636f6d0d0a546f3a20626f62406578616d706c652e6f72670d0a5375626a6563743a204f7574626f7820340d0a4d6573736167652d49443a203c6f757434406578616d706c652e636f6d3e0d0a0d0a48656c6c6f20340d0a','<out4@example.com>',NULL,'bob@example.org','Outbox 4',106,'failed',1,'Invalid To header',1796239421456,NULL,1796239421457,NULL,NULL,NULL,NULL,1796239421456,1796239421458);
+INSERT INTO outbox VALUES(5,1,X'','<out5@example.com>',NULL,'bob@example.org','Outbox 5',106,'cancelled',1,'Invalid To header',1796239421456,NULL,1796239421457,NULL,NULL,NULL,NULL,1796239421456,1796239421458);
 DELETE FROM sqlite_sequence;
 INSERT INTO sqlite_sequence VALUES('message_seq',10);
 INSERT INTO sqlite_sequence VALUES('actions',3);
+INSERT INTO sqlite_sequence VALUES('outbox',5);
 CREATE INDEX labels_by_name ON labels (account_id, name);
 CREATE INDEX messages_by_thread ON messages (thread_id, account_id, internal_date);
 CREATE INDEX messages_by_rfc822_id ON messages (message_id_header) WHERE message_id_header IS NOT NULL;
@@ -368,6 +395,21 @@ CREATE TRIGGER message_bodies_fts_delete AFTER DELETE ON message_bodies BEGIN
            NULL
       FROM messages AS m WHERE m.id = OLD.message_id;
 END;
-CREATE INDEX relist_unconfirmed_by_message ON relist_unconfirmed (message_id);
+CREATE UNIQUE INDEX outbox_by_message_id ON outbox (account_id, message_id) WHERE state <> 'cancelled';
+CREATE INDEX outbox_unfinished ON outbox (account_id, not_before) WHERE state IN ('queued', 'sending');
+CREATE TRIGGER outbox_legal_transition BEFORE UPDATE OF state ON outbox
+WHEN OLD.state <> NEW.state AND NOT (
+       (OLD.state = 'queued'  AND NEW.state IN ('sending', 'cancelled'))
+    OR (OLD.state = 'sending' AND NEW.state IN ('queued', 'sent', 'failed'))
+    OR (OLD.state = 'failed'  AND NEW.state = 'cancelled'))
+BEGIN
+    SELECT RAISE(ABORT, 'outbox: illegal state change');
+END;
+CREATE TRIGGER outbox_message_fixed BEFORE UPDATE OF account_id, message_id, thread_id, raw ON outbox
+WHEN OLD.account_id <> NEW.account_id OR OLD.message_id <> NEW.message_id OR OLD.thread_id IS NOT NEW.thread_id
+  OR (OLD.raw <> NEW.raw AND NOT (length(NEW.raw) = 0 AND NEW.state IN ('sent', 'cancelled')))
+BEGIN
+    SELECT RAISE(ABORT, 'outbox: a queued message cannot change');
+END;
 PRAGMA writable_schema=OFF;
 COMMIT;

@@ -1,0 +1,37 @@
+/*!
+ How an outbox entry becomes a record, for `hd-pending` (beside the label changes) and
+ `hd-send`. The text state says what the user needs to know: `queued` (waiting, perhaps for
+ its undo window or a backoff), `sending` (a request is out now), `unknown` (a request went
+ out and its answer never came: the next sync looks for it before sending again), `sent`
+ (Gmail has it; the next sync brings it into the store), `failed` (refused for good, with
+ the reason).
+ */
+import HudsonOutput
+import HudsonStore
+
+extension Records {
+    /// `outbox:N  send  state  age  attempts  account  recipients  subject  last error`
+    public static func outbox(_ entry: OutboxEntry, now: Int64) -> Record {
+        let state = entry.outcomeUnknown ? "unknown" : entry.state.rawValue
+        return Record(
+            type: "outbox", id: entry.reference,
+            fields: [
+                ("account", .string(entry.accountEmail)),
+                ("state", .string(entry.state.rawValue)),
+                ("outcome_unknown", .bool(entry.outcomeUnknown)),
+                ("to", .array(entry.recipients.map { .string($0) })),
+                ("subject", .string(entry.subject)),
+                ("rfc822_message_id", .string(entry.messageID)),
+                ("thread", entry.threadID.map { .string("thread:\($0)") } ?? .null),
+                ("message", entry.gmailID.map { .string("message:\($0)") } ?? .null),
+                ("size", .int(Int64(entry.size))),
+                ("created", .string(DateText.rfc3339UTC(milliseconds: entry.createdAt))),
+                ("age_seconds", .int(max(0, now - entry.createdAt) / 1000)),
+                ("not_before", .string(DateText.rfc3339UTC(milliseconds: entry.notBefore))),
+                ("attempts", .int(Int64(entry.attempts))),
+                ("last_error", entry.lastError.map { .string($0) } ?? .null),
+            ],
+            columns: ["send", state, age(milliseconds: now - entry.createdAt), String(entry.attempts), entry.accountEmail,
+                      entry.recipients.joined(separator: ", "), entry.subject, entry.lastError ?? ""])
+    }
+}

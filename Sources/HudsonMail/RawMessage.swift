@@ -1,0 +1,90 @@
+/*!
+ A complete RFC 822 message given by the user (`hd-send --raw`), made ready to send: line
+ ends become CRLF (RFC 5322 §2.3; `messages.send` wants CRLF, gmail-api.md §2.7), the
+ fields the outbox needs are read (From, recipients, Subject, Message-ID), and a Message-ID
+ and Date are added at the top when missing — the outbox cannot find a message it may have
+ sent without its Message-ID. Everything else is sent exactly as given.
+ */
+
+/// A raw message and what the outbox needs to know about it.
+public struct PreparedMessage: Sendable, Equatable {
+    /// The message to send, CRLF line ends.
+    public var raw: [UInt8]
+    /// The Message-ID as written, angle brackets included.
+    public var messageID: String
+    public var from: MailAddress?
+    public var to: [MailAddress]
+    public var cc: [MailAddress]
+    public var bcc: [MailAddress]
+    /// The decoded Subject ("" when there is none).
+    public var subject: String
+
+    public init(raw: [UInt8], messageID: String, from: MailAddress?, to: [MailAddress], cc: [MailAddress] = [],
+                bcc: [MailAddress] = [], subject: String) {
+        self.raw = raw
+        self.messageID = messageID
+        self.from = from
+        self.to = to
+        self.cc = cc
+        self.bcc = bcc
+        self.subject = subject
+    }
+
+    public var recipients: [MailAddress] { to + cc + bcc }
+}
+
+public enum RawMessage {
+    /// Prepares `bytes` for sending. `newMessageID` is called only when the message has no
+    /// Message-ID; `date` is used only when it has no Date.
+    public static func prepare(_ bytes: [UInt8], date: String, newMessageID: () -> String) -> PreparedMessage {
+        var raw = crlf(bytes)
+        let headers = RFC822.parseHeaders(raw)
+        var added = ""
+        var messageID = headers.value(of: "Message-ID")?.trimmingWhitespace() ?? ""
+        if messageID.isEmpty {
+            messageID = newMessageID()
+            added += HeaderField.structured("Message-ID", [messageID])
+        }
+        if (headers.value(of: "Date") ?? "").trimmingWhitespace().isEmpty {
+            added += HeaderField.structured("Date", [date])
+        }
+        raw = Array(added.utf8) + raw
+        func list(_ name: String) -> [MailAddress] { headers.values(of: name).flatMap(MailAddress.parseList) }
+        return PreparedMessage(
+            raw: raw, messageID: messageID, from: headers.value(of: "From").flatMap { MailAddress.parseList($0).first },
+            to: list("To"), cc: list("Cc"), bcc: list("Bcc"),
+            subject: EncodedWords.decode(headers.value(of: "Subject") ?? "").trimmingWhitespace())
+    }
+
+    /// Bare LF and bare CR become CRLF; existing CRLF pairs stay.
+    static func crlf(_ bytes: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + bytes.count / 40)
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 13 {
+                output += [13, 10]
+                index += index + 1 < bytes.count && bytes[index + 1] == 10 ? 2 : 1
+            } else if byte == 10 {
+                output += [13, 10]
+                index += 1
+            } else {
+                output.append(byte)
+                index += 1
+            }
+        }
+        return output
+    }
+
+    /// Whether a Message-ID can be searched for with `rfc822msgid:` (gmail-api.md §6):
+    /// `<left@right>` of printable ASCII without blanks, quotes or further brackets.
+    public static func isSearchableMessageID(_ id: String) -> Bool {
+        guard id.hasPrefix("<"), id.hasSuffix(">"), id.utf8.count <= 250 else { return false }
+        let inner = id.dropFirst().dropLast()
+        guard let at = inner.firstIndex(of: "@"), at != inner.startIndex, inner.index(after: at) != inner.endIndex else {
+            return false
+        }
+        return inner.unicodeScalars.allSatisfy { $0.value > 32 && $0.value < 127 && !"<>\"\\()[],;:".unicodeScalars.contains($0) }
+    }
+}

@@ -1,0 +1,226 @@
+/*!
+ What `hd-send` sends, from its command line: the account it goes out from, and the message —
+ composed from `--to/--cc/--bcc/--subject`, a body from standard input or `--body-file` and
+ `--attach` files (HudsonMail's MessageBuilder writes the MIME), or taken whole from standard
+ input with `--raw` (RawMessage adds what the outbox needs). `--reply-to REF` makes a reply to
+ a stored message: In-Reply-To and References from it, a `Re: ` subject, its Gmail thread,
+ and its sender (or Reply-To) as the recipient when none is given — the three things Gmail
+ needs to put the reply in the thread (gmail-api.md §2.7).
+ */
+import Foundation
+import HudsonCLI
+import HudsonMail
+import HudsonStore
+
+/// A message ready to queue, and the account and thread it belongs to.
+public struct ComposedMessage {
+    public var account: Account
+    public var message: PreparedMessage
+    public var threadID: String?
+}
+
+@MainActor
+public struct Composer {
+    let invocation: Invocation
+    let store: Store
+
+    /// The largest message Gmail accepts (gmail-api.md §2.7: 35 MiB).
+    static let maximumSize = 36_700_160
+
+    var arguments: ParsedArguments { invocation.arguments }
+
+    public init(invocation: Invocation, store: Store) {
+        self.invocation = invocation
+        self.store = store
+    }
+
+    public func compose() throws -> ComposedMessage {
+        let raw = arguments.flag("raw")
+        if raw, let option = ["to", "cc", "bcc", "subject", "body-file", "attach"].first(where: { arguments.values[$0] != nil }) {
+            throw UsageError("--raw takes the whole message from standard input; --\(option) cannot be used with it")
+        }
+        let reply = try replyTarget()
+        var random = SystemRandomNumberGenerator()
+        let now = LocalTime.nowMilliseconds / 1000
+        let date = MailDate.format(epochSeconds: now, offsetSeconds: LocalTime.offset(atEpochSeconds: now))
+        let composed: ComposedMessage
+        if raw {
+            let bytes = try standardInput(what: "message")
+            let from = RFC822.parseHeaders(bytes).value(of: "From").flatMap { MailAddress.parseList($0).first }
+            let account = try chooseAccount(reply: reply, rawFrom: from)
+            let message = RawMessage.prepare(bytes, date: date) {
+                MessageBuilder.messageID(domain: Self.domain(account.email), using: &random)
+            }
+            guard message.from != nil else { throw CommandFailure(.dataError, "standard input: the message has no From header") }
+            guard RawMessage.isSearchableMessageID(message.messageID) else {
+                throw CommandFailure(.dataError, "standard input: its Message-ID is not of the form <id@host>; remove it and one is added")
+            }
+            composed = ComposedMessage(account: account, message: message, threadID: reply?.threadID)
+        } else {
+            let account = try chooseAccount(reply: reply, rawFrom: nil)
+            let outgoing = try outgoingMessage(account: account, reply: reply, date: date, using: &random)
+            let message = PreparedMessage(
+                raw: MessageBuilder.render(outgoing, using: &random), messageID: outgoing.messageID, from: outgoing.from,
+                to: outgoing.to, cc: outgoing.cc, bcc: outgoing.bcc, subject: outgoing.subject)
+            composed = ComposedMessage(account: account, message: message, threadID: reply?.threadID)
+        }
+        guard !composed.message.recipients.isEmpty else {
+            throw raw ? CommandFailure(.dataError, "standard input: the message has no recipients (To, Cc or Bcc)")
+                      : UsageError("no recipients: give --to, --cc or --bcc")
+        }
+        guard composed.message.raw.count <= Self.maximumSize else {
+            throw CommandFailure(.dataError, "the message is \(composed.message.raw.count / 1_048_576) MB; Gmail accepts at most 35 MB")
+        }
+        return composed
+    }
+
+    // MARK: - The message
+
+    private func outgoingMessage(account: Account, reply: MessageDetail?, date: String,
+                                 using random: inout SystemRandomNumberGenerator) throws -> OutgoingMessage {
+        var to = try addresses("to")
+        let cc = try addresses("cc")
+        let bcc = try addresses("bcc")
+        if let reply, to.isEmpty && cc.isEmpty && bcc.isEmpty { to = Self.replyRecipients(reply, ownAddress: account.email) }
+        let subject = arguments.string("subject") ?? reply.map { Self.replySubject($0.headers.subject ?? "") } ?? ""
+        var text = ""
+        if let path = arguments.string("body-file"), path != "-" {
+            text = try Self.utf8(try Self.read(path), what: path)
+        } else {
+            text = try Self.utf8(try standardInput(what: "body"), what: "standard input")
+        }
+        let attachments = try arguments.strings("attach").map { path in
+            OutgoingAttachment(filename: URL(fileURLWithPath: path).lastPathComponent, data: try Self.read(path))
+        }
+        var references: [String] = []
+        var inReplyTo: String?
+        if let reply, let parent = reply.headers.messageID?.trimmingWhitespace(), !parent.isEmpty {
+            inReplyTo = parent
+            references = Self.messageIDs(in: reply.headers.references ?? "") + [parent]
+            // RFC 5322 §3.6.4 lets long chains be cut; keep the root and the latest.
+            if references.count > 20 { references = [references[0]] + references.suffix(19) }
+        }
+        return OutgoingMessage(
+            from: MailAddress(address: account.email), to: to, cc: cc, bcc: bcc, subject: subject, text: text,
+            attachments: attachments, messageID: MessageBuilder.messageID(domain: Self.domain(account.email), using: &random),
+            date: date, inReplyTo: inReplyTo, references: references)
+    }
+
+    /// `--to` and friends: repeatable, each a comma-separated list.
+    private func addresses(_ option: String) throws -> [MailAddress] {
+        try arguments.strings(option).flatMap { value -> [MailAddress] in
+            let list = MailAddress.parseList(value)
+            guard !list.isEmpty, list.allSatisfy({ Self.isAddress($0.address) }) else {
+                throw UsageError("--\(option): \(value): not an email address")
+            }
+            return list
+        }
+    }
+
+    /// An ASCII `local@domain` without blanks or specials (Hudson does not send SMTPUTF8).
+    static func isAddress(_ text: String) -> Bool {
+        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasSuffix(".")
+            && text.unicodeScalars.allSatisfy { $0.value > 32 && $0.value < 127 && !"<>()[],;:\"\\".unicodeScalars.contains($0) }
+    }
+
+    // MARK: - Replies and accounts
+
+    /// The message `--reply-to` names (a thread means its newest message).
+    private func replyTarget() throws -> MessageDetail? {
+        guard let text = arguments.string("reply-to") else { return nil }
+        guard let reference = Reference(parsing: text) else { throw UsageError("--reply-to: \(text): not a reference") }
+        let named = try namedAccount()
+        guard let message = try store.messageDetails(reference, accountID: named?.id).last else {
+            throw CommandFailure(.dataError, "\(reference): no such \(reference.kindName)")
+        }
+        return message
+    }
+
+    /// The account `--from` or `--account` (or `$HUDSON_ACCOUNT`) names, if any.
+    private func namedAccount() throws -> Account? {
+        let selected = try invocation.selectedAccount(in: store)
+        guard let from = arguments.string("from") else { return selected }
+        let account = try store.requireAccount(email: from)
+        if let selected, selected.id != account.id { throw UsageError("--from and --account name different accounts") }
+        return account
+    }
+
+    /// The named account; else the reply's; else the one whose address a raw From has;
+    /// else the only account.
+    private func chooseAccount(reply: MessageDetail?, rawFrom: MailAddress?) throws -> Account {
+        if let named = try namedAccount() { return named }
+        if let reply, let account = try store.account(id: reply.accountID) { return account }
+        let accounts = try store.accounts()
+        if let rawFrom, let match = accounts.first(where: { $0.email.lowercased() == rawFrom.address.lowercased() }) { return match }
+        switch accounts.count {
+        case 0: throw CommandFailure(.notAuthorized, "no accounts; run hd-auth login")
+        case 1: return accounts[0]
+        default: throw UsageError("several accounts: choose one with --from EMAIL")
+        }
+    }
+
+    static func replySubject(_ subject: String) -> String {
+        let trimmed = subject.trimmingWhitespace()
+        if trimmed.isEmpty || trimmed.lowercased().hasPrefix("re:") { return trimmed }
+        return "Re: " + trimmed
+    }
+
+    /// Reply-To, else From; replying to one's own message goes to its recipients instead.
+    static func replyRecipients(_ message: MessageDetail, ownAddress: String) -> [MailAddress] {
+        let replyTo = MailAddress.parseList(message.headers.replyTo ?? "")
+        let to = replyTo.isEmpty ? MailAddress.parseList(message.headers.from ?? "") : replyTo
+        if !to.isEmpty && to.allSatisfy({ $0.address.lowercased() == ownAddress.lowercased() }) {
+            return MailAddress.parseList(message.headers.to ?? "")
+        }
+        return to
+    }
+
+    /// The `<…>` ids of a References or In-Reply-To value, in order.
+    static func messageIDs(in text: String) -> [String] {
+        var ids: [String] = []
+        var current: String?
+        for character in text {
+            if character == "<" { current = "<" } else if character == ">", let open = current {
+                ids.append(open + ">")
+                current = nil
+            } else if current != nil {
+                if character.isWhitespace { current = nil } else { current?.append(character) }
+            }
+        }
+        return ids
+    }
+
+    static func domain(_ email: String) -> String {
+        email.split(separator: "@").last.map(String.init) ?? ""
+    }
+
+    // MARK: - Input
+
+    /// Standard input, whole; on a terminal that would wait silently, so it is a usage error.
+    private func standardInput(what: String) throws -> [UInt8] {
+        if Input.stdinIsTerminal {
+            throw UsageError(what == "body" ? "no body: pipe it on standard input, or give --body-file FILE"
+                                            : "no message: pipe it on standard input")
+        }
+        return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+    }
+
+    static func read(_ path: String) throws -> [UInt8] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw CommandFailure(.usage, "\(path): no such file")
+        }
+        guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: path) else {
+            throw CommandFailure(.usage, "\(path): cannot be read")
+        }
+        return [UInt8](data)
+    }
+
+    static func utf8(_ bytes: [UInt8], what: String) throws -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw CommandFailure(.dataError, "\(what): the body is not UTF-8 text")
+        }
+        return text
+    }
+}

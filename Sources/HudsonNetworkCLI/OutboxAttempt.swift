@@ -1,0 +1,58 @@
+/*!
+ After `hd-send` has queued a message durably, one short attempt to send it now, through the
+ interactive quota lane (CONTRACT.md "Triage": offline or failing, it stays queued and the
+ next `hd-sync` sends it, which is success with a note, not an error). The attempt holds the
+ account's send lock; if another process is sending for the account, that process or the
+ next sync will deliver this entry too. Also the exit statuses of the outbox's refusals.
+ */
+import Foundation
+import HudsonCLI
+import HudsonGmail
+import HudsonStore
+import HudsonSync
+
+@MainActor
+public enum OutboxAttempt {
+    /// Tries to send entry `id` of account `email` for at most `timeout`, then returns the
+    /// entry as the store has it (nil only when it cannot be read). `afterSend` is the
+    /// sender's crash-test seam.
+    public static func run(_ invocation: Invocation, database: HudsonDatabase, id: Int64, email: String,
+                           timeout: Duration, afterSend: @escaping @Sendable () -> Void = {}) async -> OutboxEntry? {
+        do {
+            if let lock = try SendLock(storePath: try invocation.storePath(), email: email) {
+                let access = try GmailAccess(email: email, configDirectory: try invocation.configDirectory(),
+                                             endpoints: try GmailEndpoints(environment: invocation.environment))
+                let sender = OutboxSender(api: access.interactive, database: database, account: email, exclusive: true,
+                                          afterSendBeforeRecording: afterSend)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { _ = try await sender.sendDue(only: [id]) }
+                    group.addTask {
+                        try await Task.sleep(for: timeout)
+                        throw CancellationError()
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+                withExtendedLifetime(lock) {}
+            } else if invocation.debug {
+                invocation.warn("\(email): another process is sending; leaving outbox:\(id) to it")
+            }
+        } catch {
+            if invocation.debug { invocation.warn("outbox:\(id): not sent now: \(error)") }
+        }
+        return try? database.read { try $0.outboxEntry(id: id) }
+    }
+
+    /// Exit statuses for the outbox's refusals, from the one table: undoing what cannot be
+    /// undone, or queueing a message twice, is bad input (65).
+    public static let classify: ErrorClassifier = { error in
+        guard let error = error as? OutboxError else { return nil }
+        return ClassifiedError(.dataError, error.description)
+    }
+
+    /// How long `hd-send` waits for Gmail before leaving the message to the next sync: a
+    /// few seconds, plus time to upload a large message.
+    public static func timeout(forBytes count: Int) -> Duration {
+        .seconds(10 + count / 1_000_000)
+    }
+}

@@ -1,0 +1,54 @@
+/*!
+ `hd-send`'s run: compose, queue durably (one transaction, `synchronous=FULL`: the message
+ exists nowhere else until Gmail has it), print `outbox:N`, then — unless `--no-send` or a
+ `--delay` undo window holds it — one short attempt through the interactive lane, printing
+ `message:ID` when Gmail took it. Offline, or when Gmail's answer does not come back, the
+ entry stays in the outbox and the next `hd-sync` finishes it (probing first when a request
+ may have reached Gmail): exit 0 with a note. A message Gmail refuses fails with its reason.
+ */
+import Glibc
+import HudsonCLI
+import HudsonStore
+import HudsonSync
+
+@MainActor
+public enum SendCommand {
+    public static func run(_ cli: Invocation) async throws -> ExitStatus {
+        let delay = try cli.arguments.int("delay", range: 0...604_800) ?? 0
+        let store = try cli.openStore(.readWrite, durable: true)
+        let composed = try Composer(invocation: cli, store: store).compose()
+        let message = composed.message
+        let entry = try store.enqueueOutbox(NewOutboxMessage(
+            accountID: composed.account.id, raw: message.raw, messageID: message.messageID, threadID: composed.threadID,
+            recipients: message.recipients.map(\.address), subject: message.subject, delayMilliseconds: Int64(delay) * 1000))
+        // The id first, at once: whatever happens next, the user can find the entry.
+        try cli.stdout.write("\(entry.reference)\n")
+        try cli.stdout.flush()
+
+        if cli.arguments.flag("no-send") {
+            cli.warn("queued; the next hd-sync will send it")
+            return .success
+        }
+        if delay > 0 {
+            cli.warn("queued; held for \(delay) s (hd-undo \(entry.reference) cancels it), then sent by the next hd-sync")
+            return .success
+        }
+        // A test seam, not for users: die the moment Gmail has
+        // answered, before the answer is recorded, as a crash at the worst time would.
+        let crashes = cli.environment["HUDSON_TEST_CRASH_AFTER_SEND"] == "1"
+        let crash: @Sendable () -> Void = { if crashes { _exit(70) } }
+        // The sender's own connection: the command's stays on the main actor.
+        let database = HudsonDatabase(try cli.openStore(.readWrite, durable: true))
+        let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: composed.account.email,
+                                            timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crash)
+        switch after?.state {
+        case .sent?:
+            if let id = after?.gmailID { try cli.stdout.write("message:\(id)\n") }
+        case .failed?:
+            throw CommandFailure(.dataError, "\(entry.reference): \(after?.lastError ?? "rejected by Gmail")")
+        default:
+            cli.warn("queued; the next hd-sync will send it")
+        }
+        return .success
+    }
+}

@@ -1,0 +1,328 @@
+/*!
+ The outbox: messages the user sent, kept until Gmail has them (docs/architecture.md, "The
+ outbox"). Sending twice sends two emails, so unlike the mutation queue nothing here may
+ simply be retried (optimistic-mutations.md, "Idempotence is what makes this simpler than
+ the send path"). The states:
+
+   queued ──claim──► sending ──2xx──────────► sent
+     │                 │ ├── 400/403 ───────► failed ──undo──► cancelled
+     └──undo──► cancelled │└── 429 ──────────► queued (nothing was sent: back off)
+                       └── timeout, 5xx, lost answer, crash: stays sending (outcome unknown)
+
+ An entry is marked sending in its own transaction *before* its request goes out, so after
+ any interruption the store says that a request may have reached Gmail; such an entry is
+ probed for by its Message-ID before it may be sent again (the sender's side, in HudsonSync).
+ Claims have a token and a lifetime, like the mutation queue's, so two senders never hold
+ one entry; a sender that knows it is alone (it holds the account's send lock) may take over
+ the claims a dead sender left.
+ */
+import SQLite
+
+public enum OutboxState: String, Sendable {
+    case queued, sending, sent, failed, cancelled
+}
+
+/// One outbox entry, without its message bytes.
+public struct OutboxEntry: Equatable, Sendable {
+    public var id: Int64
+    public var accountID: Int64
+    public var accountEmail: String
+    /// The Message-ID header, with angle brackets: the probe's key.
+    public var messageID: String
+    /// The Gmail thread a reply joins.
+    public var threadID: String?
+    public var recipients: [String]
+    public var subject: String
+    public var size: Int
+    public var state: OutboxState
+    public var attempts: Int
+    public var lastError: String?
+    /// Epoch ms before which no attempt is made (the undo window of `hd-send --delay`).
+    public var notBefore: Int64
+    public var nextAttemptAt: Int64?
+    public var attemptStartedAt: Int64?
+    /// A sender holds the entry now.
+    public var isClaimed: Bool
+    public var gmailID: String?
+    public var gmailThreadID: String?
+    public var createdAt: Int64
+    public var updatedAt: Int64
+
+    /// `outbox:N`, the entry's reference on the command line.
+    public var reference: String { "outbox:\(id)" }
+
+    /// A request may have reached Gmail and nobody is waiting for its answer: the next
+    /// sender probes before anything else.
+    public var outcomeUnknown: Bool { state == .sending && !isClaimed }
+}
+
+/// A message to queue.
+public struct NewOutboxMessage: Sendable {
+    public var accountID: Int64
+    public var raw: [UInt8]
+    public var messageID: String
+    public var threadID: String?
+    public var recipients: [String]
+    public var subject: String
+    /// The undo window: no attempt before this many milliseconds from now.
+    public var delayMilliseconds: Int64
+
+    public init(accountID: Int64, raw: [UInt8], messageID: String, threadID: String? = nil,
+                recipients: [String], subject: String, delayMilliseconds: Int64 = 0) {
+        self.accountID = accountID
+        self.raw = raw
+        self.messageID = messageID
+        self.threadID = threadID
+        self.recipients = recipients
+        self.subject = subject
+        self.delayMilliseconds = delayMilliseconds
+    }
+}
+
+/// A claimed entry with the message to send and the claim that protects it.
+public struct OutboxClaim: Sendable {
+    public var entry: OutboxEntry
+    public var raw: [UInt8]
+    public var token: Int64
+}
+
+/// What `cancelOutbox` did.
+public enum OutboxCancellation: Equatable, Sendable {
+    case cancelled
+    case alreadyCancelled
+}
+
+/// Why an outbox operation was refused. Descriptions hold no mail content.
+public enum OutboxError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noSuchEntry(Int64)
+    /// Gmail has it: a sent message cannot be called back.
+    case alreadySent(Int64)
+    /// A request for it is out, or its outcome is not known yet.
+    case beingSent(Int64)
+    /// A live entry already holds this Message-ID.
+    case duplicateMessageID(existing: Int64)
+    /// The mailbox already has a message with this Message-ID: the probe could not tell
+    /// the two apart.
+    case messageIDInMailbox
+    case invalidMessage(String)
+
+    public var description: String {
+        switch self {
+        case .noSuchEntry(let id): return "outbox:\(id): no such outbox entry"
+        case .alreadySent(let id): return "outbox:\(id): already sent; a sent message cannot be undone"
+        case .beingSent(let id): return "outbox:\(id): being sent, or may already have been sent; it cannot be undone"
+        case .duplicateMessageID(let id): return "this Message-ID is already in the outbox as outbox:\(id)"
+        case .messageIDInMailbox: return "the mailbox already has a message with this Message-ID"
+        case .invalidMessage(let why): return why
+        }
+    }
+}
+
+extension Store {
+    /// How long a sender's claim lasts: longer than any one attempt can take (the client
+    /// gives up on an exchange after 30 s and retries only rate limits, within 60 s).
+    public static let outboxClaimLifetimeMilliseconds: Int64 = 5 * 60 * 1000
+
+    static let outboxColumns = """
+        o.id, o.account_id, a.email, o.message_id, o.thread_id, o.recipients, o.subject, o.size, o.state,
+        o.attempts, o.last_error, o.not_before, o.next_attempt_at, o.attempt_started_at, o.claimed_at,
+        o.gmail_id, o.gmail_thread_id, o.created_at, o.updated_at
+        """
+
+    func outboxEntry(from row: Row, now: Int64) -> OutboxEntry {
+        OutboxEntry(
+            id: row.int64(0), accountID: row.int64(1), accountEmail: row.string(2), messageID: row.string(3),
+            threadID: row.optionalString(4),
+            recipients: row.string(5).split(separator: ",").map { String($0).trimmingWhitespace() },
+            subject: row.string(6), size: row.int(7), state: OutboxState(rawValue: row.string(8)) ?? .queued,
+            attempts: row.int(9), lastError: row.optionalString(10), notBefore: row.int64(11),
+            nextAttemptAt: row.optionalInt64(12), attemptStartedAt: row.optionalInt64(13),
+            isClaimed: row.optionalInt64(14).map { now - $0 < Self.outboxClaimLifetimeMilliseconds } ?? false,
+            gmailID: row.optionalString(15), gmailThreadID: row.optionalString(16), createdAt: row.int64(17),
+            updatedAt: row.int64(18))
+    }
+
+    // MARK: - Queueing and undo
+
+    /// Queues a message durably, in one transaction. Refuses a Message-ID that a live entry
+    /// or a stored message already has.
+    @discardableResult
+    public func enqueueOutbox(_ message: NewOutboxMessage) throws -> OutboxEntry {
+        guard !message.raw.isEmpty else { throw OutboxError.invalidMessage("the message is empty") }
+        return try db.write {
+            let now = self.now
+            if let existing = try db.scalarInt(
+                "SELECT id FROM outbox WHERE account_id = ? AND message_id = ? AND state <> 'cancelled'",
+                message.accountID, message.messageID) {
+                throw OutboxError.duplicateMessageID(existing: existing)
+            }
+            if try db.scalarInt(
+                "SELECT 1 FROM messages WHERE message_id_header = ? AND account_id = ?", message.messageID, message.accountID) != nil {
+                throw OutboxError.messageIDInMailbox
+            }
+            try db.execute("""
+                INSERT INTO outbox (account_id, raw, message_id, thread_id, recipients, subject, size, not_before,
+                                    created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, message.accountID, message.raw, message.messageID, message.threadID,
+                message.recipients.joined(separator: ", "), message.subject, message.raw.count,
+                now + max(0, message.delayMilliseconds), now, now)
+            let id = db.lastInsertRowID
+            guard let entry = try outboxEntry(id: id) else { throw OutboxError.noSuchEntry(id) }
+            return entry
+        }
+    }
+
+    /// Cancels an entry that has not been sent (hd-undo): a queued entry nobody is sending,
+    /// or a failed one. Its message bytes are let go.
+    @discardableResult
+    public func cancelOutbox(id: Int64) throws -> OutboxCancellation {
+        try db.write {
+            guard let entry = try outboxEntry(id: id) else { throw OutboxError.noSuchEntry(id) }
+            switch entry.state {
+            case .cancelled: return .alreadyCancelled
+            case .sent: throw OutboxError.alreadySent(id)
+            case .sending: throw OutboxError.beingSent(id)
+            case .queued where entry.isClaimed: throw OutboxError.beingSent(id)
+            case .queued, .failed: break
+            }
+            try db.execute("""
+                UPDATE outbox SET state = 'cancelled', raw = x'', claimed_at = NULL, claim_token = NULL, updated_at = ?
+                 WHERE id = ?
+                """, now, id)
+            return .cancelled
+        }
+    }
+
+    // MARK: - The sender's side
+
+    /// Claims up to `limit` entries that are due (undo window and backoff over, no live
+    /// claim), oldest first; with `ids`, only those. `takeOverClaims`: the caller holds the
+    /// account's send lock, so no other sender is alive and every claim is a dead one's.
+    public func claimDueOutbox(accountID: Int64, ids: [Int64]? = nil, limit: Int = 100,
+                               takeOverClaims: Bool = false) throws -> [OutboxClaim] {
+        try db.write {
+            let now = self.now
+            let token = Int64.random(in: 1...Int64.max)
+            let expired = takeOverClaims ? Int64.max : now - Self.outboxClaimLifetimeMilliseconds
+            var claims: [OutboxClaim] = []
+            try db.forEach("""
+                SELECT \(Self.outboxColumns), o.raw FROM outbox AS o JOIN accounts AS a ON a.id = o.account_id
+                 WHERE o.account_id = ? AND o.state IN ('queued', 'sending') AND o.not_before <= ?
+                   AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
+                   AND (o.claimed_at IS NULL OR o.claimed_at <= ?)
+                 ORDER BY o.id
+                """, accountID, now, now, expired) { row in
+                let entry = outboxEntry(from: row, now: now)
+                guard claims.count < limit, ids.map({ $0.contains(entry.id) }) ?? true else { return }
+                claims.append(OutboxClaim(entry: entry, raw: row.blob(19), token: token))
+            }
+            for claim in claims {
+                try db.execute("UPDATE outbox SET claimed_at = ?, claim_token = ? WHERE id = ?", now, token, claim.entry.id)
+            }
+            return claims.map { claim in
+                var claim = claim
+                claim.entry.isClaimed = true
+                return claim
+            }
+        }
+    }
+
+    /// Records, before the request goes out, that it may reach Gmail. False when the claim
+    /// was lost (another sender took over) or the entry is no longer to be sent: then the
+    /// request must not be made.
+    public func markOutboxSending(id: Int64, token: Int64) throws -> Bool {
+        try db.write {
+            try db.execute("""
+                UPDATE outbox SET state = 'sending', attempt_started_at = ?, attempts = attempts + 1, updated_at = ?
+                 WHERE id = ? AND claim_token = ? AND state IN ('queued', 'sending')
+                """, now, now, id, token)
+            return db.changes == 1
+        }
+    }
+
+    /// Gmail has the message (its answer, or the probe found it). A fact, so it is recorded
+    /// whoever holds the claim. The message bytes are let go.
+    public func markOutboxSent(id: Int64, gmailID: String, threadID: String?) throws {
+        guard !gmailID.isEmpty else { throw StoreError.invalidArgument("a sent message needs its Gmail id") }
+        try db.write {
+            try db.execute("""
+                UPDATE outbox SET state = 'sent', gmail_id = ?, gmail_thread_id = ?, raw = x'', last_error = NULL,
+                                  next_attempt_at = NULL, claimed_at = NULL, claim_token = NULL, updated_at = ?
+                 WHERE id = ? AND state = 'sending'
+                """, gmailID, threadID, now, id)
+        }
+    }
+
+    /// Gmail refused the message for good (400, 403): never retried.
+    public func markOutboxFailed(id: Int64, reason: String) throws {
+        try db.write {
+            try db.execute("""
+                UPDATE outbox SET state = 'failed', last_error = ?, next_attempt_at = NULL, claimed_at = NULL,
+                                  claim_token = NULL, updated_at = ?
+                 WHERE id = ? AND state = 'sending'
+                """, reason.isEmpty ? "rejected" : reason, now, id)
+        }
+    }
+
+    /// Gmail refused without acting (a rate limit): the entry is queued again and waits.
+    public func deferOutbox(id: Int64, token: Int64, error: String, retryAfterMilliseconds: Int64) throws {
+        try db.write {
+            try db.execute("""
+                UPDATE outbox SET state = 'queued', last_error = ?, next_attempt_at = ?, claimed_at = NULL,
+                                  claim_token = NULL, updated_at = ?
+                 WHERE id = ? AND claim_token = ? AND state IN ('queued', 'sending')
+                """, error, now + max(0, retryAfterMilliseconds), now, id, token)
+        }
+    }
+
+    /// The request's outcome is unknown (timeout, 5xx, lost answer, a failed probe): the
+    /// entry stays as it is — in 'sending' when a request went out — and is looked at again
+    /// after the delay.
+    public func recordOutboxUncertainty(id: Int64, token: Int64, error: String, retryAfterMilliseconds: Int64) throws {
+        try db.write {
+            try db.execute("""
+                UPDATE outbox SET last_error = ?, next_attempt_at = ?, claimed_at = NULL, claim_token = NULL, updated_at = ?
+                 WHERE id = ? AND claim_token = ?
+                """, error, now + max(0, retryAfterMilliseconds), now, id, token)
+        }
+    }
+
+    /// Gives up a claim without recording anything.
+    public func releaseOutboxClaim(id: Int64, token: Int64) throws {
+        try db.write {
+            try db.execute("UPDATE outbox SET claimed_at = NULL, claim_token = NULL WHERE id = ? AND claim_token = ?", id, token)
+        }
+    }
+
+    // MARK: - Reads
+
+    public func outboxEntry(id: Int64) throws -> OutboxEntry? {
+        let now = self.now
+        return try db.first("""
+            SELECT \(Self.outboxColumns) FROM outbox AS o JOIN accounts AS a ON a.id = o.account_id WHERE o.id = ?
+            """, id) { outboxEntry(from: $0, now: now) }
+    }
+
+    /// The entries `hd-pending` shows, oldest first: not sent yet, failed, or sent and not
+    /// yet in the store (the history echo brings it, as it retires a label change).
+    public func pendingOutbox(accountID: Int64? = nil) throws -> [OutboxEntry] {
+        let now = self.now
+        return try db.map("""
+            SELECT \(Self.outboxColumns) FROM outbox AS o JOIN accounts AS a ON a.id = o.account_id
+             WHERE (?1 IS NULL OR o.account_id = ?1)
+               AND (o.state IN ('queued', 'sending', 'failed')
+                    OR (o.state = 'sent' AND NOT EXISTS
+                        (SELECT 1 FROM messages AS m WHERE m.account_id = o.account_id AND m.gmail_id = o.gmail_id)))
+             ORDER BY o.id
+            """, accountID) { outboxEntry(from: $0, now: now) }
+    }
+
+    /// Entries still to be sent whose undo window is over (backoff included): what a
+    /// catching-up sync waits for.
+    public func unsentOutboxCount(accountID: Int64) throws -> Int {
+        Int(try db.scalarInt("""
+            SELECT count(*) FROM outbox WHERE account_id = ? AND state IN ('queued', 'sending') AND not_before <= ?
+            """, accountID, now) ?? 0)
+    }
+}

@@ -1,0 +1,223 @@
+/*!
+ The send path's actor: delivers the outbox to Gmail without ever sending a message twice or
+ losing one (docs/architecture.md, "The outbox and the probe protocol"). Per entry:
+
+   claim → was a request already out (state sending)? → probe: search rfc822msgid:<id> in:anywhere
+             found → sent, with the id found; nothing is sent again
+             not found → (after the settle time) send again
+         → mark sending (committed before the request) → messages.send → sent, with Gmail's id
+
+ Gmail's answers decide what happens next (gmail-api.md §4): 400 and non-rate-limit 403 are
+ definite rejections, recorded with their reason and never retried; a 429 or rate-limit 403
+ means Gmail did not act, so the entry is queued again behind a backoff; a timeout, a 5xx or a
+ connection lost after the request was written may or may not have sent it — §4: "Don't
+ blindly retry non-idempotent calls (messages.send) after a timeout or 5xx" — so the entry
+ stays in 'sending' and is probed before anything else. GmailClient itself repeats `send` only
+ after a rate-limit refusal (GmailMethod.isIdempotent), which keeps this true below us.
+
+ Gmail's search may not show a message the instant it is stored, so a probe that finds
+ nothing soon after the attempt began waits out the rest of a settle time and looks once
+ more before the message is sent again.
+ */
+import Foundation
+import HudsonGmail
+import HudsonStore
+
+public struct OutboxReport: Sendable, Equatable {
+    /// Sent now: Gmail answered with the new message.
+    public var sent = 0
+    /// Found by the probe: an earlier attempt had reached Gmail after all.
+    public var confirmed = 0
+    /// Refused for good; the reason is on the entry.
+    public var failed = 0
+    /// The entries refused in this pass.
+    public var rejected: [Int64] = []
+    /// Left for a later pass: rate limited, or an attempt whose outcome is not known yet.
+    public var deferred = 0
+
+    public init() {}
+}
+
+public actor OutboxSender {
+    let api: any GmailAPI
+    let database: HudsonDatabase
+    let email: String
+    let exclusive: Bool
+    let settle: Duration
+    let afterSendBeforeRecording: @Sendable () -> Void
+
+    /// - Parameters:
+    ///   - api: the client on the interactive quota lane: a person is waiting for the send.
+    ///   - exclusive: the caller holds the account's send lock, so no other sender is alive
+    ///     and claims left in the store belong to senders that died.
+    ///   - settle: how long after an attempt a probe that finds nothing is trusted.
+    ///   - afterSendBeforeRecording: runs when Gmail has answered and before the answer is
+    ///     recorded: the seam crash tests use to die at the worst moment.
+    public init(api: any GmailAPI, database: HudsonDatabase, account: String, exclusive: Bool = false,
+                settle: Duration = .seconds(5), afterSendBeforeRecording: @escaping @Sendable () -> Void = {}) {
+        self.api = api
+        self.database = database
+        self.email = account
+        self.exclusive = exclusive
+        self.settle = settle
+        self.afterSendBeforeRecording = afterSendBeforeRecording
+    }
+
+    /// What one entry's turn did to the rest of the pass.
+    enum Turn {
+        case next
+        /// Gmail or the network is in trouble: the other entries wait for the next pass.
+        case stop
+    }
+
+    /// Sends the due entries (only `ids`, when given), oldest first.
+    public func sendDue(only ids: [Int64]? = nil, limit: Int = 20) async throws -> OutboxReport {
+        let accountID = try accountID()
+        let exclusive = self.exclusive
+        let claims = try database.write {
+            try $0.claimDueOutbox(accountID: accountID, ids: ids, limit: limit, takeOverClaims: exclusive)
+        }
+        var report = OutboxReport()
+        var done = Set<Int64>()
+        defer {
+            // A claim not settled (the pass stopped, or threw) goes back for the next pass.
+            for claim in claims where !done.contains(claim.entry.id) {
+                try? database.write { try $0.releaseOutboxClaim(id: claim.entry.id, token: claim.token) }
+            }
+        }
+        for claim in claims {
+            let turn = try await deliver(claim, report: &report)
+            done.insert(claim.entry.id)
+            if case .stop = turn { break }
+        }
+        return report
+    }
+
+    // MARK: - One entry
+
+    private func deliver(_ claim: OutboxClaim, report: inout OutboxReport) async throws -> Turn {
+        if claim.entry.state == .sending {
+            do {
+                if try await probe(claim) {
+                    report.confirmed += 1
+                    return .next
+                }
+            } catch let error as GmailError {
+                // Without an answer to "was it sent?" nothing may be sent: try again later.
+                try uncertain(claim, error: "probe: \(error)", delay: error.isRetryable ? backoff(claim) : 0)
+                report.deferred += 1
+                switch error {
+                case .unauthorized, .authorizationRevoked: throw error
+                default: return error.isRetryable ? .stop : .next
+                }
+            }
+        }
+        let (id, token) = (claim.entry.id, claim.token)
+        // Committed before the request: after a crash from here on, the store says a
+        // request may have reached Gmail, and the next sender probes first.
+        guard try database.write({ try $0.markOutboxSending(id: id, token: token) }) else { return .next }
+        let response: GmailMessage
+        do {
+            response = try await api.send(raw: claim.raw, threadID: claim.entry.threadID)
+        } catch let error as GmailError {
+            return try refused(claim, error: error, report: &report)
+        } catch {
+            // Cancelled mid-request, or anything else: the request may have gone out.
+            try? uncertain(claim, error: "interrupted: the message may have been sent", delay: 0)
+            throw error
+        }
+        afterSendBeforeRecording()
+        guard !response.id.isEmpty else {
+            try uncertain(claim, error: "Gmail's answer had no message id", delay: 0)
+            report.deferred += 1
+            return .next
+        }
+        try database.write { try $0.markOutboxSent(id: id, gmailID: response.id, threadID: response.threadId) }
+        report.sent += 1
+        return .next
+    }
+
+    /// Looks for the entry's Message-ID in the whole mailbox (Sent, Spam and Trash
+    /// included: the user may already have deleted it). Marks it sent and returns true
+    /// when Gmail has it.
+    private func probe(_ claim: OutboxClaim) async throws -> Bool {
+        let query = "rfc822msgid:\(claim.entry.messageID) in:anywhere"
+        var page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
+        if page.messages.isEmpty {
+            let now = try database.read { $0.now }
+            let elapsed = Duration.milliseconds(now - (claim.entry.attemptStartedAt ?? 0))
+            if elapsed < settle {
+                try await Task.sleep(for: settle - elapsed)
+                page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
+            }
+        }
+        guard let found = page.messages.first else { return false }
+        let id = claim.entry.id
+        try database.write { try $0.markOutboxSent(id: id, gmailID: found.id, threadID: found.threadId) }
+        return true
+    }
+
+    /// Records what a failed `send` means for the entry (see the file comment).
+    private func refused(_ claim: OutboxClaim, error: GmailError, report: inout OutboxReport) throws -> Turn {
+        let id = claim.entry.id
+        switch error {
+        case .badRequest(let message):
+            try database.write { try $0.markOutboxFailed(id: id, reason: "rejected by Gmail: \(message)") }
+            report.failed += 1
+            report.rejected.append(id)
+            return .next
+        case .forbidden, .notFound:
+            let reason = error.description
+            try database.write { try $0.markOutboxFailed(id: id, reason: reason) }
+            report.failed += 1
+            report.rejected.append(id)
+            return .next
+        case .rateLimited(let retryAfter):
+            let delay = max(backoff(claim), retryAfter ?? 0)
+            let token = claim.token
+            try database.write {
+                try $0.deferOutbox(id: id, token: token, error: error.description, retryAfterMilliseconds: Int64(delay * 1000))
+            }
+            report.deferred += 1
+            return .stop
+        case .unauthorized, .authorizationRevoked:
+            // Refused before anything was done: nothing went out.
+            let token = claim.token
+            try database.write { try $0.deferOutbox(id: id, token: token, error: error.description, retryAfterMilliseconds: 0) }
+            throw error
+        case .server:
+            try uncertain(claim, error: error.description, delay: backoff(claim))
+            report.deferred += 1
+            return .stop
+        case .network:
+            // The network is down or the answer was lost: the next pass probes at once.
+            try uncertain(claim, error: error.description, delay: 0)
+            report.deferred += 1
+            return .stop
+        case .invalidResponse, .cancelled:
+            try uncertain(claim, error: error.description, delay: 0)
+            report.deferred += 1
+            return .next
+        }
+    }
+
+    private func uncertain(_ claim: OutboxClaim, error: String, delay: Double) throws {
+        let (id, token) = (claim.entry.id, claim.token)
+        try database.write {
+            try $0.recordOutboxUncertainty(id: id, token: token, error: error, retryAfterMilliseconds: Int64(delay * 1000))
+        }
+    }
+
+    /// 5 s, 10 s, 20 s … up to 15 min, with jitter, as the mutation flusher backs off.
+    private func backoff(_ claim: OutboxClaim) -> Double {
+        min(900.0, 5.0 * pow(2.0, Double(min(claim.entry.attempts, 20)))) * Double.random(in: 0.5...1.0)
+    }
+
+    private func accountID() throws -> Int64 {
+        let email = self.email
+        guard let account = try database.read({ try $0.account(email: email) }) else {
+            throw SyncError.unknownAccount(email)
+        }
+        return account.id
+    }
+}

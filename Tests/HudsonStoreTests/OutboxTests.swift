@@ -1,0 +1,176 @@
+import HudsonStore
+import SQLite
+import Testing
+
+@Suite("Outbox: the send state machine, its claims and its guards")
+struct OutboxTests {
+    let raw = Array("From: ann@example.com\r\nTo: bob@example.org\r\nMessage-ID: <m1@example.com>\r\n\r\nHi\r\n".utf8)
+
+    func queued(delay: Int64 = 0, messageID: String = "<m1@example.com>") throws -> (StoreFixture, OutboxEntry) {
+        let f = try StoreFixture()
+        let entry = try f.store.enqueueOutbox(NewOutboxMessage(
+            accountID: f.account.id, raw: raw, messageID: messageID, recipients: ["bob@example.org"], subject: "Hi",
+            delayMilliseconds: delay))
+        return (f, entry)
+    }
+
+    func claim(_ f: StoreFixture, takeOver: Bool = false) throws -> [OutboxClaim] {
+        try f.store.claimDueOutbox(accountID: f.account.id, takeOverClaims: takeOver)
+    }
+
+    /// Runs `sql` and expects SQLite to refuse it.
+    func expectRefused(_ f: StoreFixture, _ sql: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(throws: SQLiteError.self, sourceLocation: sourceLocation) { try f.db.execute(sql) }
+    }
+
+    @Test("enqueue stores the message durably with its Message-ID, queued, and hd-pending sees it")
+    func enqueue() throws {
+        let (f, entry) = try queued()
+        #expect(entry.reference == "outbox:\(entry.id)" && entry.state == .queued && entry.attempts == 0)
+        #expect(entry.messageID == "<m1@example.com>" && entry.recipients == ["bob@example.org"] && entry.size == raw.count)
+        #expect(try f.store.pendingOutbox().map(\.id) == [entry.id])
+        #expect(try f.db.first("SELECT raw FROM outbox") { $0.blob(0) } == raw)
+    }
+
+    @Test("the undo window: an entry is not claimed before --delay has passed")
+    func delayHoldsTheEntry() throws {
+        let (f, _) = try queued(delay: 10_000)
+        #expect(try claim(f).isEmpty)
+        f.clock.advance(by: 10_000)
+        #expect(try claim(f).count == 1)
+    }
+
+    @Test("a live claim keeps every other sender off the entry until it expires")
+    func claimsExclude() throws {
+        let (f, entry) = try queued()
+        let first = try claim(f)
+        #expect(first.map(\.entry.id) == [entry.id] && first[0].raw == raw)
+        #expect(try claim(f).isEmpty)
+        f.clock.advance(by: Store.outboxClaimLifetimeMilliseconds)
+        let second = try claim(f)
+        #expect(second.count == 1 && second[0].token != first[0].token)
+        // The first sender lost its claim: it may no longer send.
+        #expect(try !f.store.markOutboxSending(id: entry.id, token: first[0].token))
+        #expect(try f.store.markOutboxSending(id: entry.id, token: second[0].token))
+    }
+
+    @Test("a sender holding the send lock takes over a dead sender's claim at once")
+    func takeOverDeadClaims() throws {
+        let (f, entry) = try queued()
+        let dead = try claim(f)
+        #expect(try f.store.markOutboxSending(id: entry.id, token: dead[0].token))
+        #expect(try claim(f).isEmpty)
+        let taken = try claim(f, takeOver: true)
+        #expect(taken.count == 1 && taken[0].entry.state == .sending)
+    }
+
+    @Test("marked sending before the request; once the sender is gone the outcome is unknown")
+    func sendingIsOutcomeUnknown() throws {
+        let (f, entry) = try queued()
+        let claimed = try claim(f)[0]
+        #expect(try f.store.markOutboxSending(id: entry.id, token: claimed.token))
+        var row = try #require(try f.store.outboxEntry(id: entry.id))
+        #expect(row.state == .sending && row.attempts == 1 && row.attemptStartedAt != nil && !row.outcomeUnknown)
+        try f.store.recordOutboxUncertainty(id: entry.id, token: claimed.token, error: "network error: lost", retryAfterMilliseconds: 0)
+        row = try #require(try f.store.outboxEntry(id: entry.id))
+        #expect(row.state == .sending && row.outcomeUnknown && row.lastError == "network error: lost")
+        #expect(try claim(f).first?.entry.state == .sending)  // claimed again, for the probe
+    }
+
+    @Test("sent: the Gmail id is recorded, the bytes let go, and the entry leaves hd-pending when the echo is stored")
+    func sentRetiresOnEcho() throws {
+        let (f, entry) = try queued()
+        let claimed = try claim(f)[0]
+        #expect(try f.store.markOutboxSending(id: entry.id, token: claimed.token))
+        try f.store.markOutboxSent(id: entry.id, gmailID: "g1", threadID: "t1")
+        let row = try #require(try f.store.outboxEntry(id: entry.id))
+        #expect(row.state == .sent && row.gmailID == "g1" && row.gmailThreadID == "t1" && !row.isClaimed)
+        #expect(try f.db.first("SELECT length(raw) FROM outbox") { $0.int(0) } == 0)
+        #expect(try f.store.pendingOutbox().map(\.state) == [.sent])
+        try f.apply(f.snapshot("g1", thread: "t1", labels: ["SENT"]))
+        #expect(try f.store.pendingOutbox().isEmpty)
+        #expect(try claim(f).isEmpty)
+    }
+
+    @Test("a definite rejection fails the entry with its reason, and it is never claimed again")
+    func rejectionFails() throws {
+        let (f, entry) = try queued()
+        let claimed = try claim(f)[0]
+        #expect(try f.store.markOutboxSending(id: entry.id, token: claimed.token))
+        try f.store.markOutboxFailed(id: entry.id, reason: "Invalid To header")
+        let row = try #require(try f.store.pendingOutbox().first)
+        #expect(row.state == .failed && row.lastError == "Invalid To header")
+        f.clock.advance(by: 86_400_000)
+        #expect(try claim(f).isEmpty)
+        #expect(try f.store.cancelOutbox(id: entry.id) == .cancelled)  // dismissed
+        #expect(try f.store.pendingOutbox().isEmpty)
+    }
+
+    @Test("a rate limit queues the entry again and it waits out the backoff")
+    func rateLimitDefers() throws {
+        let (f, entry) = try queued()
+        let claimed = try claim(f)[0]
+        #expect(try f.store.markOutboxSending(id: entry.id, token: claimed.token))
+        try f.store.deferOutbox(id: entry.id, token: claimed.token, error: "rate limited", retryAfterMilliseconds: 30_000)
+        #expect(try f.store.outboxEntry(id: entry.id)?.state == .queued)
+        #expect(try claim(f).isEmpty)
+        f.clock.advance(by: 30_000)
+        #expect(try claim(f).first?.entry.attempts == 1)
+    }
+
+    @Test("undo cancels a queued entry; a sent one, or one being sent, cannot be undone")
+    func cancellation() throws {
+        let (f, entry) = try queued(delay: 60_000)
+        #expect(try f.store.cancelOutbox(id: entry.id) == .cancelled)
+        #expect(try f.store.cancelOutbox(id: entry.id) == .alreadyCancelled)
+        f.clock.advance(by: 60_000)
+        #expect(try claim(f).isEmpty)
+        #expect(try f.store.pendingOutbox().isEmpty)
+        #expect(throws: OutboxError.noSuchEntry(999)) { try f.store.cancelOutbox(id: 999) }
+
+        let second = try f.store.enqueueOutbox(NewOutboxMessage(
+            accountID: f.account.id, raw: raw, messageID: "<m2@example.com>", recipients: ["bob@example.org"], subject: ""))
+        let claimed = try claim(f)[0]
+        #expect(throws: OutboxError.beingSent(second.id)) { try f.store.cancelOutbox(id: second.id) }
+        #expect(try f.store.markOutboxSending(id: second.id, token: claimed.token))
+        #expect(throws: OutboxError.beingSent(second.id)) { try f.store.cancelOutbox(id: second.id) }
+        try f.store.markOutboxSent(id: second.id, gmailID: "g2", threadID: "t2")
+        #expect(throws: OutboxError.alreadySent(second.id)) { try f.store.cancelOutbox(id: second.id) }
+    }
+
+    @Test("a Message-ID is queued once; a cancelled entry frees it; one already in the mailbox is refused")
+    func uniqueMessageIDs() throws {
+        let (f, entry) = try queued()
+        let again = NewOutboxMessage(accountID: f.account.id, raw: raw, messageID: "<m1@example.com>", recipients: ["x@example.org"], subject: "")
+        #expect(throws: OutboxError.duplicateMessageID(existing: entry.id)) { try f.store.enqueueOutbox(again) }
+        try f.store.cancelOutbox(id: entry.id)
+        #expect(try f.store.enqueueOutbox(again).id > entry.id)
+        try f.apply(f.snapshot("in"))  // its Message-ID is <in@example.org>
+        #expect(throws: OutboxError.messageIDInMailbox) {
+            try f.store.enqueueOutbox(NewOutboxMessage(accountID: f.account.id, raw: raw, messageID: "<in@example.org>",
+                                                       recipients: ["x@example.org"], subject: ""))
+        }
+    }
+
+    @Test("the schema refuses illegal states and transitions, whoever writes them")
+    func guards() throws {
+        let (f, entry) = try queued()
+        let id = entry.id
+        expectRefused(f, "UPDATE outbox SET state = 'sent', gmail_id = 'g' WHERE id = \(id)")  // queued → sent skips sending
+        expectRefused(f, "UPDATE outbox SET state = 'bogus' WHERE id = \(id)")
+        expectRefused(f, "UPDATE outbox SET state = 'sending' WHERE id = \(id)")  // no attempt time
+        expectRefused(f, "UPDATE outbox SET raw = x'00' WHERE id = \(id)")  // the message never changes
+        expectRefused(f, "UPDATE outbox SET message_id = '<other@example.com>' WHERE id = \(id)")
+        expectRefused(f, "UPDATE outbox SET claimed_at = 1 WHERE id = \(id)")  // a claim needs its token
+        expectRefused(f, """
+            INSERT INTO outbox (account_id, raw, message_id, size, not_before, created_at, updated_at)
+            VALUES (\(f.account.id), x'41', 'no-brackets', 1, 0, 0, 0)
+            """)
+        try f.db.execute("UPDATE outbox SET state = 'sending', attempt_started_at = 1 WHERE id = \(id)")
+        expectRefused(f, "UPDATE outbox SET state = 'failed' WHERE id = \(id)")  // failed needs its reason
+        expectRefused(f, "UPDATE outbox SET state = 'cancelled' WHERE id = \(id)")  // may have been sent
+        try f.db.execute("UPDATE outbox SET state = 'sent', gmail_id = 'g', raw = x'' WHERE id = \(id)")
+        expectRefused(f, "UPDATE outbox SET state = 'queued' WHERE id = \(id)")  // sent is final
+        expectRefused(f, "UPDATE outbox SET gmail_id = NULL WHERE id = \(id)")
+    }
+}

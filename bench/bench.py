@@ -1,0 +1,655 @@
+#!/usr/bin/env python3
+"""Hudson's benchmark: Hudson against the sqlite3 CLI, notmuch and mu on one mailbox.
+
+Run it through `bench/run` (which installs what it needs first); see bench/README.md.
+Everything it generates (corpus, stores, notmuch and mu databases, results) goes to a
+scratch directory (`bench/out/` by default, ignored by git), never into the repository.
+
+Steps, each recorded under OUT/results/<size>/:
+  corpus     mkcorpus.py (../shared/corpus): Maildir, Gmail-API NDJSON, labels, summary
+  ingest     the fake Gmail (latency 0, no quota) -> hd-auth add -> hd-sync --catch-up
+             --prefetch-days 0 (lookback 0) under /usr/bin/time -v: messages/s, peak RSS
+  notmuch    notmuch new + labels as tags (notmuch tag --batch), timed
+  mu         mu init + mu index, timed
+  rows       hyperfine -N: each Hudson command beside its baselines in one run
+  mark       hd-mark archive of 1,000 piped threads (--no-flush), then one flush
+             and its request count from the fake's /_admin/requests
+  paced      the fake at 80 ms latency and 6,000 units/min: backfill rate per minute
+             against the background sub-budget
+  sizes      store bytes per message: Hudson, notmuch, mu
+"""
+import argparse
+import calendar
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ACCOUNT = "alex.hudson@example.com"
+# QuotaBucket's defaults (Sources/HudsonGmail/QuotaBucket.swift): background may use 70 %.
+BACKGROUND_SHARE = 0.7
+UNITS_GET = 5
+UNITS_LIST = 5
+PAGE = 500  # hd-sync --catch-up lists pages of 500 (AccountWorker.catchUpPageSize)
+
+
+def log(*parts):
+    print("bench:", *parts, file=sys.stderr, flush=True)
+
+
+def run(cmd, env=None, check=True, capture=False, **kw):
+    log("$", " ".join(cmd) if isinstance(cmd, list) else cmd)
+    result = subprocess.run(cmd, env=env, check=False, text=True,
+                            stdout=subprocess.PIPE if capture else None, **kw)
+    if check and result.returncode != 0:
+        raise SystemExit("bench: command failed (%d): %s" % (result.returncode, cmd))
+    return result
+
+
+def write_json(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
+def du(path):
+    total = 0
+    for base, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(base, name)).st_size
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def time_v(stderr_text):
+    """Wall seconds and peak RSS (KiB) from /usr/bin/time -v output."""
+    wall = rss = None
+    for line in stderr_text.splitlines():
+        line = line.strip()
+        if line.startswith("Elapsed (wall clock) time"):
+            clock = line.rsplit(" ", 1)[1]
+            seconds = 0.0
+            for part in clock.split(":"):
+                seconds = seconds * 60 + float(part)
+            wall = seconds
+        elif line.startswith("Maximum resident set size"):
+            rss = int(line.rsplit(" ", 1)[1])
+    return wall, rss
+
+
+# --------------------------------------------------------------------------- the fake
+
+
+class Fake:
+    """tools/fake-gmail serving the corpus NDJSON on a free port."""
+
+    def __init__(self, work, ndjson, labels_json, latency_ms=0, quota=0):
+        os.makedirs(work, exist_ok=True)
+        self.url_file = os.path.join(work, "fake.url")
+        if os.path.exists(self.url_file):
+            os.unlink(self.url_file)
+        cmd = [sys.executable, os.path.join(ROOT, "tools/fake-gmail/fake_gmail.py"), "--port", "0",
+               "--port-file", self.url_file, "--gmail-ndjson", ndjson, "--labels-json", labels_json,
+               "--account", ACCOUNT, "--latency-ms", str(latency_ms), "--quota-per-minute", str(quota)]
+        log("$", " ".join(cmd))
+        self.log = open(os.path.join(work, "fake.log"), "w")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.log)
+        deadline = time.time() + 900
+        while not (os.path.exists(self.url_file) and os.path.getsize(self.url_file) > 0):
+            if self.proc.poll() is not None:
+                raise SystemExit("bench: the fake Gmail exited; see %s" % self.log.name)
+            if time.time() > deadline:
+                raise SystemExit("bench: the fake Gmail did not start")
+            time.sleep(0.2)
+        with open(self.url_file) as f:
+            self.url = f.read().strip()
+
+    def admin(self, path, method="GET", body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + "/_admin/" + path, data=data, method=method)
+        with urllib.request.urlopen(request, timeout=120) as response:
+            raw = response.read()
+            return json.loads(raw) if raw else None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def hudson_env(binaries, work, fake, quota_per_minute):
+    env = dict(os.environ)
+    env.update({
+        "PATH": binaries + os.pathsep + env.get("PATH", ""),
+        "HUDSON_DB": os.path.join(work, "hudson.sqlite3"),
+        "HUDSON_CONFIG_DIR": os.path.join(work, "config"),
+        "HUDSON_GMAIL_URL": fake.url,
+        "HUDSON_OAUTH_TOKEN_URL": fake.url + "/token",
+        "HUDSON_OAUTH_AUTH_URL": fake.url + "/auth",
+        "HUDSON_QUOTA_PER_MINUTE": str(quota_per_minute),
+    })
+    env.pop("HUDSON_ACCOUNT", None)
+    return env
+
+
+def connect_account(env, work, fake):
+    secret = os.path.join(work, "client_secret.json")
+    write_json(secret, {"installed": {
+        "client_id": "hudson-demo-client", "client_secret": "hudson-demo-secret",
+        "auth_uri": fake.url + "/auth", "token_uri": fake.url + "/token",
+        "redirect_uris": ["http://localhost"]}})
+    token = os.path.join(work, "refresh_token")
+    with open(token, "w") as f:
+        f.write("demo-refresh-token\n")
+    run(["hd-auth", "add", ACCOUNT, "--client-secret", secret, "--refresh-token-file", token,
+         "--lookback-days", "0"], env=env)
+
+
+# --------------------------------------------------------------------------- steps
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.size = args.size
+        self.out = os.path.abspath(args.out)
+        self.results = os.path.join(self.out, "results", str(self.size))
+        self.corpus_dir = os.path.join(self.out, "corpus", str(self.size))
+        self.work = os.path.join(self.out, "work", str(self.size))
+        os.makedirs(self.results, exist_ok=True)
+        self.binaries = args.bin
+        self.summary = None
+        self.fake = None
+        self.env = None
+
+    # corpus -------------------------------------------------------------------
+
+    def corpus(self):
+        c = self.corpus_dir
+        done = os.path.join(c, "done")
+        self.paths = {
+            "maildir": os.path.join(c, "maildir"), "ndjson": os.path.join(c, "gmail.ndjson"),
+            "labels_tsv": os.path.join(c, "labels.tsv"), "summary": os.path.join(c, "summary.json"),
+            "labels_json": os.path.join(c, "labels.json"),
+        }
+        if not os.path.exists(done):
+            shutil.rmtree(c, ignore_errors=True)
+            os.makedirs(c)
+            started = time.time()
+            outputs = ["--gmail-ndjson", self.paths["ndjson"], "--summary-json", self.paths["summary"]]
+            if self.args.baselines:  # notmuch and mu read the Maildir; the tags come from the TSV
+                outputs += ["--maildir", self.paths["maildir"], "--labels-tsv", self.paths["labels_tsv"]]
+            run([sys.executable, self.args.mkcorpus, "--count", str(self.size), "--seed", "42"] + outputs)
+            with open(self.paths["summary"]) as f:
+                summary = json.load(f)
+            write_json(self.paths["labels_json"], {"labels": [
+                {"id": lid, "name": name, "type": "user", "messageListVisibility": "show",
+                 "labelListVisibility": "labelShow"} for lid, name in summary["user_labels"].items()]})
+            with open(done, "w") as f:
+                f.write("%.1f\n" % (time.time() - started))
+        with open(self.paths["summary"]) as f:
+            self.summary = json.load(f)
+
+    # Hudson ingest ------------------------------------------------------------
+
+    def ingest(self):
+        if self.args.direct_import:
+            return self.direct_import()
+        work = os.path.join(self.work, "hudson")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        self.fake = Fake(work, self.paths["ndjson"], self.paths["labels_json"])
+        self.env = hudson_env(self.binaries, work, self.fake, 100_000_000)
+        connect_account(self.env, work, self.fake)
+        started = time.time()
+        result = run(["/usr/bin/time", "-v", "hd-sync", "--catch-up", "--prefetch-days", "0", "--json"],
+                     env=self.env, capture=True, stderr=subprocess.PIPE)
+        elapsed = time.time() - started
+        sys.stderr.write(result.stderr[-2000:])
+        wall, rss = time_v(result.stderr)
+        report = json.loads(result.stdout.strip().splitlines()[-1])
+        db = self.env["HUDSON_DB"]
+        run(["sqlite3", db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture=True)
+        counts = run(["sqlite3", db, "SELECT count(*), sum(body_state) FROM messages;"], capture=True).stdout.split("|")
+        messages = int(counts[0])
+        requests = self.fake.admin("requests")
+        data = {
+            "messages": messages, "bodies": int(counts[1]), "seconds": wall or elapsed,
+            "messages_per_second": messages / (wall or elapsed), "peak_rss_kib": rss,
+            "report": report, "requests": len(requests),
+            "store_bytes": os.path.getsize(db),
+        }
+        write_json(os.path.join(self.results, "ingest.json"), data)
+        log("ingest: %d messages in %.1f s = %.0f/s, peak RSS %.1f MiB" % (
+            messages, data["seconds"], data["messages_per_second"], (rss or 0) / 1024))
+
+    def direct_import(self):
+        """Builds the store without HTTP (bench/import): for sizes the fake cannot hold."""
+        work = os.path.join(self.work, "hudson")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        self.env = dict(os.environ)
+        self.env.update({"PATH": self.binaries + os.pathsep + self.env.get("PATH", ""),
+                         "HUDSON_DB": os.path.join(work, "hudson.sqlite3"),
+                         "HUDSON_CONFIG_DIR": os.path.join(work, "config")})
+        self.env.pop("HUDSON_ACCOUNT", None)
+        result = run(["/usr/bin/time", "-v", os.path.join(self.binaries, "hudson-bench-import"), self.env["HUDSON_DB"],
+                      self.paths["ndjson"], self.paths["labels_json"], ACCOUNT], env=self.env, capture=True,
+                     stderr=subprocess.PIPE)
+        sys.stderr.write(result.stderr[-1500:])
+        wall, rss = time_v(result.stderr)
+        db = self.env["HUDSON_DB"]
+        run(["sqlite3", db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture=True)
+        messages = int(run(["sqlite3", db, "SELECT count(*) FROM messages;"], capture=True).stdout)
+        data = {"messages": messages, "bodies": messages, "seconds": wall, "messages_per_second": messages / wall,
+                "peak_rss_kib": rss, "direct_import": True, "store_bytes": os.path.getsize(db)}
+        write_json(os.path.join(self.results, "ingest.json"), data)
+        log("direct import: %d messages in %.1f s = %.0f/s" % (messages, wall, messages / wall))
+
+    # notmuch and mu -----------------------------------------------------------
+
+    def notmuch(self):
+        work = os.path.join(self.work, "notmuch")
+        maildir = self.paths["maildir"]
+        shutil.rmtree(os.path.join(maildir, ".notmuch"), ignore_errors=True)
+        os.makedirs(work, exist_ok=True)
+        config = os.path.join(work, "config")
+        with open(config, "w") as f:
+            f.write("[database]\npath=%s\n[user]\nname=Alex Hudson\nprimary_email=%s\n"
+                    "[new]\ntags=\nignore=\n[search]\nexclude_tags=\n[maildir]\nsynchronize_flags=true\n"
+                    % (maildir, ACCOUNT))
+        env = dict(os.environ, NOTMUCH_CONFIG=config)
+        self.notmuch_env = env
+        started = time.time()
+        result = run(["/usr/bin/time", "-v", "notmuch", "new", "--quiet"], env=env, capture=True,
+                     stderr=subprocess.PIPE)
+        new_seconds, new_rss = time_v(result.stderr)
+        new_seconds = new_seconds or time.time() - started
+        # Labels as tags: one line per message, names as the user sees them.
+        names = dict(self.summary["user_labels"])
+        batch = os.path.join(work, "tags.batch")
+        with open(self.paths["labels_tsv"]) as src, open(batch, "w") as dst:
+            for line in src:
+                message_id, _, _, labels = line.rstrip("\n").split("\t")
+                tags = [names.get(l, l).lower().replace(" ", "_") for l in labels.split(",") if l]
+                if tags:
+                    dst.write("%s -- id:%s\n" % (" ".join("+" + t for t in tags), message_id))
+        started = time.time()
+        run(["notmuch", "tag", "--batch", "--input=" + batch], env=env)
+        tag_seconds = time.time() - started
+        data = {
+            "messages": self.size, "new_seconds": new_seconds, "tag_seconds": tag_seconds,
+            "messages_per_second": self.size / (new_seconds + tag_seconds),
+            "new_messages_per_second": self.size / new_seconds, "peak_rss_kib": new_rss,
+            "database_bytes": du(os.path.join(maildir, ".notmuch")),
+        }
+        write_json(os.path.join(self.results, "notmuch.json"), data)
+        log("notmuch: new %.1f s + tag %.1f s = %.0f messages/s" % (new_seconds, tag_seconds, data["messages_per_second"]))
+
+    def mu(self):
+        home = os.path.join(self.work, "mu")
+        shutil.rmtree(home, ignore_errors=True)
+        self.muhome = home
+        run(["mu", "init", "--muhome=" + home, "--maildir=" + self.paths["maildir"],
+             "--my-address=" + ACCOUNT], capture=True)
+        started = time.time()
+        result = run(["/usr/bin/time", "-v", "mu", "index", "--muhome=" + home, "--quiet"], capture=True,
+                     stderr=subprocess.PIPE)
+        seconds, rss = time_v(result.stderr)
+        seconds = seconds or time.time() - started
+        data = {"messages": self.size, "seconds": seconds, "messages_per_second": self.size / seconds,
+                "peak_rss_kib": rss, "database_bytes": du(home)}
+        write_json(os.path.join(self.results, "mu.json"), data)
+        log("mu: index %.1f s = %.0f messages/s" % (seconds, data["messages_per_second"]))
+
+    # the timed rows -----------------------------------------------------------
+
+    def queries(self):
+        """The searches, chosen from the corpus summary so every size asks the same kind of thing."""
+        s = self.summary
+        probes = s["probe_words"]
+        common = max((w for w in probes if w.isascii() and w.isalpha()), key=lambda w: probes[w]["df_min"])
+        target = max(3, self.size // 2000)
+        synthetic = [w for w in probes if w.isascii() and w.isalpha() and probes[w]["rank"] > 1000
+                     and probes[w]["df_min"] >= 3]
+        rare = min(synthetic, key=lambda w: (abs(probes[w]["df_min"] - target), w))
+        sender = s["top_human_sender"]
+        label_id, label = "Label_1", s["user_labels"]["Label_1"]
+        return {"common": common, "rare": rare, "prefix": "proj", "sender": sender,
+                "label_id": label_id, "label": label, "after": "2023/01/01", "before": "2023/07/01",
+                "phrase": "weekly digest"}
+
+    def sql_file(self, name, sql):
+        path = os.path.join(self.work, "sql", name + ".sql")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(sql.strip() + "\n")
+        return path
+
+    def rows(self):
+        q = self.queries()
+        write_json(os.path.join(self.results, "queries.json"), q)
+        db = self.env["HUDSON_DB"]
+        nm = ["notmuch", "search", "--limit=50"]
+        mu = ["mu", "find", "--muhome=" + self.muhome, "--maxnum=50", "--sortfield=date", "--reverse"]
+        epoch = lambda d: calendar.timegm(time.strptime(d, "%Y/%m/%d"))  # noqa: E731
+        after, before = epoch(q["after"]), epoch(q["before"])
+        iso = lambda d: d.replace("/", "-")  # noqa: E731
+        compact = lambda d: d.replace("/", "")  # noqa: E731
+        day_before = time.strftime("%Y-%m-%d", time.gmtime(before - 86400))
+
+        def sqlite(name, sql):
+            return ["sqlite3", "-readonly", db, ".read " + self.sql_file(name, sql)]
+
+        def fts_threads(match):
+            # The best the sqlite3 CLI does for "threads matching X, newest first": walk the
+            # FTS doclist backwards (rowid follows the date), distinct threads, stop at 50.
+            return """
+                SELECT r.thread_id, r.last_message_at, r.subject, r.sender, r.labels
+                  FROM (SELECT DISTINCT m.thread_id, m.account_id
+                          FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid
+                         WHERE fts_messages MATCH '%s'
+                           AND NOT EXISTS (SELECT 1 FROM message_labels AS l
+                                            WHERE l.message_id = m.id AND l.label IN ('SPAM', 'TRASH'))
+                         ORDER BY fts_messages.rowid DESC LIMIT 50) AS t
+                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id;
+                """ % match.replace("'", "''")
+
+        rows = []
+        rows.append(("startup", "start-up", [
+            ("hudson", ["hd-ls", "--version"]),
+            ("sqlite3", ["sqlite3", ":memory:", "select 1"]),
+        ]))
+        rows.append(("ls", "hd-ls first page (50 threads)", [
+            ("hudson", ["hd-ls"]),
+            ("sqlite3", sqlite("ls", """
+                SELECT r.account_id, r.thread_id, r.last_message_at, m.gmail_id, r.subject, r.snippet, r.sender,
+                       r.participants, r.message_count, r.unread_count, r.labels
+                  FROM thread_rollup AS r JOIN messages AS m ON m.id = r.newest_message_id
+                 WHERE r.account_id = 1 AND r.in_inbox = 1
+                 ORDER BY r.last_message_at DESC, r.thread_id DESC LIMIT 50;""")),
+            ("notmuch", nm + ["tag:inbox"]),
+            ("mu", mu + ["tag:inbox"]),
+        ]))
+        searches = [
+            ("common", "common word '%s'" % q["common"], [q["common"]], '"%s" *' % q["common"],
+             [q["common"]], [q["common"]]),
+            ("rare", "rare word '%s'" % q["rare"], [q["rare"]], '"%s" *' % q["rare"], [q["rare"]], [q["rare"]]),
+            ("prefix", "prefix '%s'" % q["prefix"], [q["prefix"]], '"%s" *' % q["prefix"],
+             [q["prefix"] + "*"], [q["prefix"] + "*"]),
+            ("phrase", 'phrase "%s"' % q["phrase"], ['"%s"' % q["phrase"]], '"%s"' % q["phrase"],
+             ['"%s"' % q["phrase"]], ['"%s"' % q["phrase"]]),
+        ]
+        for key, title, hudson, match, notmuch_q, mu_q in searches:
+            rows.append(("search-" + key, "hd-search " + title, [
+                ("hudson", ["hd-search", "-n", "50"] + hudson),
+                ("sqlite3", sqlite("search-" + key, fts_threads(match))),
+                ("notmuch", nm + notmuch_q),
+                ("mu", mu + mu_q),
+            ]))
+        rows.append(("search-from", "hd-search from:%s" % q["sender"], [
+            ("hudson", ["hd-search", "-n", "50", "from:" + q["sender"]]),
+            ("sqlite3", sqlite("search-from", """
+                SELECT r.thread_id, r.last_message_at, r.subject, r.sender, r.labels
+                  FROM (SELECT DISTINCT m.thread_id, m.account_id
+                          FROM message_addresses AS a JOIN messages AS m ON m.id = a.message_id
+                         WHERE a.address = '%s' AND a.role = 'from'
+                         ORDER BY a.message_id DESC LIMIT 50) AS t
+                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id;
+                """ % q["sender"])),
+            ("notmuch", nm + ["from:" + q["sender"]]),
+            ("mu", mu + ["from:" + q["sender"]]),
+        ]))
+        rows.append(("search-label-date", "hd-search label:%s after:%s before:%s" % (q["label"], q["after"], q["before"]), [
+            ("hudson", ["hd-search", "-n", "50", "label:" + q["label"], "after:" + q["after"], "before:" + q["before"]]),
+            ("sqlite3", sqlite("search-label-date", """
+                SELECT r.thread_id, r.last_message_at, r.subject, r.sender, r.labels
+                  FROM (SELECT DISTINCT m.thread_id, m.account_id
+                          FROM message_labels AS l JOIN messages AS m ON m.id = l.message_id
+                         WHERE l.label = '%s' AND l.message_id >= %d AND l.message_id < %d
+                         ORDER BY l.message_id DESC LIMIT 50) AS t
+                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id;
+                """ % (q["label_id"], after * 1000 * 1000, before * 1000 * 1000))),
+            ("notmuch", nm + ["tag:" + q["label"].lower(), "date:%s..%s" % (iso(q["after"]), day_before)]),
+            ("mu", mu + ["tag:" + q["label"].lower(), "date:%s..%s" % (compact(q["after"]), day_before.replace("-", ""))]),
+        ]))
+        # hd-show: the newest thread of 20 messages (or the longest there is).
+        thread = run(["sqlite3", "-readonly", db, """
+            SELECT r.thread_id, r.message_count, m.message_id_header FROM thread_rollup AS r
+              JOIN messages AS m ON m.id = r.newest_message_id
+             ORDER BY abs(r.message_count - 20), r.last_message_at DESC LIMIT 1;"""], capture=True).stdout.strip().split("|")
+        thread_id, count, message_id = thread[0], int(thread[1]), thread[2].strip("<>")
+        nm_thread = run(["notmuch", "search", "--output=threads", "id:" + message_id], env=self.notmuch_env,
+                        capture=True).stdout.strip() if self.args.baselines else ""
+        rows.append(("show", "hd-show of a %d-message thread" % count, [
+            ("hudson", ["hd-show", "thread:" + thread_id]),
+            ("sqlite3", sqlite("show", """
+                SELECT m.subject, m.sender, m.to_header, m.date_header, b.text FROM messages AS m
+                  JOIN message_bodies AS b ON b.message_id = m.id
+                 WHERE m.thread_id = '%s' AND m.account_id = 1 ORDER BY m.internal_date;""" % thread_id)),
+            ("notmuch", ["notmuch", "show", "--format=text", nm_thread]),
+        ]))
+        self.thread_for_show = thread_id
+        return rows
+
+    def hyperfine(self, key, title, commands, prepare=None, runs=None, warmup=None):
+        runs = runs or self.args.runs
+        warmup = self.args.warmup if warmup is None else warmup
+        export = os.path.join(self.results, "rows", key + ".json")
+        os.makedirs(os.path.dirname(export), exist_ok=True)
+        cmd = ["hyperfine", "-N", "-i", "--style", "basic", "-w", str(warmup), "-r", str(runs), "--export-json", export]
+        if prepare:
+            cmd += ["--prepare", prepare]
+        env = dict(self.env)
+        if self.args.baselines:
+            env["NOTMUCH_CONFIG"] = self.notmuch_env["NOTMUCH_CONFIG"]
+        for name, argv in commands:
+            if name in ("notmuch", "mu") and not self.args.baselines:
+                continue
+            cmd += ["-n", name, " ".join(quote(a) for a in argv)]
+        # Record what each command printed once, so a reader can check they agree.
+        with open(os.path.join(self.results, "rows", key + ".out"), "w") as f:
+            for name, argv in commands:
+                if name in ("notmuch", "mu") and not self.args.baselines:
+                    continue
+                result = subprocess.run(argv, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                lines = result.stdout.splitlines()
+                f.write("== %s (exit %d, %d lines): %s\n" % (name, result.returncode, len(lines), " ".join(argv)))
+                f.write("\n".join(lines[:5]) + "\n")
+        log("row:", title)
+        run(cmd, env=env)
+        with open(export) as f:
+            data = json.load(f)
+        data["title"] = title
+        write_json(export, data)
+
+    def timed_rows(self):
+        for key, title, commands in self.rows():
+            if self.args.only and key not in self.args.only:
+                continue
+            self.hyperfine(key, title, commands)
+
+    # hd-mark --------------------------------------------------------------------
+
+    def mark(self):
+        env = self.env
+        refs = os.path.join(self.work, "hudson", "threads-1000")
+        with open(refs, "w") as f:
+            f.write(run(["hd-search", "-n", "1000", "--ids", "in:anywhere"], env=env, capture=True).stdout)
+        with open(refs) as f:
+            threads = sum(1 for _ in f)
+        dry = run(["sh", "-c", "hd-mark archive --dry-run < %s | wc -l" % quote(refs)], env=env, capture=True)
+        changes = int(dry.stdout.strip() or 0)
+        # Each timed run archives the same threads; the prepare step undoes the previous run
+        # (the undo cancels the still-pending rows), so every run queues the same changes.
+        self.hyperfine("mark", "hd-mark archive of %d piped threads (--no-flush, %d changes)" % (threads, changes), [
+            ("hudson", ["sh", "-c", "exec hd-mark archive --no-flush < " + refs]),
+            ("sh", ["sh", "-c", "exec true < " + refs]),
+        ], prepare="sh -c 'hd-undo --no-flush >/dev/null 2>&1 || true'", runs=max(5, self.args.runs // 2))
+        run(["sh", "-c", "hd-undo --no-flush >/dev/null 2>&1 || true"], env=env)
+        if self.fake is None:
+            return  # built without the fake (direct import): nothing to flush to
+        # The flush: archive for real and count what reached the fake.
+        run(["sh", "-c", "hd-mark archive --no-flush < " + quote(refs)], env=env)
+        self.fake.admin("requests", method="DELETE")
+        started = time.time()
+        run(["hd-sync", "--json"], env=env, capture=True)
+        seconds = time.time() - started
+        requests = self.fake.admin("requests")
+        api = [r for r in requests if not r.get("batch") and not r["path"].startswith("/token")]
+        flush = [r for r in api if "modify" in r["path"].lower() or r["path"].endswith("/profile")]
+        pending = run(["sqlite3", "-readonly", env["HUDSON_DB"], "SELECT count(*) FROM mutation_queue;"],
+                      capture=True).stdout.strip()
+        data = {"threads": threads, "changes": changes, "flush_requests": len(flush),
+                "flush_calls": [(r["method"], r["path"]) for r in flush], "sync_requests": len(api),
+                "sync_seconds": seconds, "queue_left": int(pending)}
+        write_json(os.path.join(self.results, "flush.json"), data)
+        log("flush: %d changes sent in %d requests" % (changes, len(flush)))
+
+    # the paced backfill ---------------------------------------------------------
+
+    def paced(self):
+        work = os.path.join(self.work, "paced")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        duration = self.args.paced_seconds
+        fake = Fake(work, self.args.paced_ndjson or self.paths["ndjson"], self.paths["labels_json"],
+                    latency_ms=80, quota=6000)
+        try:
+            env = hudson_env(self.binaries, work, fake, 6000)
+            connect_account(env, work, fake)
+            fake.admin("requests", method="DELETE")
+            started = time.time()
+            proc = subprocess.Popen(["hd-sync", "--catch-up", "--prefetch-days", "0", "--json"], env=env,
+                                    stdout=subprocess.DEVNULL)
+            try:
+                proc.wait(duration)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            elapsed = time.time() - started
+            requests = fake.admin("requests")
+        finally:
+            fake.stop()
+        charged = [r for r in requests if r.get("units", 0) > 0 or r.get("status") == 429]
+        t0 = min(r["time"] for r in charged)
+        windows = []
+        # Whole minutes of the rolling window (a --quick run has one short, partial one).
+        length = min(60.0, duration)
+        for k in range(max(1, int(duration // 60))):
+            inside = [r for r in charged if t0 + length * k <= r["time"] < t0 + length * (k + 1)]
+            gets = [r for r in inside if r.get("batch") and r["units"] > 0]
+            lists = [r for r in inside if not r.get("batch") and r["path"].endswith("/messages") and r["method"] == "GET"]
+            windows.append({
+                "units": sum(r["units"] for r in inside), "gets": len(gets), "lists": len(lists),
+                "seconds": length,
+                "first": min((r["time"] - t0 - length * k for r in gets), default=None),
+                "last": max((r["time"] - t0 - length * k for r in gets), default=None),
+            })
+        too_many = sum(1 for r in requests if r.get("status") == 429)
+        budget = 6000 * BACKGROUND_SHARE
+        allowed = budget / (UNITS_GET + UNITS_LIST / PAGE)  # messages per minute
+        full = windows or [{"units": 0, "gets": 0, "lists": 0}]
+        measured = statistics.mean(w["gets"] for w in full)
+        data = {"latency_ms": 80, "quota_per_minute": 6000, "background_units_per_minute": budget,
+                "allowed_messages_per_minute": allowed, "seconds": elapsed, "windows": windows,
+                "messages_per_minute": measured, "ratio": measured / allowed, "responses_429": too_many}
+        write_json(os.path.join(self.results, "paced.json"), data)
+        log("paced: %.0f messages/min of %.0f allowed (%.0f %%), %d x 429" % (
+            measured, allowed, 100 * measured / allowed, too_many))
+
+    # sizes ----------------------------------------------------------------------
+
+    def sizes(self):
+        db = self.env["HUDSON_DB"]
+        run(["sqlite3", db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture=True)
+        tables = run(["sqlite3", "-readonly", db,
+                      "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC;"],
+                     capture=True, check=False).stdout
+        data = {"messages": self.size, "hudson_bytes": os.path.getsize(db),
+                "notmuch_bytes": du(os.path.join(self.paths["maildir"], ".notmuch")) if self.args.baselines else None,
+                "mu_bytes": du(self.muhome) if self.args.baselines else None,
+                "maildir_bytes": du(self.paths["maildir"]) - du(os.path.join(self.paths["maildir"], ".notmuch")),
+                "hudson_tables": [(n, int(b)) for n, b in (l.split("|") for l in tables.split("\n") if "|" in l)]}
+        write_json(os.path.join(self.results, "sizes.json"), data)
+
+    def close(self):
+        if self.fake:
+            self.fake.stop()
+
+
+def quote(text):
+    if re.fullmatch(r"[A-Za-z0-9_./:@=,+%-]+", text):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def main():
+    p = argparse.ArgumentParser(description="Hudson's benchmark (run it through bench/run).")
+    p.add_argument("--size", type=int, default=100_000)
+    p.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
+    p.add_argument("--bin", required=True, help="directory of the hd-* binaries")
+    p.add_argument("--mkcorpus", required=True)
+    p.add_argument("--runs", type=int, default=30)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--paced-seconds", type=float, default=150)
+    p.add_argument("--paced-ndjson", help="the corpus for the paced run (default: this size's)")
+    p.add_argument("--no-baselines", dest="baselines", action="store_false")
+    p.add_argument("--import", dest="direct_import", action="store_true",
+                   help="build the store with bench/import (no HTTP), for sizes the fake cannot hold")
+    p.add_argument("--steps", default="corpus,ingest,notmuch,mu,rows,mark,paced,sizes")
+    p.add_argument("--only", action="append", help="only these row keys (repeatable)")
+    args = p.parse_args()
+    steps = args.steps.split(",")
+    bench = Bench(args)
+    started = time.time()
+    try:
+        bench.corpus()
+        if "ingest" in steps or "rows" in steps or "mark" in steps or "sizes" in steps:
+            bench.ingest()
+        if args.baselines and ("notmuch" in steps or "rows" in steps):
+            bench.notmuch()
+        if args.baselines and ("mu" in steps or "rows" in steps):
+            bench.mu()
+        if "rows" in steps:
+            bench.timed_rows()
+        if "sizes" in steps:
+            bench.sizes()
+        if "mark" in steps:
+            bench.mark()
+        if "paced" in steps:
+            bench.paced()
+    finally:
+        bench.close()
+    machine = {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"), "size": args.size, "seconds": time.time() - started,
+        "cpu": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?"),
+        "cores": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "kernel": os.uname().release,
+        "versions": {name: (run(argv, capture=True, check=False).stdout.strip().splitlines() or ["?"])[0]
+                     for name, argv in [("sqlite3", ["sqlite3", "--version"]), ("notmuch", ["notmuch", "--version"]),
+                                        ("mu", ["mu", "--version"]), ("hyperfine", ["hyperfine", "--version"]),
+                                        ("swift", ["swift", "--version"])]},
+        "runs": args.runs, "warmup": args.warmup, "load": os.getloadavg(),
+    }
+    write_json(os.path.join(bench.results, "machine.json"), machine)
+    log("results in", bench.results)
+
+
+if __name__ == "__main__":
+    main()

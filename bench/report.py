@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Turns bench/bench.py's results (OUT/results/SIZE/) into the Markdown tables of
+docs/performance.md, with the targets of issue 9 checked.
+
+    python3 bench/report.py [OUT]          # OUT defaults to bench/out
+"""
+import json
+import os
+import statistics
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+ROW_ORDER = ["startup", "ls", "search-common", "search-rare", "search-prefix", "search-from",
+             "search-label-date", "search-phrase", "show", "mark"]
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return None
+
+
+def quartiles(times):
+    times = sorted(times)
+    if len(times) < 4:
+        return times[0], times[-1]
+    q = statistics.quantiles(times, n=4)
+    return q[0], q[2]
+
+
+def ms(seconds):
+    return "%.1f" % (seconds * 1000) if seconds < 0.1 else "%.0f" % (seconds * 1000)
+
+
+def cell(result):
+    if result is None:
+        return "–"
+    lo, hi = quartiles(result["times"])
+    return "%s (%s–%s)" % (ms(result["median"]), ms(lo), ms(hi))
+
+
+def ratio(a, b):
+    if a is None or b is None:
+        return None
+    return a["median"] / b["median"]
+
+
+def fmt_ratio(value, limit=None, direction="max"):
+    if value is None:
+        return "–"
+    text = "%.2f×" % value
+    if limit is not None:
+        ok = value <= limit if direction == "max" else value >= limit
+        text += " ✓" if ok else " ✗"
+    return text
+
+
+def rows_table(results_dir):
+    lines = ["| row | Hudson | sqlite3 | notmuch | mu | ÷ sqlite3 | ÷ notmuch | ÷ mu |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for key in ROW_ORDER:
+        data = load(os.path.join(results_dir, "rows", key + ".json"))
+        if not data:
+            continue
+        by = {r["command"]: r for r in data["results"]}
+        hudson = by.get("hudson")
+        sqlite = by.get("sqlite3") or by.get("sh")
+        nm, mu = by.get("notmuch"), by.get("mu")
+        if key in ("startup", "ls"):
+            limits = (1.5, None, None)
+        elif key.startswith("search-"):
+            limits = (2.0, 0.5, 0.7)
+        else:
+            limits = (None, None, None)
+        title = data["title"]
+        if key == "mark":
+            title += " (baseline: `sh -c 'true < FILE'`)"
+            within = hudson["median"] <= 0.050
+            title += " — target ≤ 50 ms %s" % ("✓" if within else "✗")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            title, cell(hudson), cell(sqlite), cell(nm), cell(mu),
+            fmt_ratio(ratio(hudson, sqlite), limits[0]), fmt_ratio(ratio(hudson, nm), limits[1]),
+            fmt_ratio(ratio(hudson, mu), limits[2])))
+    return "\n".join(lines)
+
+
+def main():
+    out = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "bench", "out"))
+    base = os.path.join(out, "results")
+    sizes = sorted(int(s) for s in os.listdir(base) if s.isdigit())
+    text = []
+    for size in sizes:
+        d = os.path.join(base, str(size))
+        machine = load(os.path.join(d, "machine.json")) or {}
+        text.append("### %s messages\n" % format(size, ","))
+        if machine:
+            text.append("%s; %s cores, %s GiB; Linux %s; %s; %s; %s; %s. %s runs after %s warm-up runs; load average "
+                        "at the end %s.\n" % (
+                            machine.get("date"), machine.get("cores"), machine.get("memory_gib"), machine.get("kernel"),
+                            machine.get("cpu"), machine["versions"].get("sqlite3", "?").split(" ")[0] and
+                            "sqlite3 " + machine["versions"].get("sqlite3", "?").split(" ")[0],
+                            machine["versions"].get("notmuch"), machine["versions"].get("mu", "").replace(
+                                " (mail indexer/searcher)", ""), machine.get("runs"), machine.get("warmup"),
+                            " ".join("%.1f" % x for x in machine.get("load", []))))
+        text.append("Whole processes, milliseconds: median (25th–75th percentile). Ratios are Hudson's median "
+                    "over the baseline's; ✓/✗ against the issue's targets.\n")
+        text.append(rows_table(d) + "\n")
+        ingest, nm, mu = (load(os.path.join(d, n + ".json")) for n in ("ingest", "notmuch", "mu"))
+        if ingest:
+            line = ("Ingest: `hd-sync --catch-up --prefetch-days 0` through the fake at zero latency: %d messages "
+                    "(%d bodies) in %.1f s = **%.0f messages/s**, peak RSS %.1f MiB" % (
+                        ingest["messages"], ingest["bodies"], ingest["seconds"], ingest["messages_per_second"],
+                        ingest["peak_rss_kib"] / 1024))
+            if nm:
+                line += ("; notmuch new %.1f s + tagging %.1f s = %.0f messages/s (%.0f/s for `notmuch new` alone), "
+                         "so Hudson ÷ notmuch = %s" % (
+                             nm["new_seconds"], nm["tag_seconds"], nm["messages_per_second"],
+                             nm["new_messages_per_second"],
+                             fmt_ratio(ingest["messages_per_second"] / nm["messages_per_second"], 3.0, "min")))
+            if mu:
+                line += "; mu index %.1f s = %.0f messages/s" % (mu["seconds"], mu["messages_per_second"])
+            text.append(line + ".\n")
+        sizes_data = load(os.path.join(d, "sizes.json"))
+        if sizes_data:
+            n = sizes_data["messages"]
+            parts = ["Hudson %.0f MiB (%.1f KiB/message)" % (sizes_data["hudson_bytes"] / 2**20,
+                                                              sizes_data["hudson_bytes"] / n / 1024)]
+            if sizes_data.get("notmuch_bytes"):
+                parts.append("notmuch %.0f MiB (%.1f KiB/message)" % (sizes_data["notmuch_bytes"] / 2**20,
+                                                                    sizes_data["notmuch_bytes"] / n / 1024))
+            if sizes_data.get("mu_bytes"):
+                parts.append("mu %.0f MiB (%.1f KiB/message)" % (sizes_data["mu_bytes"] / 2**20,
+                                                               sizes_data["mu_bytes"] / n / 1024))
+            parts.append("the Maildir itself %.0f MiB" % (sizes_data["maildir_bytes"] / 2**20))
+            line = "Store size: " + ", ".join(parts)
+            if sizes_data.get("notmuch_bytes"):
+                line += "; Hudson ÷ notmuch = %s" % fmt_ratio(sizes_data["hudson_bytes"] / sizes_data["notmuch_bytes"], 1.0)
+            text.append(line + ".\n")
+        flush = load(os.path.join(d, "flush.json"))
+        if flush:
+            text.append("Flush: the %d changes of %d archived threads reached the fake in **%d requests** (%s) %s; "
+                        "the hd-sync pass that sent them took %.2f s.\n" % (
+                            flush["changes"], flush["threads"], flush["flush_requests"],
+                            ", ".join("%s %s" % (m, p.rsplit("/", 1)[-1]) for m, p in flush["flush_calls"]),
+                            "✓" if flush["flush_requests"] <= 5 else "✗", flush["sync_seconds"]))
+        paced = load(os.path.join(d, "paced.json"))
+        if paced:
+            per_window = ", ".join("%d gets (burst %.1f–%.1f s)" % (w["gets"], w["first"] or 0, w["last"] or 0)
+                                   for w in paced["windows"])
+            text.append("Paced backfill (fake at %d ms, %d units/min; background share %.0f units/min = %.0f "
+                        "messages/min at 5 units per get plus a list per 100): **%.0f messages/min = %.0f %%** %s, "
+                        "%d responses 429. Per minute: %s.\n" % (
+                            paced["latency_ms"], paced["quota_per_minute"], paced["background_units_per_minute"],
+                            paced["allowed_messages_per_minute"], paced["messages_per_minute"], 100 * paced["ratio"],
+                            "✓" if paced["ratio"] >= 0.9 and paced["responses_429"] == 0 else "✗",
+                            paced["responses_429"], per_window))
+    # Growth across sizes.
+    if len(sizes) > 1:
+        text.append("### Growth with mailbox size\n")
+        header = "| row | " + " | ".join(format(s, ",") for s in sizes) + " | largest ÷ smallest |"
+        text.append(header)
+        text.append("|---|" + "---:|" * (len(sizes) + 1))
+        for key in ROW_ORDER:
+            medians = []
+            for size in sizes:
+                data = load(os.path.join(base, str(size), "rows", key + ".json"))
+                result = data and next((r for r in data["results"] if r["command"] == "hudson"), None)
+                medians.append(result["median"] if result else None)
+            if all(m is None for m in medians):
+                continue
+            known = [m for m in medians if m is not None]
+            growth = known[-1] / known[0] if len(known) > 1 else None
+            limit = 1.3 if key == "ls" else None
+            text.append("| %s | %s | %s |" % (key, " | ".join(ms(m) if m else "–" for m in medians),
+                                               fmt_ratio(growth, limit)))
+        rss = [(load(os.path.join(base, str(s), "ingest.json")) or {}).get("peak_rss_kib") for s in sizes]
+        if all(rss):
+            text.append("| hd-sync peak RSS (MiB) | %s | %s |" % (
+                " | ".join("%.1f" % (r / 1024) for r in rss), fmt_ratio(rss[-1] / rss[0], 1.3)))
+        text.append("")
+    print("\n".join(text))
+
+
+if __name__ == "__main__":
+    main()
