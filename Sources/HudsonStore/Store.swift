@@ -112,6 +112,25 @@ public final class Store {
         try db.checkpointTruncating(busyTimeoutMilliseconds: waitingMilliseconds)
     }
 
+    /// `checkpointWAL`, only when the WAL file has outgrown automatic checkpoints: past
+    /// twice the size at which a commit checkpoints (`wal_autocheckpoint` pages, as the
+    /// connection set it). Below that the automatic checkpoints are keeping it in bounds,
+    /// and an extra full checkpoint would only cost: a catch-up sets them 64 MiB apart
+    /// precisely so that the pages it rewrites are copied once per 64 MiB (SyncRunner).
+    /// Returns nil when the WAL is within bounds, else what `checkpointWAL` returned.
+    @discardableResult
+    public func checkpointWALIfOutgrown(waitingMilliseconds: Int32 = 250) throws -> Bool? {
+        guard let size = Self.fileSize(path + "-wal"), size > walSizeLimit else { return nil }
+        return try checkpointWAL(waitingMilliseconds: waitingMilliseconds)
+    }
+
+    /// The WAL size past which `checkpointWALIfOutgrown` checkpoints, in bytes.
+    public var walSizeLimit: Int64 {
+        let pages = Int64(db.options.checkpointPages ?? 1000)
+        let pageSize = (try? db.scalarInt("PRAGMA page_size")) ?? nil
+        return 2 * pages * (pageSize ?? 4096)
+    }
+
     /// A file with tables but without Hudson's application id is someone else's
     /// database: refuse it rather than add tables to it or treat it as an empty mailbox.
     private static func checkIsHudsonStore(_ db: Connection, path: String, allowEmpty: Bool) throws {

@@ -99,9 +99,11 @@ public actor SyncEngine {
         try database.write { try $0.recordSyncPass(accountID: accountID) }
         // Between passes, so a WAL that readers or a long reader kept from starting over
         // does not grow from pass to pass; a reader still holding it just waits for the next.
+        // Only once the WAL has outgrown automatic checkpoints (Store.checkpointWALIfOutgrown):
+        // a checkpoint every pass would undo a catch-up's 64 MiB checkpoint interval.
         // `database.write` only takes the process's store mutex: no transaction is open on
         // the connection here, as a checkpoint requires (Connection.checkpointTruncating).
-        _ = try database.write { try $0.checkpointWAL() }
+        _ = try database.write { try $0.checkpointWALIfOutgrown() }
         return report
     }
 
