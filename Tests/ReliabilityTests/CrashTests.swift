@@ -138,7 +138,8 @@ struct CrashTests {
         try queueMarks(reference, on: marked)
         try queueMarks(crashed, on: marked)
         let poll = try timedCatchUp(reference)
-        let pollKills = try killRepeatedly(crashed, kills: kills, delays: 0.05...0.4, generator: &generator)
+        // Each kill lands before the poll's end: the whole poll is redone after each.
+        let pollKills = try killRepeatedly(crashed, kills: kills, delays: 0.05...max(0.1, poll * 0.6), generator: &generator)
         #expect(pollKills >= kills / 2, "too few kills landed while hd-sync was polling (\(pollKills))")
         Report.note("kills: \(backfillKills) during backfill (\(backfill) s), \(pollKills) during polling (\(poll) s)")
         StoreDump.expectEqual(try StoreDump.dump(crashed.storePath), try StoreDump.dump(reference.storePath), "after history")

@@ -89,6 +89,11 @@ struct FileTests {
         rig.environment.merge(fake.environment) { $1 }
         try rig.connect()
         let limit = tiny == nil ? "trap '' XFSZ; ulimit -f 1024" : "true"
+        // One background-sized pass first (pages of 100): a catch-up lists pages of 500,
+        // and the first of them alone would not fit, leaving nothing stored to check. The
+        // disk may already fill during its bodies (75); its page is committed by then.
+        let first = try rig.run(after: limit, "hd-sync", ["--max-pages", "1", "--prefetch-days", "0"])
+        #expect([0, 75].contains(first.status), "\(first)")
         let full = try rig.run(after: limit, "hd-sync", catchUp)
         #expect(full.status == 75, "\(full)")
         #expect(full.stderr.split(separator: "\n").count == 1, "\(full.stderr)")
