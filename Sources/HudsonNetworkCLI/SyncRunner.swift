@@ -77,6 +77,9 @@ public final class SyncRunner {
 
     /// The page cache of a catch-up's connection.
     static let catchUpCacheKiB = 64 * 1024
+    /// The page cache of a pass or a watch: SQLite's default (2,000 KiB), not the 64 MiB
+    /// other writing commands get, so a long-running watch stays small.
+    static let passCacheKiB = 2_000
     /// WAL pages (4 KiB) between a catch-up's checkpoints.
     static let catchUpCheckpointPages = 16 * 1024
 
@@ -107,7 +110,7 @@ public final class SyncRunner {
         // times, and there are sixteen times fewer fsyncs.
         let catchUp = mode == .catchUp
         let database = HudsonDatabase(try invocation.openStore(
-            .readWrite, cacheKiB: catchUp ? Self.catchUpCacheKiB : nil,
+            .readWrite, cacheKiB: catchUp ? Self.catchUpCacheKiB : Self.passCacheKiB,
             checkpointPages: catchUp ? Self.catchUpCheckpointPages : nil))
         var emails = try database.read { try $0.accounts().map(\.email) }
         if let selected = invocation.arguments.string("account") ?? invocation.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {

@@ -217,7 +217,7 @@ extension Store {
     /// not on 2xx"). Returns the number retired.
     @discardableResult
     public func retireConfirmedMutations(accountID: Int64) throws -> Int {
-        try writeTracked { touched in
+        try writeTracked(labelsOnly: true) { touched in
             let rows = try db.map("""
                 SELECT q.id, q.message_id, q.label, q.op, m.thread_id
                   FROM mutation_queue AS q JOIN messages AS m ON m.id = q.message_id
@@ -252,7 +252,7 @@ extension Store {
     /// the messages whose rows were dropped.
     @discardableResult
     public func dropMutations(_ failed: [(id: Int64, op: LabelOp)]) throws -> [String] {
-        try writeTracked { touched in
+        try writeTracked(labelsOnly: true) { touched in
             var messages: [String] = []
             for entry in failed {
                 guard let row = try db.first("""

@@ -17,12 +17,20 @@ extension Store {
     /// Runs `body` in a write transaction and recomputes every thread it touched
     /// before committing. Every write path that changes messages, labels or the queue
     /// goes through here.
-    func writeTracked<T>(_ body: (inout Set<ThreadKey>) throws -> T) throws -> T {
+    ///
+    /// With `labelsOnly`, the body promises it changed only labels (the queue, or
+    /// canonical labels), never which messages a thread has or what they say: then only
+    /// the label-derived part of each rollup is recomputed (`recomputeRollupLabels`).
+    func writeTracked<T>(labelsOnly: Bool = false, _ body: (inout Set<ThreadKey>) throws -> T) throws -> T {
         try db.write {
             var touched = Set<ThreadKey>()
             let result = try body(&touched)
             for key in touched {
-                try recomputeRollup(key)
+                if labelsOnly {
+                    try recomputeRollupLabels(key)
+                } else {
+                    try recomputeRollup(key)
+                }
             }
             return result
         }
@@ -77,7 +85,36 @@ extension Store {
                 threadLabels.contains("STARRED"), members.contains(where: \.hasAttachment),
                 threadLabels.sorted().joined(separator: " "),
             ])
-        // thread_labels: only what changed (archiving a thread changes one row, not all).
+        try updateThreadLabels(key, labels: threadLabels, lastMessageAt: newest.internalDate)
+    }
+
+    /// The label-derived part of a thread's rollup (unread count, inbox, unread and
+    /// starred flags, label list) and its thread_labels rows, for a change that touched
+    /// only labels. Archiving a thousand threads recomputed each one whole (members,
+    /// senders, a REPLACE of the row and of both its indexes) for a change of one flag.
+    /// A thread without a rollup row yet gets the whole recomputation.
+    func recomputeRollupLabels(_ key: ThreadKey) throws {
+        var threadLabels = Set<String>()
+        var unreadCount = 0
+        try forEachEffectiveLabel(accountID: key.accountID, threadID: key.threadID) { _, label in
+            if label == "UNREAD" { unreadCount += 1 }
+            threadLabels.insert(label)
+        }
+        let lastMessageAt = try db.first("""
+            UPDATE thread_rollup SET unread_count = ?, in_inbox = ?, unread = ?, starred = ?, labels = ?
+             WHERE account_id = ? AND thread_id = ?
+            RETURNING last_message_at
+            """, unreadCount, threadLabels.contains("INBOX"), unreadCount > 0, threadLabels.contains("STARRED"),
+            threadLabels.sorted().joined(separator: " "), key.accountID, key.threadID) { $0.int64(0) }
+        guard let lastMessageAt else {
+            try recomputeRollup(key)
+            return
+        }
+        try updateThreadLabels(key, labels: threadLabels, lastMessageAt: lastMessageAt)
+    }
+
+    /// thread_labels: only what changed (archiving a thread changes one row, not all).
+    private func updateThreadLabels(_ key: ThreadKey, labels threadLabels: Set<String>, lastMessageAt: Int64) throws {
         var existing: [String: Int64] = [:]
         try db.forEach("SELECT label, last_message_at FROM thread_labels WHERE account_id = ? AND thread_id = ?",
                        key.accountID, key.threadID) { existing[$0.string(0)] = $0.int64(1) }
@@ -90,11 +127,11 @@ extension Store {
             case nil:
                 try db.execute(
                     "INSERT INTO thread_labels (account_id, thread_id, label, last_message_at) VALUES (?, ?, ?, ?)",
-                    key.accountID, key.threadID, label, newest.internalDate)
-            case let at? where at != newest.internalDate:
+                    key.accountID, key.threadID, label, lastMessageAt)
+            case let at? where at != lastMessageAt:
                 try db.execute(
                     "UPDATE thread_labels SET last_message_at = ? WHERE account_id = ? AND thread_id = ? AND label = ?",
-                    newest.internalDate, key.accountID, key.threadID, label)
+                    lastMessageAt, key.accountID, key.threadID, label)
             default:
                 break
             }

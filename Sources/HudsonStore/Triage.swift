@@ -162,7 +162,7 @@ extension Store {
     ) throws -> TriageResult {
         let description = actions.map(\.description).joined(separator: " ")
         let work = { () throws -> TriageResult in
-            try self.writeTracked { touched in
+            try self.writeTracked(labelsOnly: true) { touched in
                 var result = TriageResult()
                 let actionID: Int64? = dryRun ? nil : try self.insertAction(description: description)
                 var labelCache: [String: String] = [:]
@@ -227,7 +227,7 @@ extension Store {
     /// pending cancels outright, one in flight is overlaid forward.
     @discardableResult
     public func undo(actionID: Int64? = nil, accountID: Int64? = nil) throws -> UndoResult {
-        try writeTracked { touched in
+        try writeTracked(labelsOnly: true) { touched in
             let targetID: Int64
             if let actionID {
                 targetID = actionID
