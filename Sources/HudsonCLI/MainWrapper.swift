@@ -223,8 +223,9 @@ public final class Invocation {
 
     /// The page cache of a command that writes. SQLite's 2 MiB default is smaller than
     /// what one triage of a thousand threads dirties (about 3,000 pages at 100,000
-    /// messages): the cache spilled to the WAL mid-transaction and pages were read again,
-    /// a third of `hd-mark`'s time. Pages are allocated only as they are used.
+    /// messages): the cache spilled to the WAL mid-transaction and pages were read again
+    /// (23,000 reads of a page for that triage; 10,600 with this cache). Pages are
+    /// allocated only as they are used.
     static let writerCacheKiB = 64 * 1024
 
     /// The account `--account` or `$HUDSON_ACCOUNT` names, or nil for every account.

@@ -3,7 +3,7 @@ import HudsonStore
 import SQLite
 import Testing
 
-/// Date ranges searched as key ranges (Schema 002, SearchCompiler): the results must be
+/// Date ranges searched as key ranges (Schema 003_message_key_exceptions, SearchCompiler): the results must be
 /// what comparing dates gives, also for a message whose key no longer follows its date.
 @Suite("Search: date ranges as key ranges, labels listed, and the exceptions that turn it off")
 struct SearchRangeTests {

