@@ -105,6 +105,8 @@ def main():
                             machine["versions"].get("notmuch"), machine["versions"].get("mu", "").replace(
                                 " (mail indexer/searcher)", ""), machine.get("runs"), machine.get("warmup"),
                             " ".join("%.1f" % x for x in machine.get("load", []))))
+            for rerun in machine.get("reruns", []):
+                text.append("Timed again on %s: %s.\n" % (rerun.get("date"), ", ".join(rerun.get("rows", []))))
         text.append("Whole processes, milliseconds: median (25th–75th percentile). Ratios are Hudson's median "
                     "over the baseline's; ✓/✗ against the issue's targets.\n")
         text.append(rows_table(d) + "\n")
