@@ -24,7 +24,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -279,27 +278,36 @@ class Bench:
 
     # notmuch and mu -----------------------------------------------------------
 
+    # Where the baselines live: one place, so timing an earlier run's databases again
+    # looks where building them put them.
     def notmuch_config(self):
         return os.path.join(self.work, "notmuch", "config")
 
+    def notmuch_database(self):
+        return os.path.join(self.paths["maildir"], ".notmuch")
+
+    def notmuch_env(self):
+        return dict(os.environ, NOTMUCH_CONFIG=self.notmuch_config())
+
+    def mu_home(self):
+        return os.path.join(self.work, "mu")
+
     def reuse_notmuch(self):
         """Times the notmuch database an earlier run built (steps without notmuch); builds it when there is none."""
-        if not (os.path.exists(self.notmuch_config()) and os.path.isdir(os.path.join(self.paths["maildir"], ".notmuch"))):
-            return self.notmuch()
-        self.notmuch_env = dict(os.environ, NOTMUCH_CONFIG=self.notmuch_config())
+        if not (os.path.exists(self.notmuch_config()) and os.path.isdir(self.notmuch_database())):
+            self.notmuch()
 
     def notmuch(self):
         work = os.path.join(self.work, "notmuch")
         maildir = self.paths["maildir"]
-        shutil.rmtree(os.path.join(maildir, ".notmuch"), ignore_errors=True)
+        shutil.rmtree(self.notmuch_database(), ignore_errors=True)
         os.makedirs(work, exist_ok=True)
         config = self.notmuch_config()
         with open(config, "w") as f:
             f.write("[database]\npath=%s\n[user]\nname=Alex Hudson\nprimary_email=%s\n"
                     "[new]\ntags=\nignore=\n[search]\nexclude_tags=\n[maildir]\nsynchronize_flags=true\n"
                     % (maildir, ACCOUNT))
-        env = dict(os.environ, NOTMUCH_CONFIG=config)
-        self.notmuch_env = env
+        env = self.notmuch_env()
         started = time.time()
         result = run(["/usr/bin/time", "-v", "notmuch", "new", "--quiet"], env=env, capture=True,
                      stderr=subprocess.PIPE)
@@ -321,22 +329,19 @@ class Bench:
             "messages": self.size, "new_seconds": new_seconds, "tag_seconds": tag_seconds,
             "messages_per_second": self.size / (new_seconds + tag_seconds),
             "new_messages_per_second": self.size / new_seconds, "peak_rss_kib": new_rss,
-            "database_bytes": du(os.path.join(maildir, ".notmuch")),
+            "database_bytes": du(self.notmuch_database()),
         }
         write_json(os.path.join(self.results, "notmuch.json"), data)
         log("notmuch: new %.1f s + tag %.1f s = %.0f messages/s" % (new_seconds, tag_seconds, data["messages_per_second"]))
 
     def reuse_mu(self):
         """Times the mu database an earlier run built (steps without mu); builds it when there is none."""
-        home = os.path.join(self.work, "mu")
-        if not os.path.isdir(os.path.join(home, "xapian")):
-            return self.mu()
-        self.muhome = home
+        if not os.path.isdir(os.path.join(self.mu_home(), "xapian")):
+            self.mu()
 
     def mu(self):
-        home = os.path.join(self.work, "mu")
+        home = self.mu_home()
         shutil.rmtree(home, ignore_errors=True)
-        self.muhome = home
         run(["mu", "init", "--muhome=" + home, "--maildir=" + self.paths["maildir"],
              "--my-address=" + ACCOUNT], capture=True)
         started = time.time()
@@ -383,7 +388,7 @@ class Bench:
         db = self.env["HUDSON_DB"]
         nm = ["notmuch", "search", "--limit=50"]
         # Without baselines neither notmuch nor mu is built (their commands are dropped below).
-        mu = ["mu", "find", "--muhome=" + getattr(self, "muhome", ""), "--maxnum=50", "--sortfield=date", "--reverse"]
+        mu = ["mu", "find", "--muhome=" + self.mu_home(), "--maxnum=50", "--sortfield=date", "--reverse"]
         epoch = lambda d: calendar.timegm(time.strptime(d, "%Y/%m/%d"))  # noqa: E731
         after, before = epoch(q["after"]), epoch(q["before"])
         iso = lambda d: d.replace("/", "-")  # noqa: E731
@@ -471,7 +476,7 @@ class Bench:
               JOIN messages AS m ON m.id = r.newest_message_id
              ORDER BY abs(r.message_count - 20), r.last_message_at DESC LIMIT 1;"""], capture=True).stdout.strip().split("|")
         thread_id, count, message_id = thread[0], int(thread[1]), thread[2].strip("<>")
-        nm_thread = run(["notmuch", "search", "--output=threads", "id:" + message_id], env=self.notmuch_env,
+        nm_thread = run(["notmuch", "search", "--output=threads", "id:" + message_id], env=self.notmuch_env(),
                         capture=True).stdout.strip() if self.args.baselines else ""
         rows.append(("show", "hd-show of a %d-message thread" % count, [
             ("hudson", ["hd-show", "thread:" + thread_id]),
@@ -494,7 +499,7 @@ class Bench:
             cmd += ["--prepare", prepare]
         env = dict(self.env)
         if self.args.baselines:
-            env["NOTMUCH_CONFIG"] = self.notmuch_env["NOTMUCH_CONFIG"]
+            env["NOTMUCH_CONFIG"] = self.notmuch_config()
         for name, argv in commands:
             if name in ("notmuch", "mu") and not self.args.baselines:
                 continue
@@ -624,9 +629,9 @@ class Bench:
                       "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC;"],
                      capture=True, check=False).stdout
         data = {"messages": self.size, "hudson_bytes": os.path.getsize(db),
-                "notmuch_bytes": du(os.path.join(self.paths["maildir"], ".notmuch")) if self.args.baselines else None,
-                "mu_bytes": du(self.muhome) if self.args.baselines else None,
-                "maildir_bytes": du(self.paths["maildir"]) - du(os.path.join(self.paths["maildir"], ".notmuch")),
+                "notmuch_bytes": du(self.notmuch_database()) if self.args.baselines else None,
+                "mu_bytes": du(self.mu_home()) if self.args.baselines else None,
+                "maildir_bytes": du(self.paths["maildir"]) - du(self.notmuch_database()),
                 "hudson_tables": [(n, int(b)) for n, b in (l.split("|") for l in tables.split("\n") if "|" in l)]}
         write_json(os.path.join(self.results, "sizes.json"), data)
 
