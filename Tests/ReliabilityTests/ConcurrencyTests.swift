@@ -227,14 +227,14 @@ struct ConcurrencyTests {
         Thread.sleep(forTimeInterval: 2)
         // The long reader: a snapshot held for a while, as a slow script's query would.
         let reader = try Connection(path: rig.storePath, options: ConnectionOptions(access: .readOnly))
-        let atStart = walState().size
         var atEnd = walState()
+        let atStart = atEnd.size
         try reader.read {
             _ = try reader.scalarInt("SELECT count(*) FROM messages")
             Thread.sleep(forTimeInterval: Scale.pick(6, long: 30))
+            // No checkpoint can pass the held snapshot, so the WAL has not been started
+            // over since the read began: this is the generation a restart must change.
             atEnd = walState()
-            // While the snapshot is held no checkpoint can pass it, so the WAL cannot have
-            // been started over since this read began.
         }
         // With readers of every kind going on, the writer keeps writing. How far the WAL
         // grows while eight readers overlap without a gap is SQLite's checkpoint starvation
