@@ -14,20 +14,39 @@ public struct MessageChange: Equatable, Sendable {
 }
 
 extension Store {
-    /// Moves the message to a new sequence number. REPLACE deletes the old row and
-    /// inserts a new one, and AUTOINCREMENT never reuses a number.
-    func bumpSequence(accountID: Int64, gmailID: String, threadID: String, deletedHistoryID: Int64? = nil) throws {
+    /// Moves a stored message to a new sequence number. REPLACE deletes its old row (found
+    /// by the message's key) and inserts a new one, and AUTOINCREMENT never reuses a number.
+    func bumpSequence(messageKey: Int64, accountID: Int64, gmailID: String, threadID: String) throws {
         try db.execute("""
-            REPLACE INTO message_seq (account_id, gmail_id, thread_id, deleted, deleted_history_id)
-            VALUES (?, ?, ?, ?, ?)
-            """, accountID, gmailID, threadID, deletedHistoryID != nil, deletedHistoryID)
+            REPLACE INTO message_seq (account_id, gmail_id, thread_id, message_id, deleted, deleted_history_id)
+            VALUES (?, ?, ?, ?, 0, NULL)
+            """, accountID, gmailID, threadID, messageKey)
     }
 
     func bumpSequence(messageKey: Int64) throws {
         try db.execute("""
-            REPLACE INTO message_seq (account_id, gmail_id, thread_id, deleted, deleted_history_id)
-            SELECT account_id, gmail_id, thread_id, 0, NULL FROM messages WHERE id = ?
+            REPLACE INTO message_seq (account_id, gmail_id, thread_id, message_id, deleted, deleted_history_id)
+            SELECT account_id, gmail_id, thread_id, id, 0, NULL FROM messages WHERE id = ?
             """, messageKey)
+    }
+
+    /// Records that a message is gone, and the version it went at: its live row (if the
+    /// store had it) becomes the one deleted row for its Gmail id, at a new number.
+    func recordDeletion(accountID: Int64, gmailID: String, threadID: String, messageKey: Int64?, historyID: Int64) throws {
+        if let messageKey {
+            try db.execute("DELETE FROM message_seq WHERE message_id = ?", messageKey)
+        }
+        try db.execute("""
+            REPLACE INTO message_seq (account_id, gmail_id, thread_id, message_id, deleted, deleted_history_id)
+            VALUES (?, ?, ?, NULL, 1, ?)
+            """, accountID, gmailID, threadID, historyID)
+    }
+
+    /// The version a message was deleted at, if the store recorded its deletion.
+    func deletedVersion(accountID: Int64, gmailID: String) throws -> Int64? {
+        try db.scalarInt(
+            "SELECT deleted_history_id FROM message_seq WHERE account_id = ? AND gmail_id = ? AND deleted = 1",
+            accountID, gmailID)
     }
 
     /// The highest sequence number handed out so far (0 for a new store).

@@ -45,12 +45,6 @@ extension Store {
             """, accountID, threadID) { try body($0.int64(0), $0.string(1)) }
     }
 
-    /// Whether the message effectively carries the label.
-    func effectivelyCarries(messageKey: Int64, label: String) throws -> Bool {
-        try db.scalarInt(
-            "SELECT 1 FROM \(EffectiveLabels.view) WHERE message_id = ? AND label = ?", messageKey, label) != nil
-    }
-
     /// The effective labels of a message, by Gmail id.
     public func effectiveLabels(gmailID: String, accountID: Int64) throws -> [String]? {
         guard let key = try messageKey(gmailID: gmailID, accountID: accountID) else { return nil }

@@ -65,9 +65,7 @@ extension Store {
                     "SELECT id, history_id, thread_id FROM messages WHERE account_id = ? AND gmail_id = ?",
                     accountID, change.messageID
                 ) { (key: $0.int64(0), historyID: $0.int64(1), threadID: $0.string(2)) }
-                let deletedAt = existing == nil ? try db.scalarInt(
-                    "SELECT deleted_history_id FROM message_seq WHERE account_id = ? AND gmail_id = ? AND deleted = 1",
-                    accountID, change.messageID) : nil
+                let deletedAt = existing == nil ? try deletedVersion(accountID: accountID, gmailID: change.messageID) : nil
 
                 switch change {
                 case .messageDeleted(let id, let historyID):
@@ -129,18 +127,20 @@ extension Store {
         let version = max(existing?.historyID ?? 0, historyID ?? 0, 1)
         if let existing {
             // The index trigger removes the row's terms; the cascade removes labels,
-            // addresses, body, attachments, queue rows and undo items.
+            // addresses, body, attachments and queue rows. Undo items stay, and undo
+            // passes over them (Schema: 005_triage_locality).
             try db.execute("DELETE FROM messages WHERE id = ?", existing.key)
             touched.insert(ThreadKey(accountID: accountID, threadID: existing.threadID))
         }
         let threadID = try existing?.threadID
-            ?? db.scalarString("SELECT thread_id FROM message_seq WHERE account_id = ? AND gmail_id = ?", accountID, gmailID)
+            ?? db.scalarString("SELECT thread_id FROM message_seq WHERE account_id = ? AND gmail_id = ? AND deleted = 1",
+                               accountID, gmailID)
             ?? gmailID
-        let previous = try db.scalarInt(
-            "SELECT deleted_history_id FROM message_seq WHERE account_id = ? AND gmail_id = ? AND deleted = 1", accountID, gmailID)
+        let previous = try deletedVersion(accountID: accountID, gmailID: gmailID)
         // Record the deletion unless an as-new one is already recorded.
         if existing != nil || version > (previous ?? 0) {
-            try bumpSequence(accountID: accountID, gmailID: gmailID, threadID: threadID, deletedHistoryID: max(version, previous ?? 0))
+            try recordDeletion(accountID: accountID, gmailID: gmailID, threadID: threadID, messageKey: existing?.key,
+                               historyID: max(version, previous ?? 0))
         }
         return existing != nil
     }

@@ -88,23 +88,49 @@ extension Store {
 
     // MARK: - Enqueue
 
-    /// Queues one delta, resolving a collision with the live row for the same
-    /// (account, message, label). Must run inside a tracked write transaction; the
-    /// caller recomputes the thread.
-    func enqueue(accountID: Int64, messageKey: Int64, label: String, op: LabelOp, actionID: Int64?) throws -> EnqueueOutcome {
-        let now = self.now
-        let existing = try db.first(
-            "SELECT id, op, state, claimed_at FROM mutation_queue WHERE account_id = ? AND message_id = ? AND label = ?",
-            accountID, messageKey, label
-        ) { (id: $0.int64(0), op: LabelOp(rawValue: $0.string(1)) ?? .add,
-             state: MutationState(rawValue: $0.string(2)) ?? .pending, claimedAt: $0.optionalInt64(3)) }
+    /// A message as triage names it: enough to queue a delta for it and move it in the
+    /// change sequence without reading its row again.
+    struct TriageTarget {
+        var key: Int64
+        var accountID: Int64
+        var gmailID: String
+        var threadID: String
+    }
 
-        guard let existing else {
-            try db.execute("""
-                INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
-                VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
-                """, accountID, messageKey, label, op.rawValue, actionID, now, now)
-            try bumpSequence(messageKey: messageKey)
+    /// What the store says of one (message, label) before a change: whether the message
+    /// effectively carries it, whether canonical truth does, and the live queue row.
+    struct LabelSlot {
+        var effective: Bool
+        var canonical: Bool
+        var queued: (id: Int64, op: LabelOp, state: MutationState, claimedAt: Int64?)?
+    }
+
+    /// One statement for what triage must know before each delta (it was three).
+    func labelSlot(_ target: TriageTarget, label: String) throws -> LabelSlot {
+        try db.first("""
+            SELECT EXISTS (SELECT 1 FROM \(EffectiveLabels.view) WHERE message_id = ?1 AND label = ?2),
+                   EXISTS (SELECT 1 FROM message_labels WHERE message_id = ?1 AND label = ?2),
+                   q.id, q.op, q.state, q.claimed_at
+              FROM (SELECT 1) LEFT JOIN mutation_queue AS q
+                ON q.account_id = ?3 AND q.message_id = ?1 AND q.label = ?2
+            """, target.key, label, target.accountID) { row in
+            LabelSlot(
+                effective: row.bool(0), canonical: row.bool(1),
+                queued: row.optionalInt64(2).map { id in
+                    (id: id, op: LabelOp(rawValue: row.string(3)) ?? .add,
+                     state: MutationState(rawValue: row.string(4)) ?? .pending, claimedAt: row.optionalInt64(5))
+                })
+        } ?? LabelSlot(effective: false, canonical: false, queued: nil)
+    }
+
+    /// Queues one delta, resolving a collision with the live row for the same
+    /// (account, message, label), which `slot` describes. Must run inside a tracked write
+    /// transaction; the caller recomputes the thread.
+    func enqueue(_ target: TriageTarget, label: String, op: LabelOp, actionID: Int64?, slot: LabelSlot) throws -> EnqueueOutcome {
+        let now = self.now
+        guard let existing = slot.queued else {
+            try insertQueueRow(target, label: label, op: op, actionID: actionID, now: now)
+            try bumpSequence(target)
             return .inserted
         }
         if existing.op == op { return .unchanged }
@@ -114,14 +140,9 @@ extension Store {
             // Nothing was ever sent: the two deltas cancel. If the server changed the
             // label meanwhile, canonical alone may not give the new intent; queue it then.
             try db.execute("DELETE FROM mutation_queue WHERE id = ?", existing.id)
-            try bumpSequence(messageKey: messageKey)
-            let canonical = try db.scalarInt(
-                "SELECT 1 FROM message_labels WHERE message_id = ? AND label = ?", messageKey, label) != nil
-            if canonical != (op == .add) {
-                try db.execute("""
-                    INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
-                    VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
-                    """, accountID, messageKey, label, op.rawValue, actionID, now, now)
+            try bumpSequence(target)
+            if slot.canonical != (op == .add) {
+                try insertQueueRow(target, label: label, op: op, actionID: actionID, now: now)
                 return .inserted
             }
             return .cancelled
@@ -136,8 +157,19 @@ extension Store {
                    attempts = 0, last_error = NULL, next_attempt_at = NULL, updated_at = ?
              WHERE id = ?
             """, op.rawValue, actionID, now, existing.id)
-        try bumpSequence(messageKey: messageKey)
+        try bumpSequence(target)
         return .flipped
+    }
+
+    private func insertQueueRow(_ target: TriageTarget, label: String, op: LabelOp, actionID: Int64?, now: Int64) throws {
+        try db.execute("""
+            INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
+            VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
+            """, target.accountID, target.key, label, op.rawValue, actionID, now, now)
+    }
+
+    private func bumpSequence(_ target: TriageTarget) throws {
+        try bumpSequence(messageKey: target.key, accountID: target.accountID, gmailID: target.gmailID, threadID: target.threadID)
     }
 
     // MARK: - Flusher side

@@ -114,7 +114,7 @@ extension Store {
     }
 
     /// One page of the threads carrying a label, newest first: a range of the
-    /// `thread_labels_by_label` index per (account, label id), merged, then the rollup
+    /// `thread_labels` key per (account, label id), merged, then the rollup
     /// row of each.
     public func threads(
         labels: [(accountID: Int64, id: String)], limit: Int, after cursor: ThreadPageCursor? = nil

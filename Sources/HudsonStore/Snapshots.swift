@@ -215,10 +215,13 @@ extension Store {
                 touched.insert(ThreadKey(accountID: accountID, threadID: existing.threadID))
             }
         } else {
-            if let deletedAt = try db.scalarInt(
-                "SELECT deleted_history_id FROM message_seq WHERE account_id = ? AND gmail_id = ? AND deleted = 1",
-                accountID, snapshot.id), snapshot.historyID <= deletedAt {
-                return false  // deleted at or after this version: a stale snapshot must not resurrect it
+            if let deletedAt = try deletedVersion(accountID: accountID, gmailID: snapshot.id) {
+                guard snapshot.historyID > deletedAt else {
+                    return false  // deleted at or after this version: a stale snapshot must not resurrect it
+                }
+                // Back after its deletion: the live row below takes over from the deleted one.
+                try db.execute("DELETE FROM message_seq WHERE account_id = ? AND gmail_id = ? AND deleted = 1",
+                               accountID, snapshot.id)
             }
             key = try allocateMessageKey(internalDate: snapshot.internalDate)
             try db.execute("""
@@ -235,7 +238,7 @@ extension Store {
         }
         try replaceCanonicalLabels(messageKey: key, accountID: accountID, with: snapshot.labelIDs)
         try replaceAddresses(messageKey: key, headers: headers)
-        try bumpSequence(accountID: accountID, gmailID: snapshot.id, threadID: snapshot.threadID)
+        try bumpSequence(messageKey: key, accountID: accountID, gmailID: snapshot.id, threadID: snapshot.threadID)
         touched.insert(ThreadKey(accountID: accountID, threadID: snapshot.threadID))
         return true
     }

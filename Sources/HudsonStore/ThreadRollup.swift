@@ -36,6 +36,23 @@ extension Store {
         }
     }
 
+    /// What a thread's rollup row says of its labels: what its thread_labels rows mirror.
+    private struct RollupLabels: Equatable {
+        var lastMessageAt: Int64
+        var unreadCount: Int
+        var labels: String
+
+        func has(_ label: String) -> Bool { Store.labelList(labels).contains(label) }
+    }
+
+    private func storedRollupLabels(_ key: ThreadKey) throws -> RollupLabels? {
+        try db.first("""
+            SELECT last_message_at, unread_count, labels FROM thread_rollup WHERE thread_id = ? AND account_id = ?
+            """, key.threadID, key.accountID) {
+            RollupLabels(lastMessageAt: $0.int64(0), unreadCount: $0.int(1), labels: $0.string(2))
+        }
+    }
+
     /// Rebuilds one thread's rollup row and its thread_labels rows from the messages and
     /// their effective labels. A thread with no messages left loses both.
     func recomputeRollup(_ key: ThreadKey) throws {
@@ -55,19 +72,15 @@ extension Store {
             Member(key: $0.int64(0), internalDate: $0.int64(1), subject: $0.optionalString(2),
                    snippet: $0.string(3), sender: $0.optionalString(4), hasAttachment: $0.bool(5))
         }
+        let stored = try storedRollupLabels(key)
         guard let newest = members.first else {
-            try db.execute("DELETE FROM thread_labels WHERE account_id = ? AND thread_id = ?", key.accountID, key.threadID)
-            try db.execute("DELETE FROM thread_rollup WHERE account_id = ? AND thread_id = ?", key.accountID, key.threadID)
+            if let stored {
+                try updateThreadLabels(key, from: stored, to: nil)
+                try db.execute("DELETE FROM thread_rollup WHERE thread_id = ? AND account_id = ?", key.threadID, key.accountID)
+            }
             return
         }
-        // Every member's effective labels in one statement (the view's two arms each
-        // seek the thread's messages), not one query per member.
-        var threadLabels = Set<String>()
-        var unreadCount = 0
-        try forEachEffectiveLabel(accountID: key.accountID, threadID: key.threadID) { _, label in
-            if label == "UNREAD" { unreadCount += 1 }
-            threadLabels.insert(label)
-        }
+        let effective = try effectiveRollupLabels(key, lastMessageAt: newest.internalDate)
         var participants: [String] = []
         for member in members.reversed() {
             let name = displaySenderCached(member.sender)
@@ -81,61 +94,72 @@ extension Store {
             """, arguments: [
                 key.accountID, key.threadID, newest.internalDate, newest.key, newest.subject, newest.snippet,
                 displaySenderCached(newest.sender), participants.joined(separator: Self.participantSeparator),
-                members.count, unreadCount, threadLabels.contains("INBOX"), unreadCount > 0,
-                threadLabels.contains("STARRED"), members.contains(where: \.hasAttachment),
-                threadLabels.sorted().joined(separator: " "),
+                members.count, effective.unreadCount, effective.has("INBOX"), effective.unreadCount > 0,
+                effective.has("STARRED"), members.contains(where: \.hasAttachment), effective.labels,
             ])
-        try updateThreadLabels(key, labels: threadLabels, lastMessageAt: newest.internalDate)
+        try updateThreadLabels(key, from: stored, to: effective)
     }
 
     /// The label-derived part of a thread's rollup (unread count, inbox, unread and
     /// starred flags, label list) and its thread_labels rows, for a change that touched
     /// only labels. Archiving a thousand threads recomputed each one whole (members,
-    /// senders, a REPLACE of the row and of both its indexes) for a change of one flag.
+    /// senders, a REPLACE of the row and of both its indexes) for a change of one flag;
+    /// and a thread whose labels come out as they were is not written at all.
     /// A thread without a rollup row yet gets the whole recomputation.
     func recomputeRollupLabels(_ key: ThreadKey) throws {
+        guard let stored = try storedRollupLabels(key) else {
+            try recomputeRollup(key)
+            return
+        }
+        let effective = try effectiveRollupLabels(key, lastMessageAt: stored.lastMessageAt)
+        guard effective != stored else { return }
+        try db.execute("""
+            UPDATE thread_rollup SET unread_count = ?, in_inbox = ?, unread = ?, starred = ?, labels = ?
+             WHERE thread_id = ? AND account_id = ?
+            """, effective.unreadCount, effective.has("INBOX"), effective.unreadCount > 0, effective.has("STARRED"),
+            effective.labels, key.threadID, key.accountID)
+        try updateThreadLabels(key, from: stored, to: effective)
+    }
+
+    /// The union of the members' effective labels (sorted, space-separated, as the rollup
+    /// stores them) and how many members are unread, in one statement.
+    private func effectiveRollupLabels(_ key: ThreadKey, lastMessageAt: Int64) throws -> RollupLabels {
         var threadLabels = Set<String>()
         var unreadCount = 0
         try forEachEffectiveLabel(accountID: key.accountID, threadID: key.threadID) { _, label in
             if label == "UNREAD" { unreadCount += 1 }
             threadLabels.insert(label)
         }
-        let lastMessageAt = try db.first("""
-            UPDATE thread_rollup SET unread_count = ?, in_inbox = ?, unread = ?, starred = ?, labels = ?
-             WHERE account_id = ? AND thread_id = ?
-            RETURNING last_message_at
-            """, unreadCount, threadLabels.contains("INBOX"), unreadCount > 0, threadLabels.contains("STARRED"),
-            threadLabels.sorted().joined(separator: " "), key.accountID, key.threadID) { $0.int64(0) }
-        guard let lastMessageAt else {
-            try recomputeRollup(key)
-            return
-        }
-        try updateThreadLabels(key, labels: threadLabels, lastMessageAt: lastMessageAt)
+        return RollupLabels(lastMessageAt: lastMessageAt, unreadCount: unreadCount,
+                            labels: threadLabels.sorted().joined(separator: " "))
     }
 
-    /// thread_labels: only what changed (archiving a thread changes one row, not all).
-    private func updateThreadLabels(_ key: ThreadKey, labels threadLabels: Set<String>, lastMessageAt: Int64) throws {
-        var existing: [String: Int64] = [:]
-        try db.forEach("SELECT label, last_message_at FROM thread_labels WHERE account_id = ? AND thread_id = ?",
-                       key.accountID, key.threadID) { existing[$0.string(0)] = $0.int64(1) }
-        for (label, _) in existing where !threadLabels.contains(label) {
-            try db.execute("DELETE FROM thread_labels WHERE account_id = ? AND thread_id = ? AND label = ?",
-                           key.accountID, key.threadID, label)
-        }
-        for label in threadLabels {
-            switch existing[label] {
-            case nil:
-                try db.execute(
-                    "INSERT INTO thread_labels (account_id, thread_id, label, last_message_at) VALUES (?, ?, ?, ?)",
-                    key.accountID, key.threadID, label, lastMessageAt)
-            case let at? where at != lastMessageAt:
-                try db.execute(
-                    "UPDATE thread_labels SET last_message_at = ? WHERE account_id = ? AND thread_id = ? AND label = ?",
-                    lastMessageAt, key.accountID, key.threadID, label)
-            default:
-                break
+    /// thread_labels from what the rollup row said to what it says now: only the rows
+    /// that changed (archiving a thread deletes one). A row is addressed by its whole key,
+    /// found from the rollup row, never searched for by thread.
+    private func updateThreadLabels(_ key: ThreadKey, from old: RollupLabels?, to new: RollupLabels?) throws {
+        let oldLabels = old.map { Set(Self.labelList($0.labels)) } ?? []
+        let newLabels = new.map { Set(Self.labelList($0.labels)) } ?? []
+        let moved = old?.lastMessageAt != new?.lastMessageAt
+        if let old {
+            for label in oldLabels where moved || !newLabels.contains(label) {
+                try db.execute("""
+                    DELETE FROM thread_labels WHERE account_id = ? AND label = ? AND last_message_at = ? AND thread_id = ?
+                    """, key.accountID, label, old.lastMessageAt, key.threadID)
             }
         }
+        if let new {
+            for label in newLabels.sorted() where moved || !oldLabels.contains(label) {
+                try db.execute(
+                    "INSERT OR REPLACE INTO thread_labels (account_id, label, last_message_at, thread_id) VALUES (?, ?, ?, ?)",
+                    key.accountID, label, new.lastMessageAt, key.threadID)
+            }
+        }
+    }
+
+    /// The label ids of a rollup row's `labels` column.
+    static func labelList(_ labels: String) -> [String] {
+        labels.split(separator: " ").map(String.init)
     }
 
     /// `displaySender`, remembered per header text: a thread's rollup names every

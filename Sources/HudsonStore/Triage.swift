@@ -180,15 +180,12 @@ extension Store {
                                 members = Array(members.prefix(1))  // newest first
                             }
                             for member in members {
-                                guard try self.effectivelyCarries(messageKey: member.key, label: label) != (action.op == .add)
-                                else { continue }
+                                let slot = try self.labelSlot(member, label: label)
+                                guard slot.effective != (action.op == .add) else { continue }
                                 let outcome = dryRun ? EnqueueOutcome.inserted : try self.enqueue(
-                                    accountID: member.accountID, messageKey: member.key, label: label,
-                                    op: action.op, actionID: actionID)
+                                    member, label: label, op: action.op, actionID: actionID, slot: slot)
                                 if let actionID, outcome != .unchanged {
-                                    try self.db.execute(
-                                        "INSERT OR REPLACE INTO action_items (action_id, message_id, label, op) VALUES (?, ?, ?, ?)",
-                                        actionID, member.key, label, action.op.rawValue)
+                                    try self.recordActionItem(actionID, member, label: label, op: action.op)
                                 }
                                 result.deltas.append(TriageDelta(
                                     accountID: member.accountID, messageID: member.gmailID, threadID: member.threadID,
@@ -234,7 +231,7 @@ extension Store {
             } else if let last = try db.scalarInt("""
                 SELECT max(a.id) FROM actions AS a
                  WHERE a.undoes IS NULL AND (?1 IS NULL OR EXISTS (
-                       SELECT 1 FROM action_items AS i JOIN messages AS m ON m.id = i.message_id
+                       SELECT 1 FROM action_items AS i JOIN messages AS m ON m.id = i.message_id AND m.gmail_id = i.gmail_id
                         WHERE i.action_id = a.id AND m.account_id = ?1))
                 """, accountID) {
                 targetID = last
@@ -248,30 +245,31 @@ extension Store {
             if action.undoneBy != nil {
                 return UndoResult(actionID: targetID, undoActionID: nil, alreadyUndone: true)
             }
+            // An item whose message is gone, or whose key now names another message, is
+            // passed over (Schema: 005_triage_locality).
             let items = try db.map("""
                 SELECT i.message_id, i.label, i.op, m.account_id, m.gmail_id, m.thread_id
-                  FROM action_items AS i JOIN messages AS m ON m.id = i.message_id
+                  FROM action_items AS i JOIN messages AS m ON m.id = i.message_id AND m.gmail_id = i.gmail_id
                  WHERE i.action_id = ? ORDER BY i.message_id, i.label
                 """, targetID) {
-                (key: $0.int64(0), label: $0.string(1), op: LabelOp(rawValue: $0.string(2)) ?? .add,
-                 accountID: $0.int64(3), gmailID: $0.string(4), threadID: $0.string(5))
+                (target: TriageTarget(key: $0.int64(0), accountID: $0.int64(3), gmailID: $0.string(4), threadID: $0.string(5)),
+                 label: $0.string(1), op: LabelOp(rawValue: $0.string(2)) ?? .add)
             }
             let undoID = try insertAction(description: "undo \(targetID)", undoes: targetID)
             try db.execute("UPDATE actions SET undone_by = ? WHERE id = ?", undoID, targetID)
             var result = UndoResult(actionID: targetID, undoActionID: undoID, alreadyUndone: false)
             for item in items {
                 let op = item.op.inverse
-                guard try effectivelyCarries(messageKey: item.key, label: item.label) != (op == .add) else { continue }
-                let outcome = try enqueue(accountID: item.accountID, messageKey: item.key, label: item.label, op: op, actionID: undoID)
+                let slot = try labelSlot(item.target, label: item.label)
+                guard slot.effective != (op == .add) else { continue }
+                let outcome = try enqueue(item.target, label: item.label, op: op, actionID: undoID, slot: slot)
                 if outcome != .unchanged {
-                    try db.execute(
-                        "INSERT OR REPLACE INTO action_items (action_id, message_id, label, op) VALUES (?, ?, ?, ?)",
-                        undoID, item.key, item.label, op.rawValue)
+                    try recordActionItem(undoID, item.target, label: item.label, op: op)
                 }
                 result.deltas.append(TriageDelta(
-                    accountID: item.accountID, messageID: item.gmailID, threadID: item.threadID,
+                    accountID: item.target.accountID, messageID: item.target.gmailID, threadID: item.target.threadID,
                     label: item.label, op: op, outcome: outcome))
-                touched.insert(ThreadKey(accountID: item.accountID, threadID: item.threadID))
+                touched.insert(ThreadKey(accountID: item.target.accountID, threadID: item.target.threadID))
             }
             return result
         }
@@ -294,7 +292,8 @@ extension Store {
             SELECT a.id, a.description, a.created_at,
                    (SELECT count(*) FROM action_items AS i WHERE i.action_id = a.id), a.undoes, a.undone_by
               FROM actions AS a
-             WHERE ?2 IS NULL OR EXISTS (SELECT 1 FROM action_items AS i JOIN messages AS m ON m.id = i.message_id
+             WHERE ?2 IS NULL OR EXISTS (SELECT 1 FROM action_items AS i
+                                           JOIN messages AS m ON m.id = i.message_id AND m.gmail_id = i.gmail_id
                                           WHERE i.action_id = a.id AND m.account_id = ?2)
              ORDER BY a.id DESC LIMIT ?1
             """, limit, accountID) {
@@ -305,17 +304,10 @@ extension Store {
 
     private struct DryRunRollback: Error {}
 
-    private struct Target {
-        var key: Int64
-        var accountID: Int64
-        var gmailID: String
-        var threadID: String
-    }
-
     /// The messages a reference names, newest first.
-    private func resolve(_ reference: Reference, accountID: Int64?) throws -> [Target] {
-        let transform: (Row) -> Target = {
-            Target(key: $0.int64(0), accountID: $0.int64(1), gmailID: $0.string(2), threadID: $0.string(3))
+    private func resolve(_ reference: Reference, accountID: Int64?) throws -> [TriageTarget] {
+        let transform: (Row) -> TriageTarget = {
+            TriageTarget(key: $0.int64(0), accountID: $0.int64(1), gmailID: $0.string(2), threadID: $0.string(3))
         }
         switch reference {
         case .message(let id):
@@ -344,9 +336,21 @@ extension Store {
         return label.id
     }
 
+    /// How many actions undo remembers. Older ones are forgotten as new ones are
+    /// recorded (their items go with them), so the undo history stays small.
+    public static let actionsKept: Int64 = 1_000
+
     private func insertAction(description: String, undoes: Int64? = nil) throws -> Int64 {
         try db.execute("INSERT INTO actions (description, created_at, undoes) VALUES (?, ?, ?)", description, now, undoes)
-        return db.lastInsertRowID
+        let id = db.lastInsertRowID
+        try db.execute("DELETE FROM actions WHERE id <= ?", id - Self.actionsKept)
+        return id
+    }
+
+    private func recordActionItem(_ actionID: Int64, _ target: TriageTarget, label: String, op: LabelOp) throws {
+        try db.execute(
+            "INSERT OR REPLACE INTO action_items (action_id, message_id, gmail_id, label, op) VALUES (?, ?, ?, ?, ?)",
+            actionID, target.key, target.gmailID, label, op.rawValue)
     }
 }
 

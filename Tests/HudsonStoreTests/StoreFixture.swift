@@ -103,15 +103,36 @@ final class StoreFixture {
             "\($0.int64(0)) \($0.string(1)) \($0.string(2))"
         }
         #expect(actualLabels == expectedLabels, "thread_labels out of step", sourceLocation: sourceLocation)
+        // ... each row at its thread's newest date, and mirrored by the rollup's label list,
+        // which is how the write paths find a thread's rows (ThreadRollup.swift).
+        let misplaced = try db.scalarInt("""
+            SELECT count(*) FROM thread_labels AS tl WHERE NOT EXISTS (
+                SELECT 1 FROM thread_rollup AS r
+                 WHERE r.account_id = tl.account_id AND r.thread_id = tl.thread_id
+                   AND r.last_message_at = tl.last_message_at AND instr(' ' || r.labels || ' ', ' ' || tl.label || ' ') > 0)
+            """)
+        #expect(misplaced == 0, "thread_labels rows the rollup does not name", sourceLocation: sourceLocation)
+        let rollupLabels = try db.map("SELECT account_id, thread_id, labels FROM thread_rollup ORDER BY 1, 2") { row in
+            row.string(2).split(separator: " ").map { "\(row.int64(0)) \(row.string(1)) \($0)" }
+        }.flatMap { $0 }.sorted()
+        #expect(rollupLabels == expectedLabels.sorted(), "thread_rollup.labels out of step", sourceLocation: sourceLocation)
         // fts_messages: the index agrees with its content ('integrity-check' with rank 1
         // compares against the external content).
         try db.execute("INSERT INTO fts_messages (fts_messages, rank) VALUES ('integrity-check', 1)")
-        // message_seq: every stored message has a live row.
+        // message_seq: every stored message has one live row, found by its key; and a
+        // deleted row is all that is left of a message the store no longer has.
         let missing = try db.scalarInt("""
             SELECT count(*) FROM messages AS m WHERE NOT EXISTS
-              (SELECT 1 FROM message_seq AS s WHERE s.account_id = m.account_id AND s.gmail_id = m.gmail_id AND s.deleted = 0)
+              (SELECT 1 FROM message_seq AS s WHERE s.message_id = m.id AND s.account_id = m.account_id
+                  AND s.gmail_id = m.gmail_id AND s.thread_id = m.thread_id AND s.deleted = 0)
             """)
         #expect(missing == 0, "messages without a change-sequence row", sourceLocation: sourceLocation)
+        let strays = try db.scalarInt("""
+            SELECT count(*) FROM message_seq AS s
+             WHERE (s.deleted = 0) <> EXISTS (SELECT 1 FROM messages AS m WHERE m.id = s.message_id)
+                OR (SELECT count(*) FROM message_seq AS o WHERE o.account_id = s.account_id AND o.gmail_id = s.gmail_id) > 1
+            """)
+        #expect(strays == 0, "change-sequence rows for no message, or two for one", sourceLocation: sourceLocation)
         #expect(try db.scalarString("PRAGMA integrity_check") == "ok", sourceLocation: sourceLocation)
         #expect(try db.first("PRAGMA foreign_key_check") { $0.string(0) } == nil, sourceLocation: sourceLocation)
     }

@@ -125,6 +125,37 @@ struct TriageTests {
         #expect(throws: StoreError.noSuchAction(999)) { try f.store.undo(actionID: 999) }
     }
 
+    @Test("undo passes over a message deleted since, and a key that now names another message")
+    func undoAfterDeletionAndKeyReuse() throws {
+        let f = try threadFixture()
+        let action = try #require(try f.store.perform([.archive], on: [.thread("t")]).actionID)
+        let oldKey = try #require(try f.db.scalarInt("SELECT id FROM messages WHERE gmail_id = 'old'"))
+        try f.store.deleteVanishedMessage(gmailID: "old", accountID: f.account.id, historyID: 200)
+        // Same millisecond, so it is given the key "old" had (Snapshots.allocateMessageKey).
+        try f.apply(f.snapshot("stranger", thread: "s", history: 201, minute: 1, labels: ["UNREAD"]))
+        #expect(try f.db.scalarInt("SELECT id FROM messages WHERE gmail_id = 'stranger'") == oldKey)
+        let undo = try f.store.undo(actionID: action)
+        #expect(undo.deltas.isEmpty && !undo.alreadyUndone)
+        #expect(try f.effective("stranger") == ["UNREAD"])  // not put in the inbox in "old"'s place
+        #expect(try f.queue().isEmpty)
+        #expect(try f.inbox().isEmpty)
+        try f.checkDerivedTables()
+    }
+
+    @Test("undo remembers the newest 1,000 actions; an older one is forgotten with its items")
+    func undoHistoryIsBounded() throws {
+        let f = try threadFixture()
+        var ids: [Int64] = []
+        for n in 0..<(Int(Store.actionsKept) + 1) {
+            ids.append(try #require(try f.store.perform([n % 2 == 0 ? .star : .unstar], on: [.message("new")]).actionID))
+        }
+        #expect(try f.store.recentActions(limit: 5_000).count == Int(Store.actionsKept))
+        #expect(throws: StoreError.noSuchAction(ids[0])) { try f.store.undo(actionID: ids[0]) }
+        #expect(try f.db.scalarInt("SELECT count(*) FROM action_items WHERE action_id = ?", ids[0]) == 0)
+        #expect(try f.store.undo(actionID: ids[1]).alreadyUndone == false)  // still known
+        try f.checkDerivedTables()
+    }
+
     @Test("references parse as thread:, message: or a bare message id")
     func referenceParsing() {
         #expect(Reference(parsing: "thread:18c9a4f0") == .thread("18c9a4f0"))
