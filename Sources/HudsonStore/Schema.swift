@@ -388,9 +388,10 @@ enum Schema {
     """
 
     /// What a triage writes, laid out so that archiving a thousand threads writes few pages
-    /// (docs/performance.md, "Triage"). Gmail thread ids say nothing of a thread's age, so
-    /// a table keyed by thread id takes one random page per thread touched, and every page
-    /// a transaction dirties is written twice (WAL, then checkpoint):
+    /// (docs/performance.md, "What does not meet its target yet"). Gmail ids are opaque
+    /// (nothing promises they follow time), so a table keyed by one can take a random page
+    /// per thread or message touched, and every page a transaction dirties is written
+    /// twice (WAL, then checkpoint):
     ///
     /// - `thread_labels` is keyed by what reads ask for, (account, label, newest first),
     ///   as its index already was. A thread's rows are found from its rollup row, whose
