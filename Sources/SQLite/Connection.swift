@@ -129,13 +129,30 @@ public final class Connection {
         if !isReadOnly {
             // WAL is a property of the file, but setting it is idempotent and cheap, and it
             // must be set before the first write of a new store.
-            let mode = try scalarString("PRAGMA journal_mode = WAL")
+            let mode = try enableWAL()
             guard mode?.lowercased() == "wal" else {
                 throw SQLiteError(extendedCode: SQLITE_ERROR, message: "cannot enable WAL journal mode (got \(mode ?? "nothing"))")
             }
             try execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
             if let pages = options.checkpointPages {
                 try execute("PRAGMA wal_autocheckpoint = \(max(1, pages))")
+            }
+        }
+    }
+
+    /// `PRAGMA journal_mode = WAL`, retried while the file is busy, up to the busy
+    /// timeout. SQLite answers it with SQLITE_BUSY at once, without the busy handler, while
+    /// another process closing the last connection holds the file to checkpoint and remove
+    /// its WAL; four processes opening a new store together hit that window (the longer the
+    /// migrations, the wider it is).
+    private func enableWAL() throws -> String? {
+        var waited: Int32 = 0
+        while true {
+            do {
+                return try scalarString("PRAGMA journal_mode = WAL")
+            } catch SQLiteError.busy where waited < options.busyTimeoutMilliseconds {
+                sqlite3_sleep(2)
+                waited += 2
             }
         }
     }
