@@ -126,9 +126,10 @@ extension Store {
         ) { (key: $0.int64(0), historyID: $0.int64(1), threadID: $0.string(2)) }
         let version = max(existing?.historyID ?? 0, historyID ?? 0, 1)
         if let existing {
-            // The index trigger removes the row's terms; the cascade removes labels,
-            // addresses, body, attachments and queue rows. Undo items stay, and undo
-            // passes over them (Schema: 005_triage_locality).
+            // Its queued changes go with it (Schema: 006_rollup_by_recency); the index
+            // trigger removes the row's terms; the cascade removes labels, addresses, body
+            // and attachments. Undo items stay, and undo passes over them (005).
+            try db.execute("DELETE FROM mutation_queue WHERE message_id = ?", existing.key)
             try db.execute("DELETE FROM messages WHERE id = ?", existing.key)
             touched.insert(ThreadKey(accountID: accountID, threadID: existing.threadID))
         }

@@ -68,9 +68,13 @@ extension Store {
     public static func inboxPageSQL(allAccounts: Bool, paged: Bool) -> String {
         var conditions = allAccounts ? ["r.in_inbox = 1"] : ["r.account_id = ?1", "r.in_inbox = 1"]
         if paged { conditions.append("(r.last_message_at, r.thread_id) < (?2, ?3)") }
+        // Named, not left to the planner: the primary key (account, newest first) gives the
+        // same order, and the planner took it over the inbox index, which for a small inbox
+        // in a large mailbox walks every archived thread to fill a page.
+        let index = allAccounts ? "thread_rollup_inbox_all" : "thread_rollup_inbox"
         return """
             SELECT \(rollupColumns)
-              FROM thread_rollup AS r JOIN messages AS m ON m.id = r.newest_message_id
+              FROM thread_rollup AS r INDEXED BY \(index) JOIN messages AS m ON m.id = r.newest_message_id
              WHERE \(conditions.joined(separator: " AND "))
              ORDER BY r.last_message_at DESC, r.thread_id DESC
              LIMIT ?4
@@ -123,7 +127,8 @@ extension Store {
         let sql = """
             SELECT \(Self.rollupColumns)
               FROM thread_labels AS tl
-              JOIN thread_rollup AS r ON r.thread_id = tl.thread_id AND r.account_id = tl.account_id
+              JOIN thread_rollup AS r ON r.account_id = tl.account_id AND r.last_message_at = tl.last_message_at
+                                     AND r.thread_id = tl.thread_id
               JOIN messages AS m ON m.id = r.newest_message_id
              WHERE tl.account_id = ?1 AND tl.label = ?2\(keyset)
              ORDER BY tl.last_message_at DESC, tl.thread_id DESC
@@ -171,7 +176,8 @@ extension Store {
                 var threads: [String: (Int, Int)] = [:]
                 try db.forEach("""
                     SELECT tl.label, count(*), sum(r.unread) FROM thread_labels AS tl
-                      JOIN thread_rollup AS r ON r.thread_id = tl.thread_id AND r.account_id = tl.account_id
+                      JOIN thread_rollup AS r ON r.account_id = tl.account_id AND r.last_message_at = tl.last_message_at
+                                     AND r.thread_id = tl.thread_id
                      WHERE tl.account_id = ? GROUP BY tl.label
                     """, account.id) { threads[$0.string(0)] = ($0.int(1), $0.int(2)) }
                 for label in try labels(accountID: account.id) {

@@ -133,6 +133,11 @@ final class StoreFixture {
                 OR (SELECT count(*) FROM message_seq AS o WHERE o.account_id = s.account_id AND o.gmail_id = s.gmail_id) > 1
             """)
         #expect(strays == 0, "change-sequence rows for no message, or two for one", sourceLocation: sourceLocation)
+        // The queue's rows go with their message (no foreign key since 006).
+        #expect(try db.scalarInt("""
+            SELECT count(*) FROM mutation_queue AS q
+             WHERE NOT EXISTS (SELECT 1 FROM messages AS m WHERE m.id = q.message_id AND m.account_id = q.account_id)
+            """) == 0, "queue rows for no message", sourceLocation: sourceLocation)
         #expect(try db.scalarString("PRAGMA integrity_check") == "ok", sourceLocation: sourceLocation)
         #expect(try db.first("PRAGMA foreign_key_check") { $0.string(0) } == nil, sourceLocation: sourceLocation)
     }
