@@ -12,8 +12,8 @@
 // fetches none, and a user's should not have to.
 import PackageDescription
 
-// The read commands link nothing beyond the Swift runtime, SQLite and the C library, so
-// their release builds are fully static executables: no dynamic loader, no shared
+// The read commands (and hd-mark) link nothing beyond the Swift runtime, SQLite and the
+// C library, so their release builds are fully static executables: no dynamic loader, no shared
 // library to map or relocate. `hd-ls --version` then starts in under a millisecond,
 // faster than `sqlite3 :memory: 'select 1'` (docs/performance.md, "Start-up"). The
 // commands that talk to Gmail need the system's libcurl and stay dynamic executables
@@ -58,7 +58,10 @@ let package = Package(
                           linkerSettings: readCommandLinking),
         .executableTarget(name: "hd-auth", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-sync", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
-        .executableTarget(name: "hd-mark", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonOutput", "HudsonStore"]),
+        // hd-mark hands its flush to `hd-sync --push` (HudsonCLI/QueuePush.swift), so it
+        // links no network code and is static like the read commands.
+        .executableTarget(name: "hd-mark", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"],
+                          linkerSettings: readCommandLinking),
         .executableTarget(name: "hd-undo", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-show", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonMail", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),

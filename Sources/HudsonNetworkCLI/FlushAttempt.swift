@@ -2,6 +2,8 @@
  After `hd-mark` or `hd-undo` commits its change locally, one short attempt to send it
  (CONTRACT.md "Triage"). Offline, without credentials, or failing, the change simply
  stays queued and the next `hd-sync` sends it: that is success with a note, not an error.
+ `hd-undo` runs it in its own process; `hd-mark`, which links no network code, runs
+ `hd-sync --push`, which is this attempt as a command (`push`).
  */
 import Foundation
 import HudsonCLI
@@ -51,5 +53,20 @@ public enum FlushAttempt {
             invocation.warn("queued; the next hd-sync will send it")
         }
         return stillQueued
+    }
+
+    /// `hd-sync --push`: the attempt for the selected account, or every account. Exit 75
+    /// (temporary failure) when something is still queued, 0 when all was sent.
+    public static func push(_ invocation: Invocation) async throws -> ExitStatus {
+        let accounts = try invocation.store().accounts().map(\.email)
+        var emails = accounts
+        if let selected = invocation.arguments.string("account")
+            ?? invocation.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            guard let match = accounts.first(where: { $0.lowercased() == selected.lowercased() }) else {
+                throw StoreError.unknownAccount(selected)
+            }
+            emails = [match]
+        }
+        return await run(invocation, accounts: emails).isEmpty ? .success : .temporaryFailure
     }
 }

@@ -1,6 +1,5 @@
 // hd-mark: triage — archive, read, star, label — instantly and offline-safe.
 import HudsonCLI
-import HudsonNetworkCLI
 import HudsonOutput
 import HudsonStore
 
@@ -13,7 +12,8 @@ let spec = CommandSpec(
         the change; star, unstar and unread to the newest message. References come from the
         operands or, with none, from standard input (the first field of each line, or an
         NDJSON object's id). The whole invocation is one local transaction that every
-        command sees at once; it is then sent to Gmail, or queued for the next hd-sync.
+        command sees at once; it is then sent to Gmail (by hd-sync --push), or queued for
+        the next hd-sync.
         """,
     options: [
         .flag("no-flush", help: "Only queue the change; do not try to send it now."),
@@ -28,7 +28,7 @@ let spec = CommandSpec(
     dashOperands: true,
     exitStatuses: [.partialFailure, .usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])
 
-await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
+Main.run(spec) { cli in
     var operands = cli.arguments.operands[...]
     var actions: [TriageAction] = []
     while let first = operands.first, first != "-", let action = TriageAction(parsing: first) {
@@ -64,7 +64,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
         if Terminal.stderrIsTerminal { cli.warn("action \(actionID): \(result.deltas.count) change(s)") }
         if !cli.arguments.flag("no-flush") {
             let emails = Set(result.deltas.map(\.accountID)).compactMap { id in try? store.account(id: id)?.email }
-            await FlushAttempt.run(cli, accounts: emails.sorted())
+            cli.pushQueuedChanges(accounts: emails.sorted())
         }
     }
     return failures > 0 ? .partialFailure : .success

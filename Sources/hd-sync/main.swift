@@ -12,11 +12,14 @@ let spec = CommandSpec(
         the account is caught up, then compacts the full-text index after a large load;
         --watch keeps going (2 s between passes while catching up, 30 s after) until
         interrupted. A second hd-sync on an account that is already syncing reports an
-        empty pass at once. Prints one line per account (--json: an object).
+        empty pass at once. Prints one line per account (--json: an object). --push only
+        sends the queued label changes, in one short attempt (what hd-mark does after a
+        change), and prints nothing; 75 when some are still queued.
         """,
     options: [
         .flag("catch-up", help: "Repeat passes until backfill is complete, bodies are stored and the queue is empty."),
         .flag("watch", help: "Keep syncing until interrupted."),
+        .flag("push", help: "Only send queued label changes, in one short attempt; no history, backfill or bodies."),
         .value("lookback-days", name: "N", kind: .integer,
                help: "Widen the backfill window to N days before consent (0: the whole mailbox); only the older range is fetched."),
         .value("prefetch-days", name: "N", kind: .integer, help: "Store bodies of mail this recent; 0 for all.", default: "90"),
@@ -31,6 +34,15 @@ let spec = CommandSpec(
 await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
     if cli.arguments.flag("catch-up") && cli.arguments.flag("watch") {
         throw UsageError("--catch-up and --watch cannot be combined")
+    }
+    if cli.arguments.flag("push") {
+        for other in ["catch-up", "watch", "json", "verbose"] where cli.arguments.flag(other) {
+            throw UsageError("--push and --\(other) cannot be combined")
+        }
+        for other in ["lookback-days", "prefetch-days", "max-pages"] where cli.arguments.isGiven(other) {
+            throw UsageError("--push and --\(other) cannot be combined")
+        }
+        return try await FlushAttempt.push(cli)
     }
     let runner = SyncRunner(
         invocation: cli,

@@ -84,6 +84,33 @@ struct TriageCommandTests {
         #expect(try f.run("hd-pending", "--count").stdout == "0\n")
     }
 
+    @Test("hd-sync --push sends the queue and nothing else; offline it exits 75 with the note; pass options are refused")
+    func push() throws {
+        let (f, fake) = try synced()
+        let target = try #require(threads(try f.run("hd-ls", "-n", "1").stdout).first)
+        let id = String(target.dropFirst("thread:".count))
+        #expect(try f.run("hd-mark", "--no-flush", "archive", target).status == 0)
+        try fake.clearRequests()
+        let push = try f.run("hd-sync", "--push")
+        #expect(push.status == 0 && push.stdout.isEmpty && push.stderr.isEmpty, "\(push)")
+        let paths = try fake.requests().map(\.path)
+        #expect(paths.contains { $0.hasSuffix("/modify") || $0.hasSuffix("/batchModify") }, "\(paths)")
+        #expect(!paths.contains { $0.hasSuffix("/history") || $0.hasSuffix("/messages") }, "no poll, no listing: \(paths)")
+        #expect(try fake.messages().values.filter { $0.thread == id }.allSatisfy { !$0.labels.contains("INBOX") })
+
+        #expect(try f.run("hd-mark", "--no-flush", "star", target).status == 0)
+        try goOffline(fake)
+        let offline = try f.run("hd-sync", "--push")
+        #expect(offline.status == 75 && offline.stdout.isEmpty, "\(offline)")
+        #expect(offline.stderr == "hd-sync: queued; the next hd-sync will send it\n", "\(offline)")
+        let pending = try f.run("hd-pending")
+        #expect(pending.lines.filter { $0.contains("\tpending\t") }.map { $0.contains("\t+STARRED\t") } == [true], "\(pending)")
+        #expect(try f.run("hd-sync", "--push", "--watch").status == 64)
+        #expect(try f.run("hd-sync", "--push", "--catch-up").status == 64)
+        #expect(try f.run("hd-sync", "--push", "--json").status == 64)
+        #expect(try f.run("hd-sync", "--push", "--max-pages", "2").status == 64)
+    }
+
     @Test("unknown references are reported one per line and the rest are done: exit 2")
     func unknownReferences() throws {
         let (f, _) = try synced()

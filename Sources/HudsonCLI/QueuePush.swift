@@ -1,0 +1,71 @@
+/*!
+ After `hd-mark` commits a change, one short attempt to send it (CONTRACT.md "Triage"),
+ made by `hd-sync --push` in a child process. `hd-mark` itself then links no network
+ code and starts as fast as the read commands: Foundation's networking (libcurl and the
+ whole of Foundation, relocated at every start) cost 12 ms of every `hd-mark`, sending or
+ not (docs/performance.md). Offline, without credentials, or failing, the change stays
+ queued and the next `hd-sync` sends it: success with a note, not an error.
+ */
+import Glibc
+
+extension Invocation {
+    /// Runs `hd-sync --push` for the store this command used (one account's queue, or
+    /// every account's) and waits for it. Its output is not shown (`HUDSON_DEBUG=1` shows
+    /// its standard error); when it could not send everything, or could not be run, this
+    /// command notes that the change stays queued. Returns whether everything was sent.
+    @discardableResult
+    public func pushQueuedChanges(accounts emails: [String]) -> Bool {
+        guard !emails.isEmpty else { return true }
+        var arguments = ["--push"]
+        if let path = try? storePath() { arguments += ["--db", path] }
+        if emails.count == 1 { arguments += ["--account", emails[0]] }
+        let status = SiblingCommand.run("hd-sync", arguments: arguments, showingErrors: debug)
+        if status == 0 { return true }
+        if debug { warn("hd-sync --push: \(status.map { "exit status \($0)" } ?? "could not run")") }
+        warn("queued; the next hd-sync will send it")
+        return false
+    }
+}
+
+/// Another Hudson command, from the directory this one was started from (they are
+/// built and installed together: scripts/install), run as a child process.
+enum SiblingCommand {
+    /// The child's exit status, or nil when it could not be started or did not exit
+    /// normally. Standard input and output are /dev/null; standard error is this
+    /// process's when `showingErrors`, else /dev/null.
+    static func run(_ name: String, arguments: [String], showingErrors: Bool) -> Int32? {
+        guard let directory = executableDirectory() else { return nil }
+        let path = directory + "/" + name
+        guard access(path, X_OK) == 0 else { return nil }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        if !showingErrors {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        let argv = ([name] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return nil }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { return nil }
+        }
+        // WIFEXITED / WEXITSTATUS, which Swift does not import (they are macros).
+        guard status & 0x7f == 0 else { return nil }
+        return (status >> 8) & 0xff
+    }
+
+    /// The directory of the running executable (/proc/self/exe, resolved).
+    static func executableDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
+        guard length > 0 else { return nil }
+        let path = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let slash = path.lastIndex(of: "/") else { return nil }
+        return String(path[..<slash])
+    }
+}
