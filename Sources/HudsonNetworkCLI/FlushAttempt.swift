@@ -58,15 +58,8 @@ public enum FlushAttempt {
     /// `hd-sync --push`: the attempt for the selected account, or every account. Exit 75
     /// (temporary failure) when something is still queued, 0 when all was sent.
     public static func push(_ invocation: Invocation) async throws -> ExitStatus {
-        let accounts = try invocation.store().accounts().map(\.email)
-        var emails = accounts
-        if let selected = invocation.arguments.string("account")
-            ?? invocation.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
-            guard let match = accounts.first(where: { $0.lowercased() == selected.lowercased() }) else {
-                throw StoreError.unknownAccount(selected)
-            }
-            emails = [match]
-        }
+        let store = try invocation.store()
+        let emails = try invocation.selectedAccount(in: store).map { [$0.email] } ?? store.accounts().map(\.email)
         return await run(invocation, accounts: emails).isEmpty ? .success : .temporaryFailure
     }
 }
