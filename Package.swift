@@ -12,7 +12,7 @@
 // fetches none, and a user's should not have to.
 import PackageDescription
 
-// The read commands (and hd-mark) link nothing beyond the Swift runtime, SQLite and the
+// The read commands (and hd-mark, hd-undo) link nothing beyond the Swift runtime, SQLite and the
 // C library, so their release builds are fully static executables: no dynamic loader, no shared
 // library to map or relocate. `hd-ls --version` then starts in under a millisecond,
 // faster than `sqlite3 :memory: 'select 1'` (docs/performance.md, "Start-up"). The
@@ -58,11 +58,12 @@ let package = Package(
                           linkerSettings: readCommandLinking),
         .executableTarget(name: "hd-auth", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-sync", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
-        // hd-mark hands its flush to `hd-sync --push` (HudsonCLI/QueuePush.swift), so it
-        // links no network code and is static like the read commands.
+        // hd-mark and hd-undo hand their flush to `hd-sync --push` (HudsonCLI/QueuePush.swift),
+        // so they link no network code and are static like the read commands.
         .executableTarget(name: "hd-mark", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"],
                           linkerSettings: readCommandLinking),
-        .executableTarget(name: "hd-undo", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonOutput", "HudsonStore"]),
+        .executableTarget(name: "hd-undo", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"],
+                          linkerSettings: readCommandLinking),
         .executableTarget(name: "hd-show", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonMail", "HudsonOutput", "HudsonStore"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
 

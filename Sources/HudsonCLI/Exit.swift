@@ -71,6 +71,9 @@ public enum Exit {
             return ClassifiedError(.usage, error.message)
         case let error as StoreError:
             return ClassifiedError(status(of: error), error.description)
+        case let error as OutboxError:
+            // A message that cannot be queued, or a send that cannot be undone (65).
+            return ClassifiedError(.dataError, error.description)
         case let error as SQLiteError:
             return classify(error, debug: debug)
         case let error as OutputFailed:

@@ -1,7 +1,7 @@
 /*!
- After `hd-mark` commits a change, one short attempt to send it (CONTRACT.md "Triage"),
- made by `hd-sync --push` in a child process. `hd-mark` itself then links no network
- code and starts as fast as the read commands: Foundation's networking (libcurl and the
+ After `hd-mark` or `hd-undo` commits a change, one short attempt to send it (CONTRACT.md
+ "Triage"), made by `hd-sync --push` in a child process. The two then link no network
+ code and start as fast as the read commands: Foundation's networking (libcurl and the
  whole of Foundation, relocated at every start) cost 12 ms of every `hd-mark`, sending or
  not (docs/performance.md). Offline, without credentials, or failing, the change stays
  queued and the next `hd-sync` sends it: success with a note, not an error.

@@ -2,8 +2,8 @@
  After `hd-mark` or `hd-undo` commits its change locally, one short attempt to send it
  (CONTRACT.md "Triage"). Offline, without credentials, or failing, the change simply
  stays queued and the next `hd-sync` sends it: that is success with a note, not an error.
- `hd-undo` runs it in its own process; `hd-mark`, which links no network code, runs
- `hd-sync --push`, which is this attempt as a command (`push`).
+ `hd-mark` and `hd-undo`, which link no network code, run it as `hd-sync --push`
+ (`push`, HudsonCLI/QueuePush.swift).
  */
 import Foundation
 import HudsonCLI

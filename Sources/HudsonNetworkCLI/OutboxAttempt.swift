@@ -43,13 +43,6 @@ public enum OutboxAttempt {
         return try? database.read { try $0.outboxEntry(id: id) }
     }
 
-    /// Exit statuses for the outbox's refusals, from the one table: undoing what cannot be
-    /// undone, or queueing a message twice, is bad input (65).
-    public static let classify: ErrorClassifier = { error in
-        guard let error = error as? OutboxError else { return nil }
-        return ClassifiedError(.dataError, error.description)
-    }
-
     /// How long `hd-send` waits for Gmail before leaving the message to the next sync: a
     /// few seconds, plus time to upload a large message.
     public static func timeout(forBytes count: Int) -> Duration {

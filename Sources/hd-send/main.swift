@@ -32,6 +32,6 @@ let spec = CommandSpec(
     access: .readWrite,
     exitStatuses: [.usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])
 
-await Main.run(spec, classifiers: [NetworkExit.classify, OutboxAttempt.classify]) { cli in
+await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
     try await SendCommand.run(cli)
 }

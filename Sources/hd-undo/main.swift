@@ -2,7 +2,6 @@
 // queued hd-send.
 import HudsonCLI
 import HudsonOutput
-import HudsonNetworkCLI
 import HudsonStore
 
 let spec = CommandSpec(
@@ -25,7 +24,7 @@ let spec = CommandSpec(
     access: .readWrite,
     exitStatuses: [.noMatch, .usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])
 
-await Main.run(spec, classifiers: [NetworkExit.classify, OutboxAttempt.classify]) { cli in
+Main.run(spec) { cli in
     let operand = cli.arguments.operands.first
     if cli.arguments.flag("list") {
         let store = try cli.openStore(.readOnly)
@@ -63,7 +62,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify, OutboxAttempt.classify]
     if Terminal.stderrIsTerminal { cli.warn("undid action \(result.actionID): \(result.deltas.count) change(s)") }
     if !cli.arguments.flag("no-flush") && !result.deltas.isEmpty {
         let emails = Set(result.deltas.map(\.accountID)).compactMap { id in try? store.account(id: id)?.email }
-        await FlushAttempt.run(cli, accounts: emails.sorted())
+        cli.pushQueuedChanges(accounts: emails.sorted())
     }
     return .success
 }
