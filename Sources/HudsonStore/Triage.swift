@@ -200,6 +200,7 @@ extension Store {
                         try self.db.execute("DELETE FROM actions WHERE id = ?", actionID)
                     } else {
                         result.actionID = actionID
+                        try self.forgetOldActions()
                     }
                 }
                 return result
@@ -271,6 +272,7 @@ extension Store {
                     label: item.label, op: op, outcome: outcome))
                 touched.insert(ThreadKey(accountID: item.target.accountID, threadID: item.target.threadID))
             }
+            try forgetOldActions()
             return result
         }
     }
@@ -336,15 +338,32 @@ extension Store {
         return label.id
     }
 
-    /// How many actions undo remembers. Older ones are forgotten as new ones are
-    /// recorded (their items go with them), so the undo history stays small.
+    /// How many actions undo remembers at least. Older ones are forgotten (their items go
+    /// with them) once `actionsSlack` more have been recorded, so the undo history stays
+    /// small and the forgetting (which looks for references to each forgotten action in
+    /// the queue and among the actions) runs once per hundred actions, not per action.
     public static let actionsKept: Int64 = 1_000
+    public static let actionsSlack: Int64 = 100
 
     private func insertAction(description: String, undoes: Int64? = nil) throws -> Int64 {
         try db.execute("INSERT INTO actions (description, created_at, undoes) VALUES (?, ?, ?)", description, now, undoes)
-        let id = db.lastInsertRowID
-        try db.execute("DELETE FROM actions WHERE id <= ?", id - Self.actionsKept)
-        return id
+        return db.lastInsertRowID
+    }
+
+    /// Forgets all but the newest `actionsKept` actions, once there are more than
+    /// `actionsKept + actionsSlack`, counted (not by ids, which no-op invocations also use).
+    /// An action that a remembered undo undid stays: forgetting it would clear the undo's
+    /// `undoes` (ON DELETE SET NULL), and the undo would pass for an ordinary action.
+    func forgetOldActions() throws {
+        guard let count = try db.scalarInt("SELECT count(*) FROM actions"), count > Self.actionsKept + Self.actionsSlack
+        else { return }
+        try db.execute("""
+            WITH oldest_kept (id) AS (SELECT id FROM actions ORDER BY id DESC LIMIT 1 OFFSET ?1)
+            DELETE FROM actions
+             WHERE id < (SELECT id FROM oldest_kept)
+               AND id NOT IN (SELECT undoes FROM actions
+                               WHERE undoes IS NOT NULL AND id >= (SELECT id FROM oldest_kept))
+            """, Self.actionsKept - 1)
     }
 
     private func recordActionItem(_ actionID: Int64, _ target: TriageTarget, label: String, op: LabelOp) throws {

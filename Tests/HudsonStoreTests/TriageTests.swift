@@ -142,17 +142,32 @@ struct TriageTests {
         try f.checkDerivedTables()
     }
 
-    @Test("undo remembers the newest 1,000 actions; an older one is forgotten with its items")
+    @Test("undo remembers at least the newest 1,000 actions; older ones go with their items, but not one a remembered undo undid")
     func undoHistoryIsBounded() throws {
         let f = try threadFixture()
-        var ids: [Int64] = []
-        for n in 0..<(Int(Store.actionsKept) + 1) {
-            ids.append(try #require(try f.store.perform([n % 2 == 0 ? .star : .unstar], on: [.message("new")]).actionID))
+        let kept = Int(Store.actionsKept)
+        func toggle(_ n: Int) throws -> Int64 {
+            try #require(try f.store.perform([n % 2 == 0 ? .star : .unstar], on: [.message("new")]).actionID)
         }
-        #expect(try f.store.recentActions(limit: 5_000).count == Int(Store.actionsKept))
+        var ids: [Int64] = []
+        for n in 0..<(kept + Int(Store.actionsSlack) + 1) { ids.append(try toggle(n)) }
+        #expect(try f.store.recentActions(limit: 5_000).count == kept)
         #expect(throws: StoreError.noSuchAction(ids[0])) { try f.store.undo(actionID: ids[0]) }
         #expect(try f.db.scalarInt("SELECT count(*) FROM action_items WHERE action_id = ?", ids[0]) == 0)
-        #expect(try f.store.undo(actionID: ids[1]).alreadyUndone == false)  // still known
+        // An invocation with nothing to do records nothing, so it forgets nothing either.
+        for _ in 0..<200 { #expect(try f.store.perform([.archive], on: [.message("new")]).actionID == nil) }
+        #expect(try f.store.recentActions(limit: 5_000).count == kept)
+
+        // Undo the oldest action remembered, then record enough to forget it: the undo
+        // stays an undo, so it is neither picked by a bare undo nor taken for new work.
+        let oldest = ids[ids.count - kept]
+        let undo = try #require(try f.store.undo(actionID: oldest).undoActionID)
+        for n in 0..<Int(Store.actionsSlack) { _ = try toggle(n + 1) }  // the last one forgets
+        let remembered = try f.store.recentActions(limit: 5_000)
+        #expect(remembered.count == kept + 1)  // the undone action stays while its undo does
+        #expect(remembered.contains { $0.id == undo && $0.undoes == oldest })
+        #expect(try f.store.undo(actionID: oldest).alreadyUndone)
+        #expect(try f.store.undo().actionID != oldest)
         try f.checkDerivedTables()
     }
 
