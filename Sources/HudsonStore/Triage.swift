@@ -180,16 +180,10 @@ extension Store {
                                 members = Array(members.prefix(1))  // newest first
                             }
                             for member in members {
-                                let slot = try self.labelSlot(member, label: label)
-                                guard slot.effective != (action.op == .add) else { continue }
-                                let outcome = dryRun ? EnqueueOutcome.inserted : try self.enqueue(
-                                    member, label: label, op: action.op, actionID: actionID, slot: slot)
-                                if let actionID, outcome != .unchanged {
-                                    try self.recordActionItem(actionID, member, label: label, op: action.op)
-                                }
-                                result.deltas.append(TriageDelta(
-                                    accountID: member.accountID, messageID: member.gmailID, threadID: member.threadID,
-                                    label: label, op: action.op, outcome: outcome))
+                                guard let delta = try self.queueDelta(
+                                    member, label: label, op: action.op, actionID: actionID, dryRun: dryRun)
+                                else { continue }
+                                result.deltas.append(delta)
                                 touched.insert(thread)
                             }
                         }
@@ -232,7 +226,7 @@ extension Store {
             } else if let last = try db.scalarInt("""
                 SELECT max(a.id) FROM actions AS a
                  WHERE a.undoes IS NULL AND (?1 IS NULL OR EXISTS (
-                       SELECT 1 FROM action_items AS i JOIN messages AS m ON m.id = i.message_id AND m.gmail_id = i.gmail_id
+                       SELECT 1 FROM action_items AS i \(Self.itemMessageJoin)
                         WHERE i.action_id = a.id AND m.account_id = ?1))
                 """, accountID) {
                 targetID = last
@@ -246,11 +240,9 @@ extension Store {
             if action.undoneBy != nil {
                 return UndoResult(actionID: targetID, undoActionID: nil, alreadyUndone: true)
             }
-            // An item whose message is gone, or whose key now names another message, is
-            // passed over (Schema: 005_triage_locality).
             let items = try db.map("""
                 SELECT i.message_id, i.label, i.op, m.account_id, m.gmail_id, m.thread_id
-                  FROM action_items AS i JOIN messages AS m ON m.id = i.message_id AND m.gmail_id = i.gmail_id
+                  FROM action_items AS i \(Self.itemMessageJoin)
                  WHERE i.action_id = ? ORDER BY i.message_id, i.label
                 """, targetID) {
                 (target: TriageTarget(key: $0.int64(0), accountID: $0.int64(3), gmailID: $0.string(4), threadID: $0.string(5)),
@@ -260,16 +252,9 @@ extension Store {
             try db.execute("UPDATE actions SET undone_by = ? WHERE id = ?", undoID, targetID)
             var result = UndoResult(actionID: targetID, undoActionID: undoID, alreadyUndone: false)
             for item in items {
-                let op = item.op.inverse
-                let slot = try labelSlot(item.target, label: item.label)
-                guard slot.effective != (op == .add) else { continue }
-                let outcome = try enqueue(item.target, label: item.label, op: op, actionID: undoID, slot: slot)
-                if outcome != .unchanged {
-                    try recordActionItem(undoID, item.target, label: item.label, op: op)
-                }
-                result.deltas.append(TriageDelta(
-                    accountID: item.target.accountID, messageID: item.target.gmailID, threadID: item.target.threadID,
-                    label: item.label, op: op, outcome: outcome))
+                guard let delta = try queueDelta(item.target, label: item.label, op: item.op.inverse, actionID: undoID)
+                else { continue }
+                result.deltas.append(delta)
                 touched.insert(ThreadKey(accountID: item.target.accountID, threadID: item.target.threadID))
             }
             try forgetOldActions()
@@ -294,8 +279,7 @@ extension Store {
             SELECT a.id, a.description, a.created_at,
                    (SELECT count(*) FROM action_items AS i WHERE i.action_id = a.id), a.undoes, a.undone_by
               FROM actions AS a
-             WHERE ?2 IS NULL OR EXISTS (SELECT 1 FROM action_items AS i
-                                           JOIN messages AS m ON m.id = i.message_id AND m.gmail_id = i.gmail_id
+             WHERE ?2 IS NULL OR EXISTS (SELECT 1 FROM action_items AS i \(Self.itemMessageJoin)
                                           WHERE i.action_id = a.id AND m.account_id = ?2)
              ORDER BY a.id DESC LIMIT ?1
             """, limit, accountID) {
@@ -364,6 +348,27 @@ extension Store {
                AND id NOT IN (SELECT undoes FROM actions
                                WHERE undoes IS NOT NULL AND id >= (SELECT id FROM oldest_kept))
             """, Self.actionsKept - 1)
+    }
+
+    /// An undo item (`i`) joined to the message it was queued for (`m`): an item whose
+    /// message is gone, or whose key now names another message, joins nothing and is
+    /// passed over (Schema: 005_triage_locality).
+    static let itemMessageJoin = "JOIN messages AS m ON m.id = i.message_id AND m.gmail_id = i.gmail_id"
+
+    /// One change of an action or of an undo: queued (in a dry run only planned) when the
+    /// message's effective labels do not already satisfy it, and recorded for undo. Nil
+    /// when there is nothing to do.
+    private func queueDelta(
+        _ target: TriageTarget, label: String, op: LabelOp, actionID: Int64?, dryRun: Bool = false
+    ) throws -> TriageDelta? {
+        let slot = try labelSlot(target, label: label)
+        guard slot.effective != (op == .add) else { return nil }
+        let outcome = dryRun ? EnqueueOutcome.inserted : try enqueue(target, label: label, op: op, actionID: actionID, slot: slot)
+        if let actionID, outcome != .unchanged {
+            try recordActionItem(actionID, target, label: label, op: op)
+        }
+        return TriageDelta(accountID: target.accountID, messageID: target.gmailID, threadID: target.threadID,
+                           label: label, op: op, outcome: outcome)
     }
 
     private func recordActionItem(_ actionID: Int64, _ target: TriageTarget, label: String, op: LabelOp) throws {
