@@ -7,14 +7,22 @@
  queued and the next `hd-sync` sends it: success with a note, not an error.
  */
 import Glibc
+import HudsonStore
 
 extension Invocation {
+    /// `pushQueuedChanges(accounts:)` for the accounts whose queues `deltas` changed.
+    @discardableResult
+    public func pushQueuedChanges(for deltas: [TriageDelta], in store: Store) -> Bool {
+        let emails = Set(deltas.map(\.accountID)).compactMap { id in try? store.account(id: id)?.email }
+        return pushQueuedChanges(accounts: emails.sorted())
+    }
+
     /// Runs `hd-sync --push` for the store this command used (one account's queue, or
     /// every account's) and waits for it. Its output is not shown (`HUDSON_DEBUG=1` shows
     /// its standard error); when it could not send everything, or could not be run, this
     /// command notes that the change stays queued. Returns whether everything was sent.
     @discardableResult
-    public func pushQueuedChanges(accounts emails: [String]) -> Bool {
+    func pushQueuedChanges(accounts emails: [String]) -> Bool {
         guard !emails.isEmpty else { return true }
         var arguments = ["--push"]
         if let path = try? storePath() { arguments += ["--db", path] }

@@ -16,7 +16,7 @@ public enum FlushAttempt {
     /// Tries to send the queue of each account for at most `timeout`. Returns the
     /// accounts whose changes are still queued.
     @discardableResult
-    public static func run(_ invocation: Invocation, accounts emails: [String], timeout: Duration = .seconds(4)) async -> [String] {
+    static func run(_ invocation: Invocation, accounts emails: [String], timeout: Duration = .seconds(4)) async -> [String] {
         var stillQueued: [String] = []
         guard !emails.isEmpty else { return [] }
         guard let endpoints = try? GmailEndpoints(environment: invocation.environment),

@@ -63,8 +63,7 @@ Main.run(spec) { cli in
     } else if let actionID = result.actionID {
         if Terminal.stderrIsTerminal { cli.warn("action \(actionID): \(result.deltas.count) change(s)") }
         if !cli.arguments.flag("no-flush") {
-            let emails = Set(result.deltas.map(\.accountID)).compactMap { id in try? store.account(id: id)?.email }
-            cli.pushQueuedChanges(accounts: emails.sorted())
+            cli.pushQueuedChanges(for: result.deltas, in: store)
         }
     }
     return failures > 0 ? .partialFailure : .success

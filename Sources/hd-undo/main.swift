@@ -61,8 +61,7 @@ Main.run(spec) { cli in
     }
     if Terminal.stderrIsTerminal { cli.warn("undid action \(result.actionID): \(result.deltas.count) change(s)") }
     if !cli.arguments.flag("no-flush") && !result.deltas.isEmpty {
-        let emails = Set(result.deltas.map(\.accountID)).compactMap { id in try? store.account(id: id)?.email }
-        cli.pushQueuedChanges(accounts: emails.sorted())
+        cli.pushQueuedChanges(for: result.deltas, in: store)
     }
     return .success
 }
