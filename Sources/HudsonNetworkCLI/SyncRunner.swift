@@ -112,12 +112,9 @@ public final class SyncRunner {
         let database = HudsonDatabase(try invocation.openStore(
             .readWrite, cacheKiB: catchUp ? Self.catchUpCacheKiB : Self.passCacheKiB,
             checkpointPages: catchUp ? Self.catchUpCheckpointPages : nil))
-        var emails = try database.read { try $0.accounts().map(\.email) }
-        if let selected = invocation.arguments.string("account") ?? invocation.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
-            guard let match = emails.first(where: { $0.lowercased() == selected.lowercased() }) else {
-                throw StoreError.unknownAccount(selected)
-            }
-            emails = [match]
+        let invocation = self.invocation
+        let emails = try database.read { store in
+            try invocation.selectedAccount(in: store).map { [$0.email] } ?? store.accounts().map(\.email)
         }
         guard !emails.isEmpty else { throw CommandFailure(.notAuthorized, "no accounts; run hd-auth login") }
         let endpoints = try GmailEndpoints(environment: invocation.environment)
