@@ -23,6 +23,15 @@ extension Store {
             """, accountID, gmailID, threadID, messageKey)
     }
 
+    /// The same for many messages in one statement: rows of (account, Gmail id, thread,
+    /// message key), moved in that order.
+    func bumpSequence(_ messages: JSONRows) throws {
+        try db.execute("""
+            REPLACE INTO message_seq (account_id, gmail_id, thread_id, message_id, deleted, deleted_history_id)
+            SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 0, NULL FROM json_each(?)
+            """, messages)
+    }
+
     func bumpSequence(messageKey: Int64) throws {
         try db.execute("""
             REPLACE INTO message_seq (account_id, gmail_id, thread_id, message_id, deleted, deleted_history_id)

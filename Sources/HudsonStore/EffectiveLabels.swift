@@ -10,6 +10,15 @@ enum EffectiveLabels {
     /// The view that composes the overlay. Always constrain it by `message_id`.
     static let view = "effective_labels"
 
+    /// The view's rule for one (message, label) whose canonical presence (`canonical`, a
+    /// condition) and live queue row (`queuedOp`, its op, NULL without one) a query already
+    /// joined: a queued add or remove decides, else canonical truth does. The same as the
+    /// view, which has at most one live queue row per message and label to compose, and
+    /// it spares a query that has both in hand four more seeks per row (triage's slots).
+    static func effective(canonical: String, queuedOp: String) -> String {
+        "CASE \(queuedOp) WHEN 'add' THEN 1 WHEN 'remove' THEN 0 ELSE \(canonical) END"
+    }
+
     /// The SQL condition "message `messageColumn` effectively carries label `?`", for
     /// query builders: a correlated seek into both arms of the view, never a scan.
     static func carries(messageColumn: String) -> String {

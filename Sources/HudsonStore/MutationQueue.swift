@@ -97,6 +97,13 @@ extension Store {
         var threadID: String
     }
 
+    /// One change triage asks for: a label added to or removed from a message.
+    struct LabelChange {
+        var target: TriageTarget
+        var label: String
+        var op: LabelOp
+    }
+
     /// What the store says of one (message, label) before a change: whether the message
     /// effectively carries it, whether canonical truth does, and the live queue row.
     struct LabelSlot {
@@ -105,71 +112,110 @@ extension Store {
         var queued: (id: Int64, op: LabelOp, state: MutationState, claimedAt: Int64?)?
     }
 
-    /// One statement for what triage must know before each delta (it was three).
-    func labelSlot(_ target: TriageTarget, label: String) throws -> LabelSlot {
-        try db.first("""
-            SELECT EXISTS (SELECT 1 FROM \(EffectiveLabels.view) WHERE message_id = ?1 AND label = ?2),
-                   EXISTS (SELECT 1 FROM message_labels WHERE message_id = ?1 AND label = ?2),
-                   q.id, q.op, q.state, q.claimed_at
-              FROM (SELECT 1) LEFT JOIN mutation_queue AS q
-                ON q.account_id = ?3 AND q.message_id = ?1 AND q.label = ?2
-            """, target.key, label, target.accountID) { row in
-            LabelSlot(
-                effective: row.bool(0), canonical: row.bool(1),
-                queued: row.optionalInt64(2).map { id in
-                    (id: id, op: LabelOp(rawValue: row.string(3)) ?? .add,
-                     state: MutationState(rawValue: row.string(4)) ?? .pending, claimedAt: row.optionalInt64(5))
+    /// The slot of each change's (message, label), in the changes' order: one statement
+    /// for all of them (it was one per change), which reads each (message, label) once in
+    /// message_labels and once in the queue, and composes the effective state from the two.
+    func labelSlots(_ changes: [LabelChange]) throws -> [LabelSlot] {
+        var rows = JSONRows()
+        for change in changes { rows.append(.integer(change.target.key), .text(change.label)) }
+        var slots = [LabelSlot](repeating: LabelSlot(effective: false, canonical: false, queued: nil), count: changes.count)
+        // The JSON fields are read once per row (MATERIALIZED), not once per use.
+        try db.forEach("""
+            WITH c (i, message_id, label) AS MATERIALIZED (SELECT key, value ->> 0, value ->> 1 FROM json_each(?))
+            SELECT c.i, \(EffectiveLabels.effective(canonical: "ml.label IS NOT NULL", queuedOp: "q.op")),
+                   ml.label IS NOT NULL, q.id, q.op, q.state, q.claimed_at
+              FROM c
+              LEFT JOIN message_labels AS ml ON ml.message_id = c.message_id AND ml.label = c.label
+              LEFT JOIN mutation_queue AS q ON q.message_id = c.message_id AND q.label = c.label
+            """, rows) { row in
+            slots[row.int(0)] = LabelSlot(
+                effective: row.bool(1), canonical: row.bool(2),
+                queued: row.optionalInt64(3).map { id in
+                    (id: id, op: LabelOp(rawValue: row.string(4)) ?? .add,
+                     state: MutationState(rawValue: row.string(5)) ?? .pending, claimedAt: row.optionalInt64(6))
                 })
-        } ?? LabelSlot(effective: false, canonical: false, queued: nil)
+        }
+        return slots
     }
 
-    /// Queues one delta, resolving a collision with the live row for the same
-    /// (account, message, label), which `slot` describes. Must run inside a tracked write
-    /// transaction; the caller recomputes the thread.
-    func enqueue(_ target: TriageTarget, label: String, op: LabelOp, actionID: Int64?, slot: LabelSlot) throws -> EnqueueOutcome {
-        let now = self.now
-        guard let existing = slot.queued else {
-            try insertQueueRow(target, label: label, op: op, actionID: actionID, now: now)
-            try bumpSequence(target)
-            return .inserted
-        }
-        if existing.op == op { return .unchanged }
+    /// The collision table (this file's header) for one change: what it does to the live
+    /// row `slot` describes, and what it is reported as.
+    enum QueueWrite: Equatable {
+        /// A new pending row.
+        case insert
+        /// The live row already has this op.
+        case none
+        /// The pending row is deleted: the two cancel.
+        case delete
+        /// The pending row is deleted and a new one queued: the server changed the label
+        /// meanwhile, so canonical alone does not give the new intent.
+        case deleteAndInsert
+        /// The row that may be at the server is overlaid forward.
+        case flip(Int64)
+    }
 
-        let beingSent = existing.claimedAt.map { now - $0 < Self.claimLifetimeMilliseconds } ?? false
+    static func collision(_ slot: LabelSlot, op: LabelOp, now: Int64) -> (write: QueueWrite, outcome: EnqueueOutcome) {
+        guard let existing = slot.queued else { return (.insert, .inserted) }
+        if existing.op == op { return (.none, .unchanged) }
+        let beingSent = existing.claimedAt.map { now - $0 < claimLifetimeMilliseconds } ?? false
         if existing.state == .pending && !beingSent {
-            // Nothing was ever sent: the two deltas cancel. If the server changed the
-            // label meanwhile, canonical alone may not give the new intent; queue it then.
-            try db.execute("DELETE FROM mutation_queue WHERE id = ?", existing.id)
-            try bumpSequence(target)
-            if slot.canonical != (op == .add) {
-                try insertQueueRow(target, label: label, op: op, actionID: actionID, now: now)
-                return .inserted
-            }
-            return .cancelled
+            // Nothing was ever sent: the two deltas cancel.
+            return slot.canonical != (op == .add) ? (.deleteAndInsert, .inserted) : (.delete, .cancelled)
         }
         // In flight (or being sent right now): the old op may reach or have reached the
         // server and cannot be recalled, so deleting the row would lose the new intent.
         // Overlay forward: same row, new op, pending again; a sender that is mid-request
         // keeps its claim and will see the op changed under it.
-        try db.execute("""
-            UPDATE mutation_queue
-               SET op = ?, state = 'pending', expected_history_id = NULL, action_id = coalesce(?, action_id),
-                   attempts = 0, last_error = NULL, next_attempt_at = NULL, updated_at = ?
-             WHERE id = ?
-            """, op.rawValue, actionID, now, existing.id)
-        try bumpSequence(target)
-        return .flipped
+        return (.flip(existing.id), .flipped)
     }
 
-    private func insertQueueRow(_ target: TriageTarget, label: String, op: LabelOp, actionID: Int64?, now: Int64) throws {
-        try db.execute("""
-            INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
-            VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)
-            """, target.accountID, target.key, label, op.rawValue, actionID, now, now)
-    }
-
-    private func bumpSequence(_ target: TriageTarget) throws {
-        try bumpSequence(messageKey: target.key, accountID: target.accountID, gmailID: target.gmailID, threadID: target.threadID)
+    /// Queues `changes` (one per message and label), each resolved against its live row
+    /// by the collision table, with one statement per kind of write for all of them.
+    /// Every change that alters the queue moves its message in the change sequence. Must
+    /// run inside a tracked write transaction; the caller recomputes the threads.
+    func enqueue(_ changes: [LabelChange], slots: [LabelSlot], actionID: Int64?) throws -> [EnqueueOutcome] {
+        let now = self.now
+        var deleted = JSONRows(), inserted = JSONRows(), flipped = JSONRows(), moved = JSONRows()
+        var outcomes: [EnqueueOutcome] = []
+        outcomes.reserveCapacity(changes.count)
+        for (change, slot) in zip(changes, slots) {
+            let (write, outcome) = Self.collision(slot, op: change.op, now: now)
+            outcomes.append(outcome)
+            let target = change.target
+            switch write {
+            case .none: continue
+            case .insert, .deleteAndInsert, .delete:
+                if write != .insert, let existing = slot.queued { deleted.append(.integer(existing.id)) }
+                if write != .delete {
+                    inserted.append(.integer(target.accountID), .integer(target.key), .text(change.label),
+                                    .text(change.op.rawValue))
+                }
+            case .flip(let id):
+                flipped.append(.integer(id), .text(change.op.rawValue))
+            }
+            moved.append(.integer(target.accountID), .text(target.gmailID), .text(target.threadID), .integer(target.key))
+        }
+        if !deleted.isEmpty {
+            try db.execute("DELETE FROM mutation_queue WHERE id IN (SELECT value ->> 0 FROM json_each(?))", deleted)
+        }
+        if !inserted.isEmpty {
+            try db.execute("""
+                INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
+                SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', ?2, ?3, ?3 FROM json_each(?1)
+                """, inserted, actionID, now)
+        }
+        if !flipped.isEmpty {
+            try db.execute("""
+                UPDATE mutation_queue
+                   SET op = c.value ->> 1, state = 'pending', expected_history_id = NULL,
+                       action_id = coalesce(?2, action_id), attempts = 0, last_error = NULL, next_attempt_at = NULL,
+                       updated_at = ?3
+                  FROM json_each(?1) AS c
+                 WHERE mutation_queue.id = c.value ->> 0
+                """, flipped, actionID, now)
+        }
+        if !moved.isEmpty { try bumpSequence(moved) }
+        return outcomes
     }
 
     // MARK: - Flusher side

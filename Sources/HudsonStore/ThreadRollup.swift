@@ -25,12 +25,10 @@ extension Store {
         try db.write {
             var touched = Set<ThreadKey>()
             let result = try body(&touched)
-            for key in touched {
-                if labelsOnly {
-                    try recomputeRollupLabels(key)
-                } else {
-                    try recomputeRollup(key)
-                }
+            if labelsOnly {
+                try recomputeRollupLabels(touched)
+            } else {
+                for key in touched { try recomputeRollup(key) }
             }
             return result
         }
@@ -73,14 +71,17 @@ extension Store {
                    snippet: $0.string(3), sender: $0.optionalString(4), hasAttachment: $0.bool(5))
         }
         let stored = try storedRollupLabels(key)
+        var labelChanges = ThreadLabelChanges()
         guard let newest = members.first else {
             if let stored {
-                try updateThreadLabels(key, from: stored, to: nil)
+                labelChanges.record(key, from: stored, to: nil)
+                try labelChanges.apply(in: db)
                 try db.execute("DELETE FROM thread_rollup WHERE thread_id = ? AND account_id = ?", key.threadID, key.accountID)
             }
             return
         }
-        let effective = try effectiveRollupLabels(key, lastMessageAt: newest.internalDate)
+        let effective = (try effectiveThreadLabels(Self.threadRows([key]))[key] ?? EffectiveThreadLabels())
+            .rollup(lastMessageAt: newest.internalDate)
         var participants: [String] = []
         for member in members.reversed() {
             let name = displaySenderCached(member.sender)
@@ -97,62 +98,138 @@ extension Store {
                 members.count, effective.unreadCount, effective.has("INBOX"), effective.unreadCount > 0,
                 effective.has("STARRED"), members.contains(where: \.hasAttachment), effective.labels,
             ])
-        try updateThreadLabels(key, from: stored, to: effective)
+        labelChanges.record(key, from: stored, to: effective)
+        try labelChanges.apply(in: db)
     }
 
-    /// The label-derived part of a thread's rollup (unread count, inbox, unread and
+    /// The label-derived part of each thread's rollup (unread count, inbox, unread and
     /// starred flags, label list) and its thread_labels rows, for a change that touched
-    /// only labels. Archiving a thousand threads recomputed each one whole (members,
-    /// senders, a REPLACE of the row and of both its indexes) for a change of one flag;
-    /// and a thread whose labels come out as they were is not written at all.
-    /// A thread without a rollup row yet gets the whole recomputation.
-    func recomputeRollupLabels(_ key: ThreadKey) throws {
-        guard let stored = try storedRollupLabels(key) else {
-            try recomputeRollup(key)
-            return
+    /// only labels: what the stored rows say and what the members' effective labels say
+    /// now are each read for every thread in one statement, and the threads whose labels
+    /// changed are written by a few statements, not several per thread (archiving a
+    /// thousand threads ran four thousand). A thread whose labels come out as they were is
+    /// not written; one without a rollup row yet gets the whole recomputation.
+    func recomputeRollupLabels(_ keys: Set<ThreadKey>) throws {
+        guard !keys.isEmpty else { return }
+        let threads = Self.threadRows(keys)
+
+        var stored: [ThreadKey: RollupLabels] = [:]
+        try db.forEach("""
+            SELECT t.value ->> 0, t.value ->> 1, r.last_message_at, r.unread_count, r.labels
+              FROM json_each(?) AS t
+              JOIN thread_rollup AS r ON r.thread_id = t.value ->> 1 AND r.account_id = t.value ->> 0
+            """, threads) {
+            stored[ThreadKey(accountID: $0.int64(0), threadID: $0.string(1))] =
+                RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: $0.string(4))
         }
-        let effective = try effectiveRollupLabels(key, lastMessageAt: stored.lastMessageAt)
-        guard effective != stored else { return }
+        for key in keys where stored[key] == nil { try recomputeRollup(key) }
+
+        let effective = try effectiveThreadLabels(threads)
+
+        var rollups = JSONRows()
+        var labelChanges = ThreadLabelChanges()
+        for (key, old) in stored {
+            let now = effective[key] ?? EffectiveThreadLabels()
+            let new = now.rollup(lastMessageAt: old.lastMessageAt)
+            guard new != old else { continue }
+            rollups.append(.integer(key.accountID), .integer(old.lastMessageAt), .text(key.threadID),
+                           .integer(Int64(new.unreadCount)), .integer(now.labels.contains("INBOX") ? 1 : 0),
+                           .integer(new.unreadCount > 0 ? 1 : 0), .integer(now.labels.contains("STARRED") ? 1 : 0),
+                           .text(new.labels))
+            labelChanges.record(key, from: old, to: new)
+        }
+        guard !rollups.isEmpty else { return }
         try db.execute("""
-            UPDATE thread_rollup SET unread_count = ?, in_inbox = ?, unread = ?, starred = ?, labels = ?
-             WHERE thread_id = ? AND account_id = ?
-            """, effective.unreadCount, effective.has("INBOX"), effective.unreadCount > 0, effective.has("STARRED"),
-            effective.labels, key.threadID, key.accountID)
-        try updateThreadLabels(key, from: stored, to: effective)
+            UPDATE thread_rollup
+               SET unread_count = r.value ->> 3, in_inbox = r.value ->> 4, unread = r.value ->> 5,
+                   starred = r.value ->> 6, labels = r.value ->> 7
+              FROM json_each(?) AS r
+             WHERE thread_rollup.account_id = r.value ->> 0 AND thread_rollup.last_message_at = r.value ->> 1
+               AND thread_rollup.thread_id = r.value ->> 2
+            """, rollups)
+        try labelChanges.apply(in: db)
     }
 
-    /// The union of the members' effective labels (sorted, space-separated, as the rollup
-    /// stores them) and how many members are unread, in one statement.
-    private func effectiveRollupLabels(_ key: ThreadKey, lastMessageAt: Int64) throws -> RollupLabels {
-        var threadLabels = Set<String>()
+    /// The union of a thread's members' effective labels, and how many members are unread.
+    private struct EffectiveThreadLabels {
+        var labels = Set<String>()
         var unreadCount = 0
-        try forEachEffectiveLabel(accountID: key.accountID, threadID: key.threadID) { _, label in
-            if label == "UNREAD" { unreadCount += 1 }
-            threadLabels.insert(label)
+
+        /// As the rollup row stores it: sorted, space-separated.
+        func rollup(lastMessageAt: Int64) -> RollupLabels {
+            RollupLabels(lastMessageAt: lastMessageAt, unreadCount: unreadCount,
+                         labels: labels.sorted().joined(separator: " "))
         }
-        return RollupLabels(lastMessageAt: lastMessageAt, unreadCount: unreadCount,
-                            labels: threadLabels.sorted().joined(separator: " "))
     }
 
-    /// thread_labels from what the rollup row said to what it says now: only the rows
-    /// that changed (archiving a thread deletes one). A row is addressed by its whole key,
-    /// found from the rollup row, never searched for by thread.
-    private func updateThreadLabels(_ key: ThreadKey, from old: RollupLabels?, to new: RollupLabels?) throws {
-        let oldLabels = old.map { Set(Self.labelList($0.labels)) } ?? []
-        let newLabels = new.map { Set(Self.labelList($0.labels)) } ?? []
-        let moved = old?.lastMessageAt != new?.lastMessageAt
-        if let old {
-            for label in oldLabels where moved || !newLabels.contains(label) {
-                try db.execute("""
-                    DELETE FROM thread_labels WHERE account_id = ? AND label = ? AND last_message_at = ? AND thread_id = ?
-                    """, key.accountID, label, old.lastMessageAt, key.threadID)
+    /// (account, thread) rows, for the statements that take many threads.
+    private static func threadRows(_ keys: some Sequence<ThreadKey>) -> JSONRows {
+        var rows = JSONRows()
+        for key in keys { rows.append(.integer(key.accountID), .text(key.threadID)) }
+        return rows
+    }
+
+    /// The effective labels of every member of each thread of `threads` (threadRows), in
+    /// one statement: per thread, the view's two arms each seek `messages_by_thread`.
+    private func effectiveThreadLabels(_ threads: JSONRows) throws -> [ThreadKey: EffectiveThreadLabels] {
+        var effective: [ThreadKey: EffectiveThreadLabels] = [:]
+        try db.forEach("""
+            WITH t (account_id, thread_id) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(?))
+            SELECT t.account_id, t.thread_id, el.label
+              FROM t
+              JOIN messages AS m ON m.thread_id = t.thread_id AND m.account_id = t.account_id
+              JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
+            """, threads) {
+            let label = $0.string(2)
+            let key = ThreadKey(accountID: $0.int64(0), threadID: $0.string(1))
+            effective[key, default: EffectiveThreadLabels()].labels.insert(label)
+            if label == "UNREAD" { effective[key, default: EffectiveThreadLabels()].unreadCount += 1 }
+        }
+        return effective
+    }
+
+    /// thread_labels rows to delete and to insert for many threads, applied in one
+    /// statement per (account, label) deleted from and one for every insert. A delete
+    /// names the account and label outright: with the whole key as one row value, SQLite
+    /// seeks only the account and scans the rest.
+    private struct ThreadLabelChanges {
+        var removed: [Int64: [String: JSONRows]] = [:]
+        var inserted = JSONRows()
+
+        /// Only the rows that change (archiving a thread deletes one); a row is addressed by
+        /// its whole key, from the rollup row, never searched for by thread. Nil is no row.
+        mutating func record(_ key: ThreadKey, from old: RollupLabels?, to new: RollupLabels?) {
+            let oldLabels = old.map { Set(Store.labelList($0.labels)) } ?? []
+            let newLabels = new.map { Set(Store.labelList($0.labels)) } ?? []
+            let moved = old?.lastMessageAt != new?.lastMessageAt
+            if let old {
+                for label in oldLabels where moved || !newLabels.contains(label) {
+                    removed[key.accountID, default: [:]][label, default: JSONRows()]
+                        .append(.integer(old.lastMessageAt), .text(key.threadID))
+                }
+            }
+            if let new {
+                for label in newLabels.sorted() where moved || !oldLabels.contains(label) {
+                    inserted.append(.integer(key.accountID), .text(label), .integer(new.lastMessageAt), .text(key.threadID))
+                }
             }
         }
-        if let new {
-            for label in newLabels.sorted() where moved || !oldLabels.contains(label) {
-                try db.execute(
-                    "INSERT OR REPLACE INTO thread_labels (account_id, label, last_message_at, thread_id) VALUES (?, ?, ?, ?)",
-                    key.accountID, label, new.lastMessageAt, key.threadID)
+
+        func apply(in db: Connection) throws {
+            for (accountID, labels) in removed {
+                for (label, rows) in labels {
+                    try db.execute("""
+                        DELETE FROM thread_labels
+                         WHERE account_id = ?1 AND label = ?2
+                           AND (last_message_at, thread_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?3))
+                        """, accountID, label, rows)
+                }
+            }
+            if !inserted.isEmpty {
+                try db.execute("""
+                    INSERT OR REPLACE INTO thread_labels (account_id, label, last_message_at, thread_id)
+                    SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)
+                    """, inserted)
             }
         }
     }

@@ -165,29 +165,30 @@ extension Store {
             try self.writeTracked(labelsOnly: true) { touched in
                 var result = TriageResult()
                 let actionID: Int64? = dryRun ? nil : try self.insertAction(description: description)
+                let resolved = try self.resolve(references, accountID: accountID)
+                for (reference, targets) in zip(references, resolved) where targets.isEmpty {
+                    result.unknownReferences.append(reference)
+                }
                 var labelCache: [String: String] = [:]
-                for reference in references {
-                    let targets = try self.resolve(reference, accountID: accountID)
-                    if targets.isEmpty {
-                        result.unknownReferences.append(reference)
-                        continue
-                    }
-                    for action in actions {
-                        for thread in Set(targets.map { ThreadKey(accountID: $0.accountID, threadID: $0.threadID) }) {
+                // One batch per action, in the order given: a later action sees what an
+                // earlier one queued (`+x -x` nets out, as one change after another would).
+                for action in actions {
+                    var changes: [LabelChange] = []
+                    for (reference, targets) in zip(references, resolved) {
+                        for thread in Self.threads(of: targets) {
                             let label = try self.resolveLabel(for: action, accountID: thread.accountID, cache: &labelCache)
                             var members = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
                             if case .thread = reference, !action.appliesToWholeThread {
                                 members = Array(members.prefix(1))  // newest first
                             }
                             for member in members {
-                                guard let delta = try self.queueDelta(
-                                    member, label: label, op: action.op, actionID: actionID, dryRun: dryRun)
-                                else { continue }
-                                result.deltas.append(delta)
-                                touched.insert(thread)
+                                changes.append(LabelChange(target: member, label: label, op: action.op))
                             }
                         }
                     }
+                    let deltas = try self.queueDeltas(changes, actionID: actionID, dryRun: dryRun)
+                    for delta in deltas { touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID)) }
+                    result.deltas += deltas
                 }
                 if let actionID {
                     if result.deltas.isEmpty {
@@ -251,12 +252,9 @@ extension Store {
             let undoID = try insertAction(description: "undo \(targetID)", undoes: targetID)
             try db.execute("UPDATE actions SET undone_by = ? WHERE id = ?", undoID, targetID)
             var result = UndoResult(actionID: targetID, undoActionID: undoID, alreadyUndone: false)
-            for item in items {
-                guard let delta = try queueDelta(item.target, label: item.label, op: item.op.inverse, actionID: undoID)
-                else { continue }
-                result.deltas.append(delta)
-                touched.insert(ThreadKey(accountID: item.target.accountID, threadID: item.target.threadID))
-            }
+            result.deltas = try queueDeltas(
+                items.map { LabelChange(target: $0.target, label: $0.label, op: $0.op.inverse) }, actionID: undoID)
+            for delta in result.deltas { touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID)) }
             try forgetOldActions()
             return result
         }
@@ -290,23 +288,45 @@ extension Store {
 
     private struct DryRunRollback: Error {}
 
-    /// The messages a reference names, newest first.
-    private func resolve(_ reference: Reference, accountID: Int64?) throws -> [TriageTarget] {
-        let transform: (Row) -> TriageTarget = {
-            TriageTarget(key: $0.int64(0), accountID: $0.int64(1), gmailID: $0.string(2), threadID: $0.string(3))
+    /// The messages each reference names (newest first), in the references' order: one
+    /// statement for all thread references and one for all message references.
+    private func resolve(_ references: [Reference], accountID: Int64?) throws -> [[TriageTarget]] {
+        var threads = JSONRows(), messages = JSONRows()
+        for (index, reference) in references.enumerated() {
+            switch reference {
+            case .thread(let id): threads.append(.integer(Int64(index)), .text(id))
+            case .message(let id): messages.append(.integer(Int64(index)), .text(id))
+            }
         }
-        switch reference {
-        case .message(let id):
-            return try db.map("""
-                SELECT id, account_id, gmail_id, thread_id FROM messages
-                 WHERE gmail_id = ? AND (?2 IS NULL OR account_id = ?2)
-                """, id, accountID, transform: transform)
-        case .thread(let id):
-            return try db.map("""
-                SELECT id, account_id, gmail_id, thread_id FROM messages
-                 WHERE thread_id = ? AND (?2 IS NULL OR account_id = ?2)
-                 ORDER BY internal_date DESC, id DESC
-                """, id, accountID, transform: transform)
+        var resolved = [[TriageTarget]](repeating: [], count: references.count)
+        let collect: (Row) -> Void = {
+            resolved[$0.int(0)].append(
+                TriageTarget(key: $0.int64(1), accountID: $0.int64(2), gmailID: $0.string(3), threadID: $0.string(4)))
+        }
+        if !threads.isEmpty {
+            try db.forEach("""
+                SELECT r.value ->> 0, m.id, m.account_id, m.gmail_id, m.thread_id
+                  FROM json_each(?1) AS r
+                  JOIN messages AS m ON m.thread_id = r.value ->> 1 AND (?2 IS NULL OR m.account_id = ?2)
+                 ORDER BY r.key, m.internal_date DESC, m.id DESC
+                """, threads, accountID) { collect($0) }
+        }
+        if !messages.isEmpty {
+            try db.forEach("""
+                SELECT r.value ->> 0, m.id, m.account_id, m.gmail_id, m.thread_id
+                  FROM json_each(?1) AS r
+                  JOIN messages AS m ON m.gmail_id = r.value ->> 1 AND (?2 IS NULL OR m.account_id = ?2)
+                """, messages, accountID) { collect($0) }
+        }
+        return resolved
+    }
+
+    /// The threads of `targets`, in the order they first appear.
+    private static func threads(of targets: [TriageTarget]) -> [ThreadKey] {
+        var seen = Set<ThreadKey>()
+        return targets.compactMap {
+            let key = ThreadKey(accountID: $0.accountID, threadID: $0.threadID)
+            return seen.insert(key).inserted ? key : nil
         }
     }
 
@@ -355,26 +375,41 @@ extension Store {
     /// passed over (Schema: 005_triage_locality).
     static let itemMessageJoin = "JOIN messages AS m ON m.id = i.message_id AND m.gmail_id = i.gmail_id"
 
-    /// One change of an action or of an undo: queued (in a dry run only planned) when the
-    /// message's effective labels do not already satisfy it, and recorded for undo. Nil
-    /// when there is nothing to do.
-    private func queueDelta(
-        _ target: TriageTarget, label: String, op: LabelOp, actionID: Int64?, dryRun: Bool = false
-    ) throws -> TriageDelta? {
-        let slot = try labelSlot(target, label: label)
-        guard slot.effective != (op == .add) else { return nil }
-        let outcome = dryRun ? EnqueueOutcome.inserted : try enqueue(target, label: label, op: op, actionID: actionID, slot: slot)
-        if let actionID, outcome != .unchanged {
-            try recordActionItem(actionID, target, label: label, op: op)
+    /// The changes of an action or of an undo, one per (message, label) (the first asked
+    /// for): each queued (in a dry run only planned) when the message's effective labels
+    /// do not already satisfy it, and recorded for undo. A few statements for all of them,
+    /// whatever their number (MutationQueue: labelSlots, enqueue).
+    private func queueDeltas(_ requested: [LabelChange], actionID: Int64?, dryRun: Bool = false) throws -> [TriageDelta] {
+        struct MessageLabel: Hashable { var key: Int64; var label: String }
+        var asked = Set<MessageLabel>()
+        let changes = requested.filter { asked.insert(MessageLabel(key: $0.target.key, label: $0.label)).inserted }
+        guard !changes.isEmpty else { return [] }
+        let slots = try labelSlots(changes)
+        var needed: [LabelChange] = [], neededSlots: [LabelSlot] = []
+        for (change, slot) in zip(changes, slots) where slot.effective != (change.op == .add) {
+            needed.append(change)
+            neededSlots.append(slot)
         }
-        return TriageDelta(accountID: target.accountID, messageID: target.gmailID, threadID: target.threadID,
-                           label: label, op: op, outcome: outcome)
-    }
-
-    private func recordActionItem(_ actionID: Int64, _ target: TriageTarget, label: String, op: LabelOp) throws {
-        try db.execute(
-            "INSERT OR REPLACE INTO action_items (action_id, message_id, gmail_id, label, op) VALUES (?, ?, ?, ?, ?)",
-            actionID, target.key, target.gmailID, label, op.rawValue)
+        let outcomes = dryRun
+            ? [EnqueueOutcome](repeating: .inserted, count: needed.count)
+            : try enqueue(needed, slots: neededSlots, actionID: actionID)
+        var items = JSONRows()
+        var deltas: [TriageDelta] = []
+        for (change, outcome) in zip(needed, outcomes) {
+            let target = change.target
+            if outcome != .unchanged {
+                items.append(.integer(target.key), .text(target.gmailID), .text(change.label), .text(change.op.rawValue))
+            }
+            deltas.append(TriageDelta(accountID: target.accountID, messageID: target.gmailID, threadID: target.threadID,
+                                      label: change.label, op: change.op, outcome: outcome))
+        }
+        if let actionID, !items.isEmpty {
+            try db.execute("""
+                INSERT OR REPLACE INTO action_items (action_id, message_id, gmail_id, label, op)
+                SELECT ?1, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?2)
+                """, actionID, items)
+        }
+        return deltas
     }
 }
 

@@ -56,6 +56,57 @@ struct TriageTests {
         #expect(try f.queue().count == 3)
     }
 
+    @Test("one invocation over many threads resolves each change against its own queue row: insert, cancel, flip")
+    func batchOfCollisions() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("a1", thread: "a", minute: 1, labels: ["INBOX"]),
+                    f.snapshot("b1", thread: "b", minute: 2, labels: []),
+                    f.snapshot("c1", thread: "c", minute: 3, labels: []),
+                    f.snapshot("c2", thread: "c", minute: 4, labels: ["INBOX"]))
+        // b1: a pending unarchive; c1: an unarchive already in flight.
+        try f.store.perform([.unarchive], on: [.message("c1")])
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.markInFlight(claimed.map { ($0.id, $0.op) }, gate: 300)
+        try f.store.perform([.unarchive], on: [.message("b1")])
+        #expect(Set(try f.inbox()) == ["a", "b", "c"])
+
+        let result = try f.store.perform([.archive], on: [.thread("a"), .thread("b"), .thread("c")])
+        let outcomes = Dictionary(uniqueKeysWithValues: result.deltas.map { ($0.messageID, $0.outcome) })
+        #expect(outcomes == ["a1": .inserted, "b1": .cancelled, "c1": .flipped, "c2": .inserted])
+        #expect(try f.inbox().isEmpty)
+        let queued = try f.queue().map { "\($0.messageID) \($0.op) \($0.state)" }.sorted()
+        #expect(queued == ["a1 remove pending", "c1 remove pending", "c2 remove pending"])
+        try f.checkDerivedTables()
+
+        // Its undo restores what the inbox showed before, each change from the row the
+        // archive left: b1's unarchive, which the archive cancelled, is queued again.
+        let undo = try f.store.undo()
+        let undone = Dictionary(uniqueKeysWithValues: undo.deltas.map { ($0.messageID, $0.outcome) })
+        #expect(undone == ["a1": .cancelled, "b1": .inserted, "c1": .inserted, "c2": .cancelled])
+        #expect(Set(try f.inbox()) == ["a", "b", "c"])
+        try f.checkDerivedTables()
+    }
+
+    @Test("actions apply in the order given: +L -L in one invocation queues nothing")
+    func actionsInOrder() throws {
+        let f = try threadFixture()
+        try f.store.replaceLabels(accountID: f.account.id, with: [LabelInfo(id: "Label_1", name: "Later", kind: .user)])
+        let result = try f.store.perform([.addLabel("Later"), .removeLabel("Later")], on: [.thread("t")])
+        #expect(result.deltas.map(\.outcome) == [.inserted, .inserted, .cancelled, .cancelled])
+        #expect(try f.queue().isEmpty)
+        #expect(try f.effective("old") == ["INBOX", "UNREAD"])
+        try f.checkDerivedTables()
+    }
+
+    @Test("a thread and one of its messages named in one invocation change that message once")
+    func overlappingReferences() throws {
+        let f = try threadFixture()
+        let result = try f.store.perform([.archive], on: [.message("old"), .thread("t"), .message("old")])
+        #expect(result.deltas.map(\.messageID) == ["old"])
+        #expect(try f.queue().count == 1)
+        #expect(try f.inbox().isEmpty)
+    }
+
     @Test("labels are named by name (case-insensitive) or id; an unknown name queues nothing at all")
     func labelsByName() throws {
         let f = try threadFixture()

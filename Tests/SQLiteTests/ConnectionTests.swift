@@ -106,4 +106,25 @@ struct ConnectionTests {
         let second = try db.cached("SELECT 1")
         #expect(first === second)
     }
+
+    @Test("JSONRows: many rows as one argument, read back exactly by json_each")
+    func jsonRowsRoundTrip() throws {
+        let db = try open()
+        let texts = ["", "plain", "quote \" and backslash \\", "tab\tnewline\ncontrol\u{01}\u{1F}", "Zoë 日本 🙂", "[1,\"x\"]"]
+        var rows = JSONRows()
+        #expect(rows.isEmpty)
+        for (index, text) in texts.enumerated() {
+            rows.append(.integer(Int64(index)), .text(text), .null)
+        }
+        rows.append(.integer(Int64.min), .text("last"), .integer(Int64.max))
+        #expect(rows.count == texts.count + 1)
+        let read = try db.map("""
+            SELECT value ->> 0, value ->> 1, typeof(value ->> 2), value ->> 2 FROM json_each(?) ORDER BY key
+            """, rows) { ($0.int64(0), $0.string(1), $0.string(2), $0.optionalInt64(3)) }
+        #expect(read.map(\.0) == Array(0..<Int64(texts.count)) + [Int64.min])
+        #expect(read.map(\.1) == texts + ["last"])
+        #expect(read.map(\.2) == Array(repeating: "null", count: texts.count) + ["integer"])
+        #expect(read.last?.3 == Int64.max)
+        #expect(try db.scalarInt("SELECT count(*) FROM json_each(?)", JSONRows()) == 0)
+    }
 }
