@@ -16,6 +16,7 @@ public struct JSONRows: SQLiteBindable {
         case null
     }
 
+    /// The array so far, without its closing bracket.
     private var encoded: [UInt8] = [UInt8(ascii: "[")]
     public private(set) var count = 0
 
@@ -30,10 +31,10 @@ public struct JSONRows: SQLiteBindable {
     public mutating func append(_ fields: [Field]) {
         if count > 0 { encoded.append(UInt8(ascii: ",")) }
         encoded.append(UInt8(ascii: "["))
-        for (index, field) in fields.enumerated() {
+        for index in fields.indices {
             if index > 0 { encoded.append(UInt8(ascii: ",")) }
-            switch field {
-            case .integer(let value): encoded.append(contentsOf: String(value).utf8)
+            switch fields[index] {
+            case .integer(let value): Self.appendInteger(value, to: &encoded)
             case .text(let value): Self.appendString(value, to: &encoded)
             case .null: encoded.append(contentsOf: "null".utf8)
             }
@@ -46,22 +47,53 @@ public struct JSONRows: SQLiteBindable {
         .text(String(decoding: encoded + [UInt8(ascii: "]")], as: UTF8.self))
     }
 
+    /// Decimal digits, without the String a description would allocate.
+    private static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        if value < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            for index in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[index]) }
+        }
+    }
+
     /// A JSON string (RFC 8259 section 7): quote, backslash and control characters escaped,
     /// everything else as its UTF-8 bytes.
     private static func appendString(_ value: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(contentsOf: "\\u00".utf8)
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 0xf)])
-            default: out.append(byte)
+        var value = value
+        value.withUTF8 { bytes in
+            out.append(UInt8(ascii: "\""))
+            // Ids and label names never need escaping: copy them whole.
+            var clean = true
+            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                clean = false
+                break
             }
+            if clean {
+                out.append(contentsOf: bytes)
+            } else {
+                for byte in bytes {
+                    switch byte {
+                    case UInt8(ascii: "\""): out.append(contentsOf: "\\\"".utf8)
+                    case UInt8(ascii: "\\"): out.append(contentsOf: "\\\\".utf8)
+                    case 0..<0x20:
+                        let hex = Array("0123456789abcdef".utf8)
+                        out.append(contentsOf: "\\u00".utf8)
+                        out.append(hex[Int(byte >> 4)])
+                        out.append(hex[Int(byte & 0xf)])
+                    default: out.append(byte)
+                    }
+                }
+            }
+            out.append(UInt8(ascii: "\""))
         }
-        out.append(UInt8(ascii: "\""))
     }
 }
