@@ -25,10 +25,10 @@ extension Store {
 
     /// The same for many messages in one statement: rows of (account, Gmail id, thread,
     /// message key), moved in that order.
-    func bumpSequence(_ messages: JSONRows) throws {
+    func bumpSequence(_ messages: SQLiteRows) throws {
         try db.execute("""
             REPLACE INTO message_seq (account_id, gmail_id, thread_id, message_id, deleted, deleted_history_id)
-            SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 0, NULL FROM json_each(?)
+            SELECT c0, c1, c2, c3, 0, NULL FROM hudson_rows(?)
             """, messages)
     }
 

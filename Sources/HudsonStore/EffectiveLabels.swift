@@ -19,10 +19,11 @@ enum EffectiveLabels {
         "CASE \(queuedOp) WHEN 'add' THEN 1 WHEN 'remove' THEN 0 ELSE \(canonical) END"
     }
 
-    /// The SQL condition "message `messageColumn` effectively carries label `?`", for
-    /// query builders: a correlated seek into both arms of the view, never a scan.
-    static func carries(messageColumn: String) -> String {
-        "EXISTS (SELECT 1 FROM \(view) AS el WHERE el.message_id = \(messageColumn) AND el.label = ?)"
+    /// The SQL condition "message `messageColumn` effectively carries label `label`" (a
+    /// parameter unless given), for query builders: a correlated seek into both arms of
+    /// the view, never a scan.
+    static func carries(messageColumn: String, label: String = "?") -> String {
+        "EXISTS (SELECT 1 FROM \(view) AS el WHERE el.message_id = \(messageColumn) AND el.label = \(label))"
     }
 
     /// The same condition as a list of the label's messages (`?` the label, then the key

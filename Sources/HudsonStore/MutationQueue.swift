@@ -116,17 +116,15 @@ extension Store {
     /// for all of them (it was one per change), which reads each (message, label) once in
     /// message_labels and once in the queue, and composes the effective state from the two.
     func labelSlots(_ changes: [LabelChange]) throws -> [LabelSlot] {
-        var rows = JSONRows()
+        let rows = SQLiteRows(columns: 2)
         for change in changes { rows.append(.integer(change.target.key), .text(change.label)) }
         var slots = [LabelSlot](repeating: LabelSlot(effective: false, canonical: false, queued: nil), count: changes.count)
-        // The JSON fields are read once per row (MATERIALIZED), not once per use.
         try db.forEach("""
-            WITH c (i, message_id, label) AS MATERIALIZED (SELECT key, value ->> 0, value ->> 1 FROM json_each(?))
-            SELECT c.i, \(EffectiveLabels.effective(canonical: "ml.label IS NOT NULL", queuedOp: "q.op")),
+            SELECT c.rowid, \(EffectiveLabels.effective(canonical: "ml.label IS NOT NULL", queuedOp: "q.op")),
                    ml.label IS NOT NULL, q.id, q.op, q.state, q.claimed_at
-              FROM c
-              LEFT JOIN message_labels AS ml ON ml.message_id = c.message_id AND ml.label = c.label
-              LEFT JOIN mutation_queue AS q ON q.message_id = c.message_id AND q.label = c.label
+              FROM hudson_rows(?) AS c
+              LEFT JOIN message_labels AS ml ON ml.message_id = c.c0 AND ml.label = c.c1
+              LEFT JOIN mutation_queue AS q ON q.message_id = c.c0 AND q.label = c.c1
             """, rows) { row in
             slots[row.int(0)] = LabelSlot(
                 effective: row.bool(1), canonical: row.bool(2),
@@ -175,7 +173,8 @@ extension Store {
     /// run inside a tracked write transaction; the caller recomputes the threads.
     func enqueue(_ changes: [LabelChange], slots: [LabelSlot], actionID: Int64?) throws -> [EnqueueOutcome] {
         let now = self.now
-        var deleted = JSONRows(), inserted = JSONRows(), flipped = JSONRows(), moved = JSONRows()
+        let deleted = SQLiteRows(columns: 1), inserted = SQLiteRows(columns: 4), flipped = SQLiteRows(columns: 2)
+        let moved = SQLiteRows(columns: 4)
         var outcomes: [EnqueueOutcome] = []
         outcomes.reserveCapacity(changes.count)
         for (change, slot) in zip(changes, slots) {
@@ -196,22 +195,22 @@ extension Store {
             moved.append(.integer(target.accountID), .text(target.gmailID), .text(target.threadID), .integer(target.key))
         }
         if !deleted.isEmpty {
-            try db.execute("DELETE FROM mutation_queue WHERE id IN (SELECT value ->> 0 FROM json_each(?))", deleted)
+            try db.execute("DELETE FROM mutation_queue WHERE id IN (SELECT c0 FROM hudson_rows(?))", deleted)
         }
         if !inserted.isEmpty {
             try db.execute("""
                 INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
-                SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, 'pending', ?2, ?3, ?3 FROM json_each(?1)
+                SELECT c0, c1, c2, c3, 'pending', ?2, ?3, ?3 FROM hudson_rows(?1)
                 """, inserted, actionID, now)
         }
         if !flipped.isEmpty {
             try db.execute("""
                 UPDATE mutation_queue
-                   SET op = c.value ->> 1, state = 'pending', expected_history_id = NULL,
+                   SET op = c.c1, state = 'pending', expected_history_id = NULL,
                        action_id = coalesce(?2, action_id), attempts = 0, last_error = NULL, next_attempt_at = NULL,
                        updated_at = ?3
-                  FROM json_each(?1) AS c
-                 WHERE mutation_queue.id = c.value ->> 0
+                  FROM hudson_rows(?1) AS c
+                 WHERE mutation_queue.id = c.c0
                 """, flipped, actionID, now)
         }
         if !moved.isEmpty { try bumpSequence(moved) }
@@ -295,7 +294,7 @@ extension Store {
     /// not on 2xx"). Returns the number retired.
     @discardableResult
     public func retireConfirmedMutations(accountID: Int64) throws -> Int {
-        try writeTracked(labelsOnly: true) { touched in
+        try writeTrackingLabels { touched in
             let rows = try db.map("""
                 SELECT q.id, q.message_id, q.label, q.op, m.thread_id
                   FROM mutation_queue AS q JOIN messages AS m ON m.id = q.message_id
@@ -330,7 +329,7 @@ extension Store {
     /// the messages whose rows were dropped.
     @discardableResult
     public func dropMutations(_ failed: [(id: Int64, op: LabelOp)]) throws -> [String] {
-        try writeTracked(labelsOnly: true) { touched in
+        try writeTrackingLabels { touched in
             var messages: [String] = []
             for entry in failed {
                 guard let row = try db.first("""
@@ -354,14 +353,14 @@ extension Store {
     /// does not already agree with the row), the message moves in the change sequence
     /// and its thread is recomputed.
     private func removeQueueRow(id: Int64, messageKey: Int64, label: String, op: LabelOp,
-                                thread: ThreadKey, touched: inout Set<ThreadKey>) throws {
+                                thread: ThreadKey, touched: inout LabelTouches) throws {
         try db.execute("DELETE FROM mutation_queue WHERE id = ?", id)
         let canonical = try db.scalarInt(
             "SELECT 1 FROM message_labels WHERE message_id = ? AND label = ?", messageKey, label) != nil
         if canonical != (op == .add) {
             try bumpSequence(messageKey: messageKey)
         }
-        touched.insert(thread)
+        touched.insert(thread, label: label)
     }
 
     /// Every live queue row, oldest first; one account's when `accountID` is given.

@@ -16,21 +16,35 @@ struct ThreadKey: Hashable {
 extension Store {
     /// Runs `body` in a write transaction and recomputes every thread it touched
     /// before committing. Every write path that changes messages, labels or the queue
-    /// goes through here.
-    ///
-    /// With `labelsOnly`, the body promises it changed only labels (the queue, or
-    /// canonical labels), never which messages a thread has or what they say: then only
-    /// the label-derived part of each rollup is recomputed (`recomputeRollupLabels`).
-    func writeTracked<T>(labelsOnly: Bool = false, _ body: (inout Set<ThreadKey>) throws -> T) throws -> T {
+    /// goes through here or through `writeTrackingLabels`.
+    func writeTracked<T>(_ body: (inout Set<ThreadKey>) throws -> T) throws -> T {
         try db.write {
             var touched = Set<ThreadKey>()
             let result = try body(&touched)
-            if labelsOnly {
-                try recomputeRollupLabels(touched)
-            } else {
-                for key in touched { try recomputeRollup(key) }
-            }
+            for key in touched { try recomputeRollup(key) }
             return result
+        }
+    }
+
+    /// `writeTracked` for a body that changes only labels (the queue), never which
+    /// messages a thread has or what they say, and names every (thread, label) whose
+    /// members' effective labels it may have changed: only those labels of those threads
+    /// are recomputed (`recomputeRollupLabels`).
+    func writeTrackingLabels<T>(_ body: (inout LabelTouches) throws -> T) throws -> T {
+        try db.write {
+            var touched = LabelTouches()
+            let result = try body(&touched)
+            try recomputeRollupLabels(touched)
+            return result
+        }
+    }
+
+    /// The labels a label-only write may have changed, per thread.
+    struct LabelTouches {
+        fileprivate private(set) var labels: [ThreadKey: Set<String>] = [:]
+
+        mutating func insert(_ thread: ThreadKey, label: String) {
+            labels[thread, default: []].insert(label)
         }
     }
 
@@ -102,15 +116,17 @@ extension Store {
         try labelChanges.apply(in: db)
     }
 
-    /// The label-derived part of each thread's rollup (unread count, inbox, unread and
-    /// starred flags, label list) and its thread_labels rows, for a change that touched
-    /// only labels: what the stored rows say and what the members' effective labels say
-    /// now are each read for every thread in one statement, and the threads whose labels
-    /// changed are written by a few statements, not several per thread (archiving a
-    /// thousand threads ran four thousand). A thread whose labels come out as they were is
-    /// not written; one without a rollup row yet gets the whole recomputation.
-    func recomputeRollupLabels(_ keys: Set<ThreadKey>) throws {
-        guard !keys.isEmpty else { return }
+    /// The label-derived part of each touched thread's rollup (unread count, inbox,
+    /// unread and starred flags, label list) and its thread_labels rows, after a change
+    /// that touched only labels. Each stored row is read, and for each touched label only
+    /// how many members carry it now (its other labels are as they were: no member's
+    /// changed), for every thread in one statement each; the threads whose labels changed
+    /// are written by a few statements, not several per thread (archiving a thousand
+    /// threads ran four thousand). A thread whose labels come out as they were is not
+    /// written; one without a rollup row yet gets the whole recomputation.
+    func recomputeRollupLabels(_ touches: LabelTouches) throws {
+        guard !touches.labels.isEmpty else { return }
+        let keys = touches.labels.keys
         let threads = Self.threadRows(keys)
 
         // Each row is found by its whole key: the newest member's date comes from
@@ -118,41 +134,62 @@ extension Store {
         // index by thread id (another random page per thread; `+` keeps the planner off it).
         var stored: [ThreadKey: RollupLabels] = [:]
         try db.forEach("""
-            WITH t (account_id, thread_id) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(?))
-            SELECT t.account_id, t.thread_id, r.last_message_at, r.unread_count, r.labels
-              FROM t
+            SELECT t.c0, t.c1, r.last_message_at, r.unread_count, r.labels
+              FROM hudson_rows(?) AS t
               JOIN thread_rollup AS r
-                ON r.account_id = t.account_id AND +r.thread_id = t.thread_id
+                ON r.account_id = t.c0 AND +r.thread_id = t.c1
                AND r.last_message_at = (SELECT max(m.internal_date) FROM messages AS m
-                                         WHERE m.thread_id = t.thread_id AND m.account_id = t.account_id)
+                                         WHERE m.thread_id = t.c1 AND m.account_id = t.c0)
             """, threads) {
             stored[ThreadKey(accountID: $0.int64(0), threadID: $0.string(1))] =
                 RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: $0.string(4))
         }
         for key in keys where stored[key] == nil { try recomputeRollup(key) }
 
-        let effective = try effectiveThreadLabels(threads)
+        // How many members of each thread carry each touched label now: one row per
+        // member that does.
+        let touched = SQLiteRows(columns: 3)
+        var touchedKeys: [(thread: ThreadKey, label: String)] = []
+        for (key, labels) in touches.labels where stored[key] != nil {
+            for label in labels {
+                touched.append(.integer(key.accountID), .text(key.threadID), .text(label))
+                touchedKeys.append((key, label))
+            }
+        }
+        var carriers = [Int](repeating: 0, count: touchedKeys.count)
+        try db.forEach("""
+            SELECT t.rowid FROM hudson_rows(?) AS t
+              JOIN messages AS m ON m.thread_id = t.c1 AND m.account_id = t.c0
+             WHERE \(EffectiveLabels.carries(messageColumn: "m.id", label: "t.c2"))
+            """, touched) { carriers[$0.int(0)] += 1 }
+        var now: [ThreadKey: EffectiveThreadLabels] = [:]
+        for (key, old) in stored {
+            now[key] = EffectiveThreadLabels(labels: Set(Self.labelList(old.labels)), unreadCount: old.unreadCount)
+        }
+        for ((key, label), count) in zip(touchedKeys, carriers) {
+            if count > 0 { now[key]?.labels.insert(label) } else { now[key]?.labels.remove(label) }
+            if label == "UNREAD" { now[key]?.unreadCount = count }
+        }
 
-        var rollups = JSONRows()
+        let rollups = SQLiteRows(columns: 8)
         var labelChanges = ThreadLabelChanges()
         for (key, old) in stored {
-            let now = effective[key] ?? EffectiveThreadLabels()
-            let new = now.rollup(lastMessageAt: old.lastMessageAt)
+            guard let current = now[key] else { continue }
+            let new = current.rollup(lastMessageAt: old.lastMessageAt)
             guard new != old else { continue }
             rollups.append(.integer(key.accountID), .integer(old.lastMessageAt), .text(key.threadID),
-                           .integer(Int64(new.unreadCount)), .integer(now.labels.contains("INBOX") ? 1 : 0),
-                           .integer(new.unreadCount > 0 ? 1 : 0), .integer(now.labels.contains("STARRED") ? 1 : 0),
+                           .integer(Int64(new.unreadCount)), .integer(current.labels.contains("INBOX") ? 1 : 0),
+                           .integer(new.unreadCount > 0 ? 1 : 0), .integer(current.labels.contains("STARRED") ? 1 : 0),
                            .text(new.labels))
             labelChanges.record(key, from: old, to: new)
         }
         guard !rollups.isEmpty else { return }
         try db.execute("""
             UPDATE thread_rollup
-               SET unread_count = r.value ->> 3, in_inbox = r.value ->> 4, unread = r.value ->> 5,
-                   starred = r.value ->> 6, labels = r.value ->> 7
-              FROM json_each(?) AS r
-             WHERE thread_rollup.account_id = r.value ->> 0 AND thread_rollup.last_message_at = r.value ->> 1
-               AND +thread_rollup.thread_id = r.value ->> 2
+               SET unread_count = r.c3, in_inbox = r.c4, unread = r.c5, starred = r.c6, labels = r.c7
+              FROM hudson_rows(?) AS r
+             WHERE thread_rollup.account_id = r.c0 AND thread_rollup.last_message_at = r.c1
+               AND +thread_rollup.thread_id = r.c2
             """, rollups)
         try labelChanges.apply(in: db)
     }
@@ -170,21 +207,20 @@ extension Store {
     }
 
     /// (account, thread) rows, for the statements that take many threads.
-    private static func threadRows(_ keys: some Sequence<ThreadKey>) -> JSONRows {
-        var rows = JSONRows()
+    private static func threadRows(_ keys: some Sequence<ThreadKey>) -> SQLiteRows {
+        let rows = SQLiteRows(columns: 2)
         for key in keys { rows.append(.integer(key.accountID), .text(key.threadID)) }
         return rows
     }
 
     /// The effective labels of every member of each thread of `threads` (threadRows), in
     /// one statement: per thread, the view's two arms each seek `messages_by_thread`.
-    private func effectiveThreadLabels(_ threads: JSONRows) throws -> [ThreadKey: EffectiveThreadLabels] {
+    private func effectiveThreadLabels(_ threads: SQLiteRows) throws -> [ThreadKey: EffectiveThreadLabels] {
         var effective: [ThreadKey: EffectiveThreadLabels] = [:]
         try db.forEach("""
-            WITH t (account_id, thread_id) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(?))
-            SELECT t.account_id, t.thread_id, el.label
-              FROM t
-              JOIN messages AS m ON m.thread_id = t.thread_id AND m.account_id = t.account_id
+            SELECT t.c0, t.c1, el.label
+              FROM hudson_rows(?) AS t
+              JOIN messages AS m ON m.thread_id = t.c1 AND m.account_id = t.c0
               JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
             """, threads) {
             let label = $0.string(2)
@@ -204,8 +240,8 @@ extension Store {
             var accountID: Int64
             var label: String
         }
-        private var removed: [AccountLabel: JSONRows] = [:]
-        private var inserted = JSONRows()
+        private var removed: [AccountLabel: SQLiteRows] = [:]
+        private let inserted = SQLiteRows(columns: 4)
 
         /// Only the rows that change (archiving a thread deletes one); a row is addressed by
         /// its whole key, from the rollup row, never searched for by thread. Nil is no row.
@@ -215,8 +251,10 @@ extension Store {
             let moved = old?.lastMessageAt != new?.lastMessageAt
             if let old {
                 for label in oldLabels where moved || !newLabels.contains(label) {
-                    removed[AccountLabel(accountID: key.accountID, label: label), default: JSONRows()]
-                        .append(.integer(old.lastMessageAt), .text(key.threadID))
+                    let group = AccountLabel(accountID: key.accountID, label: label)
+                    let rows = removed[group] ?? SQLiteRows(columns: 2)
+                    removed[group] = rows
+                    rows.append(.integer(old.lastMessageAt), .text(key.threadID))
                 }
             }
             if let new {
@@ -231,13 +269,13 @@ extension Store {
                 try db.execute("""
                     DELETE FROM thread_labels
                      WHERE account_id = ?1 AND label = ?2
-                       AND (last_message_at, thread_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?3))
+                       AND (last_message_at, thread_id) IN (SELECT c0, c1 FROM hudson_rows(?3))
                     """, key.accountID, key.label, rows)
             }
             if !inserted.isEmpty {
                 try db.execute("""
                     INSERT OR REPLACE INTO thread_labels (account_id, label, last_message_at, thread_id)
-                    SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?)
+                    SELECT c0, c1, c2, c3 FROM hudson_rows(?)
                     """, inserted)
             }
         }

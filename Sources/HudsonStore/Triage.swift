@@ -162,7 +162,7 @@ extension Store {
     ) throws -> TriageResult {
         let description = actions.map(\.description).joined(separator: " ")
         let work = { () throws -> TriageResult in
-            try self.writeTracked(labelsOnly: true) { touched in
+            try self.writeTrackingLabels { touched in
                 var result = TriageResult()
                 let actionID: Int64? = dryRun ? nil : try self.insertAction(description: description)
                 let resolved = try self.resolve(references, accountID: accountID)
@@ -187,7 +187,9 @@ extension Store {
                         }
                     }
                     let deltas = try self.queueDeltas(changes, actionID: actionID, dryRun: dryRun)
-                    for delta in deltas { touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID)) }
+                    for delta in deltas {
+                        touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID), label: delta.label)
+                    }
                     result.deltas += deltas
                 }
                 if let actionID {
@@ -220,7 +222,7 @@ extension Store {
     /// pending cancels outright, one in flight is overlaid forward.
     @discardableResult
     public func undo(actionID: Int64? = nil, accountID: Int64? = nil) throws -> UndoResult {
-        try writeTracked(labelsOnly: true) { touched in
+        try writeTrackingLabels { touched in
             let targetID: Int64
             if let actionID {
                 targetID = actionID
@@ -254,7 +256,9 @@ extension Store {
             var result = UndoResult(actionID: targetID, undoActionID: undoID, alreadyUndone: false)
             result.deltas = try queueDeltas(
                 items.map { LabelChange(target: $0.target, label: $0.label, op: $0.op.inverse) }, actionID: undoID)
-            for delta in result.deltas { touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID)) }
+            for delta in result.deltas {
+                touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID), label: delta.label)
+            }
             try forgetOldActions()
             return result
         }
@@ -291,7 +295,7 @@ extension Store {
     /// The messages each reference names (newest first), in the references' order: one
     /// statement for all thread references and one for all message references.
     private func resolve(_ references: [Reference], accountID: Int64?) throws -> [[TriageTarget]] {
-        var threads = JSONRows(), messages = JSONRows()
+        let threads = SQLiteRows(columns: 2), messages = SQLiteRows(columns: 2)
         for (index, reference) in references.enumerated() {
             switch reference {
             case .thread(let id): threads.append(.integer(Int64(index)), .text(id))
@@ -305,17 +309,17 @@ extension Store {
         }
         if !threads.isEmpty {
             try db.forEach("""
-                SELECT r.value ->> 0, m.id, m.account_id, m.gmail_id, m.thread_id
-                  FROM json_each(?1) AS r
-                  JOIN messages AS m ON m.thread_id = r.value ->> 1 AND (?2 IS NULL OR m.account_id = ?2)
-                 ORDER BY r.key, m.internal_date DESC, m.id DESC
+                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id
+                  FROM hudson_rows(?1) AS r
+                  JOIN messages AS m ON m.thread_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
+                 ORDER BY r.c0, m.internal_date DESC, m.id DESC
                 """, threads, accountID) { collect($0) }
         }
         if !messages.isEmpty {
             try db.forEach("""
-                SELECT r.value ->> 0, m.id, m.account_id, m.gmail_id, m.thread_id
-                  FROM json_each(?1) AS r
-                  JOIN messages AS m ON m.gmail_id = r.value ->> 1 AND (?2 IS NULL OR m.account_id = ?2)
+                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id
+                  FROM hudson_rows(?1) AS r
+                  JOIN messages AS m ON m.gmail_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
                 """, messages, accountID) { collect($0) }
         }
         return resolved
@@ -393,7 +397,7 @@ extension Store {
         let outcomes = dryRun
             ? [EnqueueOutcome](repeating: .inserted, count: needed.count)
             : try enqueue(needed, slots: neededSlots, actionID: actionID)
-        var items = JSONRows()
+        let items = SQLiteRows(columns: 4)
         var deltas: [TriageDelta] = []
         for (change, outcome) in zip(needed, outcomes) {
             let target = change.target
@@ -406,7 +410,7 @@ extension Store {
         if let actionID, !items.isEmpty {
             try db.execute("""
                 INSERT OR REPLACE INTO action_items (action_id, message_id, gmail_id, label, op)
-                SELECT ?1, value ->> 0, value ->> 1, value ->> 2, value ->> 3 FROM json_each(?2)
+                SELECT ?1, c0, c1, c2, c3 FROM hudson_rows(?2)
                 """, actionID, items)
         }
         return deltas

@@ -118,6 +118,8 @@ public final class Connection {
         guard rc == SQLITE_OK else { throw error(code: rc) }
         rc = hudson_sqlite3_disable_dqs(handle)
         guard rc == SQLITE_OK else { throw error(code: rc) }
+        rc = hudson_rows_register(handle)  // `hudson_rows(?)`, for SQLiteRows
+        guard rc == SQLITE_OK else { throw error(code: rc) }
         try execute("PRAGMA foreign_keys = ON")
         // Statement journals (one per SAVEPOINT that changes something) and sorts stay in
         // memory. On disk, SQLite spills a statement journal past 64 KiB to a temporary

@@ -9,6 +9,8 @@ public final class Statement {
     unowned let connection: Connection
     /// The statement's SQL text, for debugging only (never printed by default).
     public let sql: String
+    /// Rows bound by pointer (SQLiteRows), kept alive as long as they are bound.
+    private var boundRows: [SQLiteRows] = []
 
     init(connection: Connection, sql: String) throws {
         var statement: OpaquePointer?
@@ -29,6 +31,7 @@ public final class Statement {
     public func bind(_ arguments: [any SQLiteBindable]) throws {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
+        boundRows.removeAll(keepingCapacity: true)
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard arguments.count == expected else {
             throw SQLiteError(
@@ -39,6 +42,14 @@ public final class Statement {
         for (offset, argument) in arguments.enumerated() {
             let index = Int32(offset + 1)
             let rc: Int32
+            if let rows = argument as? SQLiteRows {
+                // SQLite reads the rows in place while the statement runs: keep them alive
+                // until the next bind replaces the binding.
+                rc = hudson_rows_bind(handle, index, rows.pointer)
+                boundRows.append(rows)
+                guard rc == SQLITE_OK else { throw connection.error(code: rc, sql: sql) }
+                continue
+            }
             switch argument.sqliteValue {
             case .null:
                 rc = sqlite3_bind_null(handle, index)

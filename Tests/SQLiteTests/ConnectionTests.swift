@@ -107,11 +107,11 @@ struct ConnectionTests {
         #expect(first === second)
     }
 
-    @Test("JSONRows: many rows as one argument, read back exactly by json_each")
-    func jsonRowsRoundTrip() throws {
+    @Test("SQLiteRows: many rows as one argument, read in place and natively typed by hudson_rows(?)")
+    func rowsRoundTrip() throws {
         let db = try open()
-        let texts = ["", "plain", "quote \" and backslash \\", "tab\tnewline\ncontrol\u{01}\u{1F}", "Zoë 日本 🙂", "[1,\"x\"]"]
-        var rows = JSONRows()
+        let texts = ["", "plain", "quote \" and backslash \\", "tab\tnewline\ncontrol\u{01}", "Zoë 日本 🙂", "nul\u{0}inside"]
+        let rows = SQLiteRows(columns: 3)
         #expect(rows.isEmpty)
         for (index, text) in texts.enumerated() {
             rows.append(.integer(Int64(index)), .text(text), .null)
@@ -119,12 +119,23 @@ struct ConnectionTests {
         rows.append(.integer(Int64.min), .text("last"), .integer(Int64.max))
         #expect(rows.count == texts.count + 1)
         let read = try db.map("""
-            SELECT value ->> 0, value ->> 1, typeof(value ->> 2), value ->> 2 FROM json_each(?) ORDER BY key
-            """, rows) { ($0.int64(0), $0.string(1), $0.string(2), $0.optionalInt64(3)) }
-        #expect(read.map(\.0) == Array(0..<Int64(texts.count)) + [Int64.min])
-        #expect(read.map(\.1) == texts + ["last"])
-        #expect(read.map(\.2) == Array(repeating: "null", count: texts.count) + ["integer"])
-        #expect(read.last?.3 == Int64.max)
-        #expect(try db.scalarInt("SELECT count(*) FROM json_each(?)", JSONRows()) == 0)
+            SELECT rowid, c0, typeof(c1), c1, typeof(c2), c2, c3, c7 FROM hudson_rows(?) ORDER BY rowid
+            """, rows) {
+            ($0.int64(0), $0.int64(1), $0.string(2), $0.string(3), $0.string(4), $0.optionalInt64(5), $0.isNull(6), $0.isNull(7))
+        }
+        #expect(read.map(\.0) == Array(0...Int64(texts.count)))
+        #expect(read.map(\.1) == Array(0..<Int64(texts.count)) + [Int64.min])
+        #expect(read.allSatisfy { $0.2 == "text" })
+        #expect(read.map(\.3) == texts + ["last"])
+        #expect(read.map(\.4) == Array(repeating: "null", count: texts.count) + ["integer"])
+        #expect(read.last?.5 == Int64.max)
+        #expect(read.allSatisfy { $0.6 && $0.7 })  // past the row's width
+        // The same rows, bound again, join a table by index; none at all is no rows.
+        try db.execute("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT)")
+        try db.execute("INSERT INTO t (k, v) SELECT c0, c1 FROM hudson_rows(?) WHERE c0 >= 0", rows)
+        #expect(try db.scalarInt("SELECT count(*) FROM t JOIN hudson_rows(?) AS r ON t.k = r.c0 AND t.v = r.c1", rows) == 6)
+        #expect(try db.scalarInt("SELECT count(*) FROM hudson_rows(?)", SQLiteRows(columns: 1)) == 0)
+        // Without its argument the table cannot be read at all.
+        #expect(throws: SQLiteError.self) { try db.scalarInt("SELECT count(*) FROM hudson_rows") }
     }
 }
