@@ -107,6 +107,28 @@ struct TriageTests {
         #expect(try f.inbox().isEmpty)
     }
 
+    @Test("a thread keeps a label while any member carries it; its unread count follows each member")
+    func rollupFollowsEachMember() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", thread: "t", minute: 1, labels: ["INBOX", "UNREAD", "STARRED"]),
+                    f.snapshot("m2", thread: "t", minute: 2, labels: ["INBOX", "UNREAD"]),
+                    f.snapshot("m3", thread: "t", minute: 3, labels: ["UNREAD"]))
+        #expect(try f.rollup("t")?.unreadCount == 3)
+        try f.store.perform([.read, .unstar, .archive], on: [.message("m1")])
+        #expect(try f.rollup("t")?.unreadCount == 2)
+        #expect(try f.rollup("t")?.starred == false)
+        #expect(try f.inbox() == ["t"])  // m2 still carries INBOX
+        try f.checkDerivedTables()
+        try f.store.perform([.read, .archive], on: [.message("m2")])
+        #expect(try f.rollup("t")?.unreadCount == 1)
+        #expect(try f.inbox().isEmpty)
+        try f.checkDerivedTables()
+        try f.store.undo()
+        #expect(try f.rollup("t")?.unreadCount == 2)
+        #expect(try f.inbox() == ["t"])
+        try f.checkDerivedTables()
+    }
+
     @Test("labels are named by name (case-insensitive) or id; an unknown name queues nothing at all")
     func labelsByName() throws {
         let f = try threadFixture()
