@@ -39,12 +39,23 @@ extension Store {
         }
     }
 
-    /// The labels a label-only write may have changed, per thread.
+    /// The labels a label-only write may have changed, per thread, and how many members
+    /// carry each one now where the writer knows it (a whole-thread triage does).
     struct LabelTouches {
+        fileprivate struct Touch: Hashable {
+            var thread: ThreadKey
+            var label: String
+        }
         fileprivate private(set) var labels: [ThreadKey: Set<String>] = [:]
+        fileprivate private(set) var knownCarriers: [Touch: Int] = [:]
 
-        mutating func insert(_ thread: ThreadKey, label: String) {
+        /// `carriers`: how many members of the thread carry `label` after this write, when
+        /// known; nil has it counted. A later touch of the same label replaces what an
+        /// earlier one knew.
+        mutating func insert(_ thread: ThreadKey, label: String, carriers: Int? = nil) {
             labels[thread, default: []].insert(label)
+            let touch = Touch(thread: thread, label: label)
+            if let carriers { knownCarriers[touch] = carriers } else { knownCarriers.removeValue(forKey: touch) }
         }
     }
 
@@ -146,22 +157,26 @@ extension Store {
         }
         for key in keys where stored[key] == nil { try recomputeRollup(key) }
 
-        // How many members of each thread carry each touched label now: one row per
-        // member that does.
-        let touched = SQLiteRows(columns: 3)
+        // How many members of each thread carry each touched label now: as the writer
+        // knew it, else counted, one row per member that does.
+        let unknown = SQLiteRows(columns: 4)
         var touchedKeys: [(thread: ThreadKey, label: String)] = []
+        var carriers: [Int] = []
         for (key, labels) in touches.labels where stored[key] != nil {
             for label in labels {
-                touched.append(.integer(key.accountID), .text(key.threadID), .text(label))
+                let known = touches.knownCarriers[LabelTouches.Touch(thread: key, label: label)]
+                if known == nil { unknown.append(.integer(Int64(carriers.count)), .integer(key.accountID), .text(key.threadID), .text(label)) }
                 touchedKeys.append((key, label))
+                carriers.append(known ?? 0)
             }
         }
-        var carriers = [Int](repeating: 0, count: touchedKeys.count)
-        try db.forEach("""
-            SELECT t.rowid FROM hudson_rows(?) AS t
-              JOIN messages AS m ON m.thread_id = t.c1 AND m.account_id = t.c0
-             WHERE \(EffectiveLabels.carries(messageColumn: "m.id", label: "t.c2"))
-            """, touched) { carriers[$0.int(0)] += 1 }
+        if !unknown.isEmpty {
+            try db.forEach("""
+                SELECT t.c0 FROM hudson_rows(?) AS t
+                  JOIN messages AS m ON m.thread_id = t.c2 AND m.account_id = t.c1
+                 WHERE \(EffectiveLabels.carries(messageColumn: "m.id", label: "t.c3"))
+                """, unknown) { carriers[$0.int(0)] += 1 }
+        }
         var now: [ThreadKey: EffectiveThreadLabels] = [:]
         for (key, old) in stored {
             now[key] = EffectiveThreadLabels(labels: Set(Self.labelList(old.labels)), unreadCount: old.unreadCount)

@@ -174,12 +174,19 @@ extension Store {
                 // earlier one queued (`+x -x` nets out, as one change after another would).
                 for action in actions {
                     var changes: [LabelChange] = []
+                    // After a whole-thread action on a thread, every member has the label
+                    // or none does: the rollup need not count them again.
+                    var wholeThreads: [ThreadKey: Int] = [:]
                     for (reference, targets) in zip(references, resolved) {
                         for thread in Self.threads(of: targets) {
                             let label = try self.resolveLabel(for: action, accountID: thread.accountID, cache: &labelCache)
                             var members = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
-                            if case .thread = reference, !action.appliesToWholeThread {
-                                members = Array(members.prefix(1))  // newest first
+                            if case .thread = reference {
+                                if action.appliesToWholeThread {
+                                    wholeThreads[thread] = action.op == .add ? members.count : 0
+                                } else {
+                                    members = Array(members.prefix(1))  // newest first
+                                }
                             }
                             for member in members {
                                 changes.append(LabelChange(target: member, label: label, op: action.op))
@@ -188,7 +195,8 @@ extension Store {
                     }
                     let deltas = try self.queueDeltas(changes, actionID: actionID, dryRun: dryRun)
                     for delta in deltas {
-                        touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID), label: delta.label)
+                        let thread = ThreadKey(accountID: delta.accountID, threadID: delta.threadID)
+                        touched.insert(thread, label: delta.label, carriers: wholeThreads[thread])
                     }
                     result.deltas += deltas
                 }

@@ -34,6 +34,11 @@ struct TriageTests {
         let f = try threadFixture()
         #expect(try f.store.perform([.read], on: [.thread("t")]).deltas.count == 2)
         #expect(try f.rollup("t")?.unread == false)
+        try f.checkDerivedTables()
+        // ... and unread again (the newest message only): counted, not known.
+        try f.store.perform([.unread], on: [.thread("t")])
+        #expect(try f.rollup("t")?.unreadCount == 1)
+        try f.checkDerivedTables()
     }
 
     @Test("star, unstar and unread on a thread touch the newest message only")
@@ -105,6 +110,14 @@ struct TriageTests {
         #expect(result.deltas.map(\.messageID) == ["old"])
         #expect(try f.queue().count == 1)
         #expect(try f.inbox().isEmpty)
+        try f.checkDerivedTables()
+        // A label added to a whole thread and then removed from one message: the thread
+        // keeps it through the other.
+        try f.store.replaceLabels(accountID: f.account.id, with: [LabelInfo(id: "Label_1", name: "Later", kind: .user)])
+        try f.store.perform([.addLabel("Later")], on: [.thread("t")])
+        try f.store.perform([.removeLabel("Later")], on: [.message("new")])
+        #expect(try f.rollup("t")?.labels.contains("Label_1") == true)
+        try f.checkDerivedTables()
     }
 
     @Test("a thread keeps a label while any member carries it; its unread count follows each member")
