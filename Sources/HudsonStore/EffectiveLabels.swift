@@ -45,14 +45,16 @@ extension Store {
         ) { $0.string(0) }
     }
 
-    /// Calls `body` with (message key, label) for every effective label of every message
-    /// of a thread, in one statement: joined on the message, the view's two arms each
-    /// seek `messages_by_thread`.
-    func forEachEffectiveLabel(accountID: Int64, threadID: String, _ body: (Int64, String) throws -> Void) throws {
+    /// Calls `body` with (thread, label) for every effective label of every member of
+    /// each thread of `threads` (rows of account and thread id), in one statement: per
+    /// thread, the view's two arms each seek `messages_by_thread`.
+    func forEachEffectiveLabel(ofThreads threads: SQLiteRows, _ body: (ThreadKey, String) throws -> Void) throws {
         try db.forEach("""
-            SELECT m.id, el.label FROM messages AS m JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
-             WHERE m.account_id = ? AND m.thread_id = ?
-            """, accountID, threadID) { try body($0.int64(0), $0.string(1)) }
+            SELECT t.c0, t.c1, el.label
+              FROM hudson_rows(?) AS t
+              JOIN messages AS m ON m.thread_id = t.c1 AND m.account_id = t.c0
+              JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
+            """, threads) { try body(ThreadKey(accountID: $0.int64(0), threadID: $0.string(1)), $0.string(2)) }
     }
 
     /// The effective labels of a message, by Gmail id.

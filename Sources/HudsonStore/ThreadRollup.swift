@@ -165,7 +165,9 @@ extension Store {
         for (key, labels) in touches.labels where stored[key] != nil {
             for label in labels {
                 let known = touches.knownCarriers[LabelTouches.Touch(thread: key, label: label)]
-                if known == nil { unknown.append(.integer(Int64(carriers.count)), .integer(key.accountID), .text(key.threadID), .text(label)) }
+                if known == nil {
+                    unknown.append(.integer(Int64(carriers.count)), .integer(key.accountID), .text(key.threadID), .text(label))
+                }
                 touchedKeys.append((key, label))
                 carriers.append(known ?? 0)
             }
@@ -228,18 +230,10 @@ extension Store {
         return rows
     }
 
-    /// The effective labels of every member of each thread of `threads` (threadRows), in
-    /// one statement: per thread, the view's two arms each seek `messages_by_thread`.
+    /// The effective labels of every member of each thread of `threads` (threadRows).
     private func effectiveThreadLabels(_ threads: SQLiteRows) throws -> [ThreadKey: EffectiveThreadLabels] {
         var effective: [ThreadKey: EffectiveThreadLabels] = [:]
-        try db.forEach("""
-            SELECT t.c0, t.c1, el.label
-              FROM hudson_rows(?) AS t
-              JOIN messages AS m ON m.thread_id = t.c1 AND m.account_id = t.c0
-              JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
-            """, threads) {
-            let label = $0.string(2)
-            let key = ThreadKey(accountID: $0.int64(0), threadID: $0.string(1))
+        try forEachEffectiveLabel(ofThreads: threads) { key, label in
             effective[key, default: EffectiveThreadLabels()].labels.insert(label)
             if label == "UNREAD" { effective[key, default: EffectiveThreadLabels()].unreadCount += 1 }
         }
