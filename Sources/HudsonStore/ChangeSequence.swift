@@ -17,10 +17,9 @@ extension Store {
     /// Moves a stored message to a new sequence number. REPLACE deletes its old row (found
     /// by the message's key) and inserts a new one, and AUTOINCREMENT never reuses a number.
     func bumpSequence(messageKey: Int64, accountID: Int64, gmailID: String, threadID: String) throws {
-        try db.execute("""
-            REPLACE INTO message_seq (account_id, gmail_id, thread_id, message_id, deleted, deleted_history_id)
-            VALUES (?, ?, ?, ?, 0, NULL)
-            """, accountID, gmailID, threadID, messageKey)
+        let message = SQLiteRows(columns: 4)
+        message.append(.integer(accountID), .text(gmailID), .text(threadID), .integer(messageKey))
+        try bumpSequence(message)
     }
 
     /// The same for many messages in one statement: rows of (account, Gmail id, thread,
