@@ -30,12 +30,12 @@ public enum CommandRunner {
         process.environment = environment
         let output = Pipe()
         let errors = Pipe()
-        let input = Pipe()
+        let input = stdin == nil ? nil : Pipe()
         process.standardOutput = output
         process.standardError = errors
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        process.standardInput = input ?? FileHandle.nullDevice
         try process.run()
-        if let stdin {
+        if let stdin, let input {
             let handle = input.fileHandleForWriting
             DispatchQueue.global().async {
                 handle.write(Data(stdin.utf8))
@@ -61,6 +61,13 @@ public enum CommandRunner {
             throw CommandTimedOut(command: executable.lastPathComponent, arguments: arguments)
         }
         while process.isRunning { Thread.sleep(forTimeInterval: 0.005) }
+        // Foundation's Process keeps itself, and so its pipes, alive through a run-loop
+        // source until waitUntilExit() drops it; without this each run leaked its pipe
+        // descriptors, and past about 1,300 open descriptors Process.run() itself crashes
+        // (it copies a whole 256-byte d_name while scanning /proc/self/fd).
+        process.waitUntilExit()
+        try? output.fileHandleForReading.close()
+        try? errors.fileHandleForReading.close()
         return CommandResult(status: process.terminationStatus, stdout: String(decoding: outData.data, as: UTF8.self),
                              stderr: String(decoding: errData.data, as: UTF8.self))
     }

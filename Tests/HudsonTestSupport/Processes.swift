@@ -67,6 +67,8 @@ public final class ChildProcess: @unchecked Sendable {
         let out = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
         let err = stderrPipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        try? stdoutPipe.fileHandleForReading.close()
+        try? stderrPipe.fileHandleForReading.close()
         buffered.append(out)
         bufferedErrors.append(err)
         return (process.terminationStatus, String(decoding: buffered, as: UTF8.self), String(decoding: bufferedErrors, as: UTF8.self))

@@ -61,8 +61,16 @@ final class Started: @unchecked Sendable {
         process.arguments = arguments
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle(forWritingAtPath: outPath)
-        process.standardError = FileHandle(forWritingAtPath: errPath)
+        let output = FileHandle(forWritingAtPath: outPath)
+        let errors = FileHandle(forWritingAtPath: errPath)
+        process.standardOutput = output
+        process.standardError = errors
+        // The child has its own copies once started; ours would stay open as long as the
+        // Process object lives.
+        defer {
+            try? output?.close()
+            try? errors?.close()
+        }
         try process.run()
     }
 
