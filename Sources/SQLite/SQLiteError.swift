@@ -97,6 +97,7 @@ extension SQLiteError {
     public static let locked = ResultCode(rawValue: SQLITE_LOCKED)
     public static let readOnly = ResultCode(rawValue: SQLITE_READONLY)
     public static let constraint = ResultCode(rawValue: SQLITE_CONSTRAINT)
+    public static let constraintCheck = ResultCode(rawValue: SQLITE_CONSTRAINT | (1 << 8))
     public static let constraintTrigger = ResultCode(rawValue: SQLITE_CONSTRAINT | (7 << 8))
     public static let constraintUnique = ResultCode(rawValue: SQLITE_CONSTRAINT | (8 << 8))
     public static let corrupt = ResultCode(rawValue: SQLITE_CORRUPT)

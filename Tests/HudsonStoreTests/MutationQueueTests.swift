@@ -167,8 +167,10 @@ struct MutationQueueTests {
         #expect(try f.inbox() == ["m1"])
     }
 
-    @Test("the insert trigger rejects an illegal op or state")
-    func insertTrigger() throws {
+    // optimistic-mutations.md, "Crash safety": illegal op/state values are rejected on
+    // INSERT and on UPDATE (by CHECK constraints since migration 007, by triggers before).
+    @Test("a schema guard rejects an inserted row with an illegal op or state")
+    func insertGuard() throws {
         let f = try StoreFixture()
         try f.apply(f.snapshot("m1"))
         let key = try #require(try f.db.scalarInt("SELECT id FROM messages"))
@@ -179,20 +181,20 @@ struct MutationQueueTests {
                     VALUES (?, ?, 'INBOX', ?, ?, 0, 0)
                     """, f.account.id, key, op, state)
                 Issue.record("accepted op \(op) state \(state)")
-            } catch SQLiteError.constraintTrigger {
+            } catch SQLiteError.constraintCheck {
             }
         }
         #expect(try f.queue().isEmpty)
     }
 
-    @Test("the update trigger rejects an illegal op or state")
-    func updateTrigger() throws {
+    @Test("a schema guard rejects an update to an illegal op or state")
+    func updateGuard() throws {
         let f = try archivedFixture()
         for assignment in ["op = 'toggle'", "state = 'done'", "state = 'in_flight', expected_history_id = NULL"] {
             do {
                 try f.db.execute("UPDATE mutation_queue SET \(assignment)")
                 Issue.record("accepted \(assignment)")
-            } catch SQLiteError.constraintTrigger {
+            } catch SQLiteError.constraintCheck {
             }
         }
         #expect(try f.queue().map(\.op) == [.remove])

@@ -4,15 +4,18 @@ import Testing
 
 @Suite("Reads: inbox paging, plans, bodies, change sequence, accounts and labels")
 struct ReadsTests {
-    @Test("the first inbox page is an index range: no table scan, no temporary B-tree")
+    @Test("an inbox page reads the inbox index in order: no table scan, no temporary B-tree")
     func inboxPlan() throws {
         let f = try StoreFixture()
         for allAccounts in [false, true] {
             for paged in [false, true] {
+                let index = allAccounts ? "thread_rollup_inbox_all" : "thread_rollup_inbox"
                 let plan = try queryPlan(f.db, Store.inboxPageSQL(allAccounts: allAccounts, paged: paged), [1, 0, "", 50])
-                #expect(!plan.contains { $0.hasPrefix("SCAN") }, "\(plan)")
+                // The index holds inbox threads only (migration 007), so the first page of
+                // every account's inbox is the start of a scan of it, in order.
+                #expect(!plan.contains { $0.hasPrefix("SCAN") && !$0.hasSuffix("USING INDEX \(index)") }, "\(plan)")
                 #expect(!plan.contains { $0.contains("TEMP B-TREE") }, "\(plan)")
-                #expect(plan.contains { $0.contains(allAccounts ? "thread_rollup_inbox_all" : "thread_rollup_inbox") })
+                #expect(plan.contains { $0.contains("USING INDEX \(index)") }, "\(plan)")
             }
         }
     }
