@@ -179,26 +179,38 @@ extension Store {
                  WHERE \(EffectiveLabels.carries(messageColumn: "m.id", label: "t.c3"))
                 """, unknown) { carriers[$0.int(0)] += 1 }
         }
-        var now: [ThreadKey: EffectiveThreadLabels] = [:]
-        for (key, old) in stored {
-            now[key] = EffectiveThreadLabels(labels: Set(Self.labelList(old.labels)), unreadCount: old.unreadCount)
-        }
+        // Each touched label's presence now, per thread; the other labels are as stored.
+        var presence: [ThreadKey: [(label: String, carried: Int)]] = [:]
         for ((key, label), count) in zip(touchedKeys, carriers) {
-            if count > 0 { now[key]?.labels.insert(label) } else { now[key]?.labels.remove(label) }
-            if label == "UNREAD" { now[key]?.unreadCount = count }
+            presence[key, default: []].append((label, count))
         }
 
         let rollups = SQLiteRows(columns: 8)
         var labelChanges = ThreadLabelChanges()
         for (key, old) in stored {
-            guard let current = now[key] else { continue }
-            let new = current.rollup(lastMessageAt: old.lastMessageAt)
-            guard new != old else { continue }
+            // The stored list is split once and changed in place: it is sorted, and stays so.
+            var labels = Self.labelList(old.labels)
+            var unreadCount = old.unreadCount
+            var removed: [String] = [], added: [String] = []
+            for (label, carried) in presence[key] ?? [] {
+                if label == "UNREAD" { unreadCount = carried }
+                if let index = labels.firstIndex(of: label) {
+                    if carried == 0 {
+                        labels.remove(at: index)
+                        removed.append(label)
+                    }
+                } else if carried > 0 {
+                    labels.insert(label, at: labels.firstIndex { $0 > label } ?? labels.endIndex)
+                    added.append(label)
+                }
+            }
+            guard !removed.isEmpty || !added.isEmpty || unreadCount != old.unreadCount else { continue }
             rollups.append(.integer(key.accountID), .integer(old.lastMessageAt), .text(key.threadID),
-                           .integer(Int64(new.unreadCount)), .integer(current.labels.contains("INBOX") ? 1 : 0),
-                           .integer(new.unreadCount > 0 ? 1 : 0), .integer(current.labels.contains("STARRED") ? 1 : 0),
-                           .text(new.labels))
-            labelChanges.record(key, from: old, to: new)
+                           .integer(Int64(unreadCount)), .integer(labels.contains("INBOX") ? 1 : 0),
+                           .integer(unreadCount > 0 ? 1 : 0), .integer(labels.contains("STARRED") ? 1 : 0),
+                           .text(labels.joined(separator: " ")))
+            labelChanges.remove(key, lastMessageAt: old.lastMessageAt, labels: removed)
+            labelChanges.add(key, lastMessageAt: old.lastMessageAt, labels: added)
         }
         guard !rollups.isEmpty else { return }
         try db.execute("""
@@ -259,17 +271,27 @@ extension Store {
             let newLabels = new.map { Store.labelList($0.labels) } ?? []
             let moved = old?.lastMessageAt != new?.lastMessageAt
             if let old {
-                for label in oldLabels where moved || !newLabels.contains(label) {
-                    let group = AccountLabel(accountID: key.accountID, label: label)
-                    let rows = removed[group] ?? SQLiteRows(columns: 2)
-                    removed[group] = rows
-                    rows.append(.integer(old.lastMessageAt), .text(key.threadID))
-                }
+                remove(key, lastMessageAt: old.lastMessageAt, labels: oldLabels.filter { moved || !newLabels.contains($0) })
             }
             if let new {
-                for label in newLabels where moved || !oldLabels.contains(label) {
-                    inserted.append(.integer(key.accountID), .text(label), .integer(new.lastMessageAt), .text(key.threadID))
-                }
+                add(key, lastMessageAt: new.lastMessageAt, labels: newLabels.filter { moved || !oldLabels.contains($0) })
+            }
+        }
+
+        /// The thread's rows of `labels` at `lastMessageAt` go.
+        mutating func remove(_ key: ThreadKey, lastMessageAt: Int64, labels: [String]) {
+            for label in labels {
+                let group = AccountLabel(accountID: key.accountID, label: label)
+                let rows = removed[group] ?? SQLiteRows(columns: 2)
+                removed[group] = rows
+                rows.append(.integer(lastMessageAt), .text(key.threadID))
+            }
+        }
+
+        /// The thread gets rows of `labels` at `lastMessageAt`.
+        func add(_ key: ThreadKey, lastMessageAt: Int64, labels: [String]) {
+            for label in labels {
+                inserted.append(.integer(key.accountID), .text(label), .integer(lastMessageAt), .text(key.threadID))
             }
         }
 
