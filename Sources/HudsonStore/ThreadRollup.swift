@@ -180,7 +180,7 @@ extension Store {
                 """, unknown) { carriers[$0.int(0)] += 1 }
         }
         // Each touched label's presence now, per thread; the other labels are as stored.
-        var presence: [ThreadKey: [(label: String, carried: Int)]] = [:]
+        var presence: [ThreadKey: [(label: String, carriers: Int)]] = [:]
         for ((key, label), count) in zip(touchedKeys, carriers) {
             presence[key, default: []].append((label, count))
         }
@@ -192,16 +192,16 @@ extension Store {
             var labels = Self.labelList(old.labels)
             var unreadCount = old.unreadCount
             var removed: [String] = [], added: [String] = []
-            for (label, carried) in presence[key] ?? [] {
-                if label == "UNREAD" { unreadCount = carried }
-                if let index = labels.firstIndex(of: label) {
-                    if carried == 0 {
+            for touch in presence[key] ?? [] {
+                if touch.label == "UNREAD" { unreadCount = touch.carriers }
+                if let index = labels.firstIndex(of: touch.label) {
+                    if touch.carriers == 0 {
                         labels.remove(at: index)
-                        removed.append(label)
+                        removed.append(touch.label)
                     }
-                } else if carried > 0 {
-                    labels.insert(label, at: labels.firstIndex { $0 > label } ?? labels.endIndex)
-                    added.append(label)
+                } else if touch.carriers > 0 {
+                    labels.insert(touch.label, at: labels.firstIndex { $0 > touch.label } ?? labels.endIndex)
+                    added.append(touch.label)
                 }
             }
             guard !removed.isEmpty || !added.isEmpty || unreadCount != old.unreadCount else { continue }
