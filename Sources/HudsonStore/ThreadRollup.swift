@@ -64,8 +64,6 @@ extension Store {
         var lastMessageAt: Int64
         var unreadCount: Int
         var labels: String
-
-        func has(_ label: String) -> Bool { Store.labelList(labels).contains(label) }
     }
 
     private func storedRollupLabels(_ key: ThreadKey) throws -> RollupLabels? {
@@ -105,8 +103,8 @@ extension Store {
             }
             return
         }
-        let effective = (try effectiveThreadLabels(Self.threadRows([key]))[key] ?? EffectiveThreadLabels())
-            .rollup(lastMessageAt: newest.internalDate)
+        let current = try effectiveThreadLabels(Self.threadRows([key]))[key] ?? EffectiveThreadLabels()
+        let effective = current.rollup(lastMessageAt: newest.internalDate)
         var participants: [String] = []
         for member in members.reversed() {
             let name = displaySenderCached(member.sender)
@@ -120,8 +118,8 @@ extension Store {
             """, arguments: [
                 key.accountID, key.threadID, newest.internalDate, newest.key, newest.subject, newest.snippet,
                 displaySenderCached(newest.sender), participants.joined(separator: Self.participantSeparator),
-                members.count, effective.unreadCount, effective.has("INBOX"), effective.unreadCount > 0,
-                effective.has("STARRED"), members.contains(where: \.hasAttachment), effective.labels,
+                members.count, effective.unreadCount, current.labels.contains("INBOX"), effective.unreadCount > 0,
+                current.labels.contains("STARRED"), members.contains(where: \.hasAttachment), effective.labels,
             ])
         labelChanges.record(key, from: stored, to: effective)
         try labelChanges.apply(in: db)
