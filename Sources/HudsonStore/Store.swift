@@ -133,10 +133,14 @@ public final class Store {
 
     /// A file with tables but without Hudson's application id is someone else's
     /// database: refuse it rather than add tables to it or treat it as an empty mailbox.
+    /// Both are read in one transaction: read apart, another process's first migration
+    /// (tables and id, committed together) could land between them, and a store being
+    /// created would look like a foreign database with no id.
     private static func checkIsHudsonStore(_ db: Connection, path: String, allowEmpty: Bool) throws {
-        let applicationID = try db.scalarInt("PRAGMA application_id") ?? 0
+        let (applicationID, objects) = try db.read {
+            (try db.scalarInt("PRAGMA application_id") ?? 0, try db.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0)
+        }
         if applicationID == Int64(Schema.applicationID) { return }
-        let objects = try db.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
         if objects == 0 && allowEmpty { return }
         throw StoreError.notAStore(path: path, reason: objects == 0 ? "the file is empty" : "not a Hudson store")
     }
