@@ -155,42 +155,39 @@ extension Store {
         }
         for key in keys where stored[key] == nil { try recomputeRollup(key) }
 
-        // How many members of each thread carry each touched label now: as the writer
-        // knew it, else counted, one row per member that does.
-        let unknown = SQLiteRows(columns: 4)
-        var touchedKeys: [(thread: ThreadKey, label: String)] = []
-        var carriers: [Int] = []
-        for (key, labels) in touches.labels where stored[key] != nil {
+        // Each touched label of each thread with a rollup row, and how many members carry
+        // it now: as the writer knew it, else counted, one row per member that does.
+        var touched: [(key: ThreadKey, old: RollupLabels, labels: [(label: String, carriers: Int)])] = []
+        let unknown = SQLiteRows(columns: 5)
+        for (key, labels) in touches.labels {
+            guard let old = stored[key] else { continue }
+            var counted: [(label: String, carriers: Int)] = []
             for label in labels {
                 let known = touches.knownCarriers[LabelTouches.Touch(thread: key, label: label)]
                 if known == nil {
-                    unknown.append(.integer(Int64(carriers.count)), .integer(key.accountID), .text(key.threadID), .text(label))
+                    unknown.append(.integer(Int64(touched.count)), .integer(Int64(counted.count)),
+                                   .integer(key.accountID), .text(key.threadID), .text(label))
                 }
-                touchedKeys.append((key, label))
-                carriers.append(known ?? 0)
+                counted.append((label, known ?? 0))
             }
+            touched.append((key, old, counted))
         }
         if !unknown.isEmpty {
             try db.forEach("""
-                SELECT t.c0 FROM hudson_rows(?) AS t
-                  JOIN messages AS m ON m.thread_id = t.c2 AND m.account_id = t.c1
-                 WHERE \(EffectiveLabels.carries(messageColumn: "m.id", label: "t.c3"))
-                """, unknown) { carriers[$0.int(0)] += 1 }
-        }
-        // Each touched label's presence now, per thread; the other labels are as stored.
-        var presence: [ThreadKey: [(label: String, carriers: Int)]] = [:]
-        for ((key, label), count) in zip(touchedKeys, carriers) {
-            presence[key, default: []].append((label, count))
+                SELECT t.c0, t.c1 FROM hudson_rows(?) AS t
+                  JOIN messages AS m ON m.thread_id = t.c3 AND m.account_id = t.c2
+                 WHERE \(EffectiveLabels.carries(messageColumn: "m.id", label: "t.c4"))
+                """, unknown) { touched[$0.int(0)].labels[$0.int(1)].carriers += 1 }
         }
 
         let rollups = SQLiteRows(columns: 8)
         var labelChanges = ThreadLabelChanges()
-        for (key, old) in stored {
+        for (key, old, counted) in touched {
             // The stored list is split once and changed in place: it is sorted, and stays so.
             var labels = Self.labelList(old.labels)
             var unreadCount = old.unreadCount
             var removed: [String] = [], added: [String] = []
-            for touch in presence[key] ?? [] {
+            for touch in counted {
                 if touch.label == "UNREAD" { unreadCount = touch.carriers }
                 if let index = labels.firstIndex(of: touch.label) {
                     if touch.carriers == 0 {
