@@ -28,6 +28,7 @@ public final class FakeGmail: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Self.repositoryRoot.appendingPathComponent("tools/fake-gmail/fake_gmail.py").path,
                              "--port", "0", "--port-file", portFile, "--account", email] + arguments
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

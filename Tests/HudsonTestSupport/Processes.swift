@@ -30,6 +30,9 @@ public final class ChildProcess: @unchecked Sendable {
             process.environment = replaceEnvironment
                 ? environment : ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
+        // Never the test process's own input: under CI that may be a pipe that never
+        // closes, and a command that reads it would wait for ever.
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         try process.run()
