@@ -53,3 +53,23 @@ ensure_release_dependencies() {
 build_release() {
     (cd "$hudson_root" && swift build "${release_flags[@]}" >&2 && swift build "${release_flags[@]}" --show-bin-path)
 }
+
+# Runs a command under a watchdog (scripts/watchdog): after LIMIT (seconds, or with s, m
+# or h) it and everything it started are stopped, and the status is 124.
+with_watchdog() {
+    python3 "$hudson_root/scripts/watchdog" "$@"
+}
+
+# Runs `swift test ARGS...` with its whole output in LOG, then prints scripts/test-report's
+# summary of it (failures, crashes, the closing line) and returns swift test's status.
+# The watchdog allows HUDSON_TEST_TIMEOUT (default 25m; the suites take about 6 minutes
+# here); the report then names the tests that never ended.
+run_swift_tests() {
+    local log="$1"
+    shift
+    local status=0
+    # Line-buffered (stdbuf, inherited by the test process): a run that is stopped still
+    # shows its last line in the log.
+    with_watchdog "${HUDSON_TEST_TIMEOUT:-25m}" stdbuf -oL -eL swift test "$@" >"$log" 2>&1 || status=$?
+    python3 "$hudson_root/scripts/test-report" "$log" "$status"
+}
