@@ -188,9 +188,9 @@ public actor QuotaBucket {
         timers.append(deadline)
         let clock = self.clock
         Task {
-            // Measured when the task runs, not when it was created, so time that passed in
-            // between is not slept twice.
-            try? await clock.sleep(max(.zero, deadline - clock.now()))
+            // An instant, not a duration: time that passes before the task runs is not
+            // slept twice, and a jump of the clock in between cannot strand the timer.
+            try? await clock.sleepUntil(deadline)
             self.timerFired(deadline)
         }
     }

@@ -13,16 +13,24 @@ public struct SchedulingClock: Sendable {
     public var now: @Sendable () -> Duration
     /// Waits for the given duration; throws `CancellationError` when the task is cancelled.
     public var sleep: @Sendable (Duration) async throws -> Void
+    /// Waits until `now()` reaches the given instant (at once if it has); throws
+    /// `CancellationError` when the task is cancelled. A timer set for an instant uses this
+    /// rather than `sleep(deadline - now())`: time that passes between reading `now` and
+    /// starting to wait would otherwise be added to the wait, and a clock that jumps (a
+    /// test's, driven by hand) would leave the timer waiting for an instant after the jump.
+    public var sleepUntil: @Sendable (Duration) async throws -> Void
     /// The calendar date, used only to turn an HTTP-date `Retry-After` into seconds.
     public var wallClock: @Sendable () -> Date
 
     public init(
         now: @escaping @Sendable () -> Duration,
         sleep: @escaping @Sendable (Duration) async throws -> Void,
+        sleepUntil: @escaping @Sendable (Duration) async throws -> Void,
         wallClock: @escaping @Sendable () -> Date
     ) {
         self.now = now
         self.sleep = sleep
+        self.sleepUntil = sleepUntil
         self.wallClock = wallClock
     }
 
@@ -33,6 +41,7 @@ public struct SchedulingClock: Sendable {
         return SchedulingClock(
             now: { clock.now - origin },
             sleep: { try await clock.sleep(for: $0) },
+            sleepUntil: { try await clock.sleep(until: origin + $0) },
             wallClock: { Date() }
         )
     }

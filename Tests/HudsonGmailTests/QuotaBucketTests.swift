@@ -88,6 +88,25 @@ struct QuotaBucketTests {
         #expect(await quota.stats().effectiveBudget == 100)
     }
 
+    @Test("a timer wakes at its instant even when the clock passes it before the timer starts waiting")
+    func timerSleepsUntilAnInstant() async throws {
+        let clock = ManualClock(autoAdvance: false)
+        let quota = bucket(clock)
+        try await quota.acquire(units: 100, lane: .interactive)
+        // The window frees at 60 s. Time reaches 60 s after the bucket set its timer and
+        // before the timer waits. A timer that turned its instant into a duration first
+        // would wait until 120 s, which this test never reaches: the waiter would hang
+        // (it did, once in a while, when a test advanced the clock at that moment).
+        clock.beforeNextWait { clock.advance(by: .seconds(60)) }
+        let waiting = Task { try await quota.acquire(units: 10, lane: .interactive) }
+        let admitted = await eventually { await quota.stats() == QuotaStats(
+            interactiveUnits: 10, backgroundUnits: 0, effectiveBudget: 100, backgroundBudget: 70,
+            waitingInteractive: 0, waitingBackground: 0) }
+        #expect(admitted)
+        if !admitted { waiting.cancel() }
+        _ = try? await waiting.value
+    }
+
     @Test("a cancelled waiter leaves the queue, is not charged, and unblocks those behind it")
     func cancelledWaiter() async throws {
         let clock = ManualClock(autoAdvance: false)
@@ -141,8 +160,9 @@ struct QuotaBucketTests {
 
         let entries = log.withLock { $0 }
         #expect(entries.count == 1_500)
-        // About 13,600 background units at 4,200 a minute: the run spans several windows.
-        #expect(clock.now > .seconds(180))
+        // About 13,600 background units at 4,200 a minute need four windows: the last are
+        // admitted at 180 s at the earliest (exactly 180 s in some interleavings).
+        #expect(clock.now >= .seconds(180))
         for entry in entries {
             let window = entries.filter { $0.time > entry.time - .seconds(60) && $0.time <= entry.time }
             let background = window.filter { $0.lane == .background }.reduce(0) { $0 + $1.units }

@@ -22,6 +22,7 @@ final class ManualClock: Sendable {
         var sleeps: [Duration] = []
         var sleepers: [Sleeper] = []
         var nextID = 0
+        var beforeNextWait: (@Sendable () -> Void)?
     }
 
     private let state = Mutex(State())
@@ -46,30 +47,52 @@ final class ManualClock: Sendable {
         SchedulingClock(
             now: { self.now },
             sleep: { try await self.sleep($0) },
+            sleepUntil: { try await self.sleep(until: $0) },
             wallClock: { self.epoch.addingTimeInterval(self.now.inSecondsForTests) }
         )
     }
 
+    /// Sleeps for `duration`, recorded in `sleeps`.
     func sleep(_ duration: Duration) async throws {
+        try await wait(recording: duration) { now in now + duration }
+    }
+
+    /// Sleeps until the clock reads `deadline` (a timer; not recorded in `sleeps`).
+    func sleep(until deadline: Duration) async throws {
+        try await wait(recording: nil) { _ in deadline }
+    }
+
+    /// Runs `action` once, at the start of the next sleep of either kind, before its
+    /// deadline is worked out: a test's way to make time pass between a sleeper's decision
+    /// to sleep and its wait.
+    func beforeNextWait(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.beforeNextWait = action }
+    }
+
+    /// The one way to wait. The deadline is worked out under the lock, from the time at
+    /// that moment, so an `advance` is either before the wait (and counted) or after it
+    /// (and wakes it).
+    private func wait(recording duration: Duration?, deadline: @escaping @Sendable (Duration) -> Duration) async throws {
         try Task.checkCancellation()
+        state.withLock { state in defer { state.beforeNextWait = nil }; return state.beforeNextWait }?()
         if autoAdvance {
             state.withLock {
-                $0.sleeps.append(duration)
-                $0.now += max(.zero, duration)
+                if let duration { $0.sleeps.append(duration) }
+                $0.now = max($0.now, deadline($0.now))
             }
             return
         }
         let id = state.withLock { state -> Int in
             state.nextID += 1
-            state.sleeps.append(duration)
+            if let duration { state.sleeps.append(duration) }
             return state.nextID
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let resumeNow = state.withLock { state -> Bool in
-                    let deadline = state.now + duration
-                    if deadline <= state.now || Task.isCancelled { return true }
-                    state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
+                    let due = deadline(state.now)
+                    if due <= state.now || Task.isCancelled { return true }
+                    state.sleepers.append(Sleeper(id: id, deadline: due, continuation: continuation))
                     return false
                 }
                 if resumeNow {
