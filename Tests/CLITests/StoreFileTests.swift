@@ -24,7 +24,7 @@ struct StoreFileTests {
     @Test("r10_empty_store_file_is_refused_by_writers: every command refuses an empty store file with 78 and leaves it empty")
     func r10_empty_store_file_is_refused_by_writers() throws {
         let f = CLIFixture()
-        FileManager.default.createFile(atPath: f.storePath, contents: Data())
+        #expect(FileManager.default.createFile(atPath: f.storePath, contents: Data()))
         for command in [["hd-ls"], ["hd-mark", "--no-flush", "star", "message:a1"], ["hd-undo", "--no-flush"], ["hd-sync"]] {
             let result = try CommandRunner.run(BuiltProducts.executable(command[0]), Array(command.dropFirst()),
                                                environment: f.environment)

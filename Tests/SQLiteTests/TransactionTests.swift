@@ -41,7 +41,7 @@ struct TransactionTests {
         let db = try open()
         try db.execute("CREATE TABLE t (a)")
         let other = try open(timeout: 0)
-        try db.write {
+        _ = try db.write {
             // No statement has run yet in this transaction, and still no one else can write.
             #expect(throws: SQLiteError.self) { try other.execute("BEGIN IMMEDIATE") }
         }
@@ -149,7 +149,7 @@ struct TransactionTests {
             #expect(try deferred.scalarInt("SELECT count(*) FROM t") == 1)
         }
         let immediate = try open()
-        try immediate.write {
+        _ = try immediate.write {
             #expect(throws: SQLiteError.self) { try other.write { try other.execute("INSERT INTO t VALUES (2)") } }
         }
     }
