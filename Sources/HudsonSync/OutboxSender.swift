@@ -145,7 +145,8 @@ public actor OutboxSender {
         var page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
         if page.messages.isEmpty {
             let now = try database.read { $0.now }
-            let elapsed = Duration.milliseconds(now - (claim.entry.attemptStartedAt ?? 0))
+            // Never negative: after the wall clock steps back, the wait is at most `settle`.
+            let elapsed = Duration.milliseconds(max(0, now - (claim.entry.attemptStartedAt ?? 0)))
             if elapsed < settle {
                 try await Task.sleep(for: settle - elapsed)
                 page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)

@@ -27,4 +27,13 @@ struct CommandRunnerTests {
         let after = try Self.openDescriptors()
         #expect(after - before < 10, "\(before) descriptors open before 20 runs, \(after) after")
     }
+
+    @Test("a started command that never ends is killed at its limit, and finish() returns")
+    func childProcessLimit() throws {
+        let started = Date()
+        let child = try ChildProcess(URL(fileURLWithPath: "/bin/sleep"), ["60"], limit: 0.5)
+        let result = child.finish()
+        #expect(child.process.terminationReason == .uncaughtSignal && result.status == SIGKILL)
+        #expect(Date().timeIntervalSince(started) < 30)
+    }
 }

@@ -204,13 +204,8 @@ struct SyncCommandTests {
 
     /// Starts `hd-sync --watch --verbose`, killed after `limit` seconds if it still runs.
     func watch(_ f: CLIFixture, limit: Double = 90) throws -> ChildProcess {
-        let watch = try ChildProcess(BuiltProducts.executable("hd-sync"), ["--watch", "--verbose"], environment: f.environment,
-                                     replaceEnvironment: true)
-        let process = watch.process
-        DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        return watch
+        try ChildProcess(BuiltProducts.executable("hd-sync"), ["--watch", "--verbose"], environment: f.environment,
+                         replaceEnvironment: true, limit: limit)
     }
 
     /// Reads standard error until a line contains `text`.

@@ -20,7 +20,7 @@ struct ClientSchedulingTests {
         try await quota.acquire(units: 10, lane: .interactive)
         let client = try makeClient(server, clock: clock, quota: quota) { $0.lane = .interactive }
         let task = Task { try await client.getProfile() }
-        #expect(await eventually { await quota.stats().waitingInteractive == 1 })
+        try #require(await eventually { await quota.stats().waitingInteractive == 1 })
         #expect(server.requests.isEmpty)
         clock.advance(by: .seconds(60))
         #expect(try await task.value.emailAddress == "ann@example.com")
@@ -36,7 +36,7 @@ struct ClientSchedulingTests {
         try await quota.acquire(units: 10, lane: .background)
         let client = try makeClient(server, clock: clock, quota: quota)
         let task = Task { try await client.getProfile() }
-        #expect(await eventually { await quota.stats().waitingBackground == 1 })
+        try #require(await eventually { await quota.stats().waitingBackground == 1 })
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         let stats = await quota.stats()
@@ -57,7 +57,7 @@ struct ClientSchedulingTests {
         }
         let client = try makeClient(server)
         let task = Task { try await client.getProfile() }
-        #expect(await eventually { server.requests.count == 1 })
+        try #require(await eventually { server.requests.count == 1 })
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
     }
@@ -69,7 +69,7 @@ struct ClientSchedulingTests {
         let clock = ManualClock(autoAdvance: false)
         let client = try makeClient(server, clock: clock)
         let task = Task { await client.getMessages(ids: ["a", "b"], format: "minimal") }
-        #expect(await eventually { clock.pendingSleepers == 1 })
+        try #require(await eventually { clock.pendingSleepers == 1 })
         task.cancel()
         let results = await task.value
         #expect(results.count == 2)

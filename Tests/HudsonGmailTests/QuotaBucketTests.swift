@@ -22,9 +22,9 @@ struct QuotaBucketTests {
         let quota = bucket(clock)
         try await quota.acquire(units: 100, lane: .interactive)
         let background = Task { try await quota.acquire(units: 60, lane: .background) }
-        #expect(await eventually { await quota.stats().waitingBackground == 1 })
+        try #require(await eventually { await quota.stats().waitingBackground == 1 })
         let interactive = Task { try await quota.acquire(units: 60, lane: .interactive) }
-        #expect(await eventually { await quota.stats().waitingInteractive == 1 })
+        try #require(await eventually { await quota.stats().waitingInteractive == 1 })
 
         clock.advance(by: .seconds(60))
         _ = try await interactive.value
@@ -43,7 +43,7 @@ struct QuotaBucketTests {
         let quota = bucket(clock)
         try await quota.acquire(units: 70, lane: .background)
         let waiting = Task { try await quota.acquire(units: 1, lane: .background) }
-        #expect(await eventually { await quota.stats().waitingBackground == 1 })
+        try #require(await eventually { await quota.stats().waitingBackground == 1 })
         try await quota.acquire(units: 30, lane: .interactive)
         let stats = await quota.stats()
         #expect(stats.totalUnits == 100 && stats.backgroundBudget == 70)
@@ -60,7 +60,7 @@ struct QuotaBucketTests {
         clock.advance(by: .seconds(30))
         try await quota.acquire(units: 50, lane: .interactive)
         let waiting = Task { try await quota.acquire(units: 30, lane: .interactive) }
-        #expect(await eventually { clock.pendingSleepers == 1 })
+        try #require(await eventually { clock.pendingSleepers == 1 })
         clock.advance(by: .seconds(29))
         #expect(await quota.stats().waitingInteractive == 1)
         clock.advance(by: .seconds(1))
@@ -77,7 +77,7 @@ struct QuotaBucketTests {
         #expect(stats.effectiveBudget == 50 && stats.backgroundBudget == 35)
         try await quota.acquire(units: 50, lane: .interactive)
         let waiting = Task { try await quota.acquire(units: 1, lane: .interactive) }
-        #expect(await eventually { await quota.stats().waitingInteractive == 1 })
+        try #require(await eventually { await quota.stats().waitingInteractive == 1 })
         await quota.penalize(retryAfter: 120)
         #expect(await quota.stats().effectiveBudget == 25)
         clock.advance(by: .seconds(60))
@@ -113,9 +113,9 @@ struct QuotaBucketTests {
         let quota = bucket(clock)
         try await quota.acquire(units: 95, lane: .interactive)
         let big = Task { try await quota.acquire(units: 50, lane: .interactive) }
-        #expect(await eventually { await quota.stats().waitingInteractive == 1 })
+        try #require(await eventually { await quota.stats().waitingInteractive == 1 })
         let small = Task { try await quota.acquire(units: 5, lane: .background) }
-        #expect(await eventually { await quota.stats().waitingBackground == 1 })
+        try #require(await eventually { await quota.stats().waitingBackground == 1 })
         big.cancel()
         await #expect(throws: CancellationError.self) { try await big.value }
         _ = try await small.value

@@ -156,31 +156,51 @@ struct BackfillTests {
         f.gmail.setHook { call in
             if case .listMessages = call {
                 await started.open()
-                await release.wait()
+                _ = await release.wait()
             }
         }
         async let first = engine.syncOnce()
-        await started.wait()
-        let second = try await engine.syncOnce()
+        // Bounded waits, and the gate opened on every path: a pass that failed before its
+        // listing, or a second pass that threw, fails the test instead of hanging it.
+        try #require(await started.wait())
+        let second: SyncReport
+        do {
+            second = try await engine.syncOnce()
+        } catch {
+            await release.open()
+            throw error
+        }
         await release.open()
         #expect(second == SyncReport())
         #expect(try await first.backfilledThisPass == 1)
     }
 }
 
-/// Opens once; every waiter before and after passes.
+/// Opens once; every waiter before and after passes. A wait gives up (false) after its
+/// timeout.
 actor AsyncGate {
     private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var waiters: [Int: CheckedContinuation<Bool, Never>] = [:]
+    private var nextWaiter = 0
 
     func open() {
         isOpen = true
-        waiters.forEach { $0.resume() }
+        for waiter in waiters.values { waiter.resume(returning: true) }
         waiters.removeAll()
     }
 
-    func wait() async {
-        if isOpen { return }
-        await withCheckedContinuation { waiters.append($0) }
+    func wait(timeout: Duration = .seconds(30)) async -> Bool {
+        if isOpen { return true }
+        nextWaiter += 1
+        let id = nextWaiter
+        Task {
+            try? await Task.sleep(for: timeout)
+            self.expire(id)
+        }
+        return await withCheckedContinuation { waiters[id] = $0 }
+    }
+
+    private func expire(_ id: Int) {
+        waiters.removeValue(forKey: id)?.resume(returning: false)
     }
 }

@@ -63,7 +63,17 @@ public enum CommandRunner {
             process.terminate()
             throw CommandTimedOut(command: executable.lastPathComponent, arguments: arguments)
         }
-        while process.isRunning { Thread.sleep(forTimeInterval: 0.005) }
+        // Foundation learns of the exit through a socket the child inherits; a grandchild
+        // that inherited it too (hd-mark's hd-sync --push, after hd-mark died) keeps the
+        // child "running" after its pipes have closed.
+        let exitDeadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            guard Date() < exitDeadline else {
+                kill(process.processIdentifier, SIGKILL)
+                throw CommandTimedOut(command: executable.lastPathComponent, arguments: arguments)
+            }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
         // Foundation's Process keeps itself, and so its pipes, alive through a run-loop
         // source until waitUntilExit() drops it; without this each run leaked its pipe
         // descriptors, and past about 1,300 open descriptors Process.run() itself crashes

@@ -21,9 +21,11 @@ public final class ChildProcess: @unchecked Sendable {
     private var bufferedErrors = Data()
 
     /// Starts `executable`. `environment` is added to the inherited one, or replaces it
-    /// when `replaceEnvironment` is true.
+    /// when `replaceEnvironment` is true. A child still running after `limit` seconds is
+    /// killed, so a command that never ends fails its test (its output ends, its status
+    /// is SIGKILL's) instead of hanging the whole run.
     public init(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil,
-                replaceEnvironment: Bool = false) throws {
+                replaceEnvironment: Bool = false, limit: TimeInterval = 120) throws {
         process.executableURL = executable
         process.arguments = arguments
         if let environment {
@@ -36,6 +38,10 @@ public final class ChildProcess: @unchecked Sendable {
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         try process.run()
+        let process = self.process
+        DispatchQueue.global().asyncAfter(deadline: .now() + limit) {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
     }
 
     /// Reads standard output until a full line arrives; nil at end of file.
@@ -67,8 +73,18 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits for exit and returns (status, remaining stdout, stderr).
     @discardableResult
     public func finish() -> (status: Int32, stdout: String, stderr: String) {
+        // Standard error is drained at the same time: a child that filled its pipe while
+        // this read standard output would wait on it for ever, and so would this.
+        final class Box: @unchecked Sendable { var data = Data() }
+        let errors = Box(), drained = DispatchSemaphore(value: 0)
+        let stderrHandle = stderrPipe.fileHandleForReading
+        DispatchQueue.global().async {
+            errors.data = stderrHandle.readDataToEndOfFile()
+            drained.signal()
+        }
         let out = stdoutPipe.fileHandleForReading.readDataToEndOfFile()
-        let err = stderrPipe.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        let err = errors.data
         process.waitUntilExit()
         try? stdoutPipe.fileHandleForReading.close()
         try? stderrPipe.fileHandleForReading.close()

@@ -256,11 +256,14 @@ struct ConcurrencyTests {
                 startedOver = (Date().timeIntervalSince(released), now.size)
             }
         }
-        while readers.isRunning {
+        // The readers stop starting commands after their run time; a reader command that
+        // never ended would keep the script, and this loop, going: finish's limit ends it.
+        let readersEnd = Date().addingTimeInterval(Double(Scale.pick(10, long: 60)) + 60)
+        while readers.isRunning && Date() < readersEnd {
             sample()
             Thread.sleep(forTimeInterval: 0.05)
         }
-        rig.finish(readers)
+        rig.finish(readers, timeout: 60)
         // Readers gone, the watch still writing: the next checkpoint completes.
         let quiet = Date()
         while startedOver == nil && Date().timeIntervalSince(quiet) < 20 {
