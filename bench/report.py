@@ -77,9 +77,9 @@ def rows_table(results_dir):
             limits = (None, None, None)
         title = data["title"]
         if key == "mark":
-            title += " (baseline: `sh -c 'true < FILE'`)"
-            within = hudson["median"] <= 0.050
-            title += " — target ≤ 50 ms %s" % ("✓" if within else "✗")
+            # The whole process; the target is for its local commit (the line below the table).
+            title += " (baseline: `sh -c 'true < FILE'`) — whole process ≤ 50 ms %s" % (
+                "✓" if hudson["median"] <= 0.050 else "✗")
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             title, cell(hudson), cell(sqlite), cell(nm), cell(mu),
             fmt_ratio(ratio(hudson, sqlite), limits[0]), fmt_ratio(ratio(hudson, nm), limits[1]),
@@ -143,6 +143,13 @@ def main():
             if sizes_data.get("notmuch_bytes"):
                 line += "; Hudson ÷ notmuch = %s" % fmt_ratio(sizes_data["hudson_bytes"] / sizes_data["notmuch_bytes"], 1.0)
             text.append(line + ".\n")
+        commit = load(os.path.join(d, "commit.json"))
+        if commit:
+            text.append("Local commit of `hd-mark archive` (%d threads, %d changes), as `hd-mark --verbose` reports "
+                        "it, from `BEGIN IMMEDIATE` to the durable `COMMIT`: **median %.1f ms** (%.1f–%.1f, %d runs) "
+                        "— target ≤ 50 ms %s.\n" % (
+                            commit["threads"], commit["changes"], commit["median"] * 1000, commit["min"] * 1000,
+                            commit["max"] * 1000, len(commit["times"]), "✓" if commit["median"] <= 0.050 else "✗"))
         flush = load(os.path.join(d, "flush.json"))
         if flush:
             text.append("Flush: the %d changes of %d archived threads reached the fake in **%d requests** (%s) %s; "

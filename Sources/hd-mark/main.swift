@@ -19,6 +19,7 @@ let spec = CommandSpec(
         .flag("no-flush", help: "Only queue the change; do not try to send it now."),
         .flag("dry-run", short: "n", help: "Print what would be queued and change nothing."),
         .flag("json", help: "With --dry-run, print NDJSON records."),
+        .flag("verbose", help: "Report the action and how long its local transaction took, even to a pipe."),
     ],
     operands: [
         OperandSpec("ACTION", kind: .action, arity: .oneOrMore, help: "archive unarchive read unread star unstar +LABEL -LABEL"),
@@ -50,7 +51,10 @@ Main.run(spec) { cli in
     let store = try cli.openStore(.readWrite, durable: true)
     let account = try cli.selectedAccount(in: store)
     let dryRun = cli.arguments.flag("dry-run")
+    let clock = ContinuousClock()
+    let started = clock.now
     let result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun)
+    let transaction = clock.now - started
     for reference in result.unknownReferences {
         cli.warn("\(reference): no such \(reference.kindName)")
         failures += 1
@@ -61,7 +65,12 @@ Main.run(spec) { cli in
         for delta in result.deltas { try sink.emit(Records.delta(delta, labels: names)) }
         try sink.finish()
     } else if let actionID = result.actionID {
-        if Terminal.stderrIsTerminal { cli.warn("action \(actionID): \(result.deltas.count) change(s)") }
+        if cli.arguments.flag("verbose") {
+            let threads = Set(result.deltas.map { "\($0.accountID) \($0.threadID)" }).count
+            cli.warn("action \(actionID): \(result.deltas.count) change(s) on \(threads) thread(s), committed in \(transaction.millisecondsText)")
+        } else if Terminal.stderrIsTerminal {
+            cli.warn("action \(actionID): \(result.deltas.count) change(s)")
+        }
         if !cli.arguments.flag("no-flush") {
             cli.pushQueuedChanges(for: result.deltas, in: store)
         }

@@ -131,6 +131,23 @@ struct TriageCommandTests {
         #expect(try f.run("hd-mark", "--no-flush", "+work", "-Family", target).status == 0)
     }
 
+    @Test("--verbose reports the action, its changes and threads and the transaction's time; without it a pipe gets nothing")
+    func verbose() throws {
+        let (f, _) = try synced()
+        let targets = threads(try f.run("hd-ls", "-n", "2").stdout)
+        #expect(targets.count == 2)
+        let quiet = try f.run("hd-mark", "--no-flush", "star", targets[0])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty && quiet.stdout.isEmpty)
+        let result = try f.run("hd-mark", "--no-flush", "--verbose", "archive", stdin: targets.joined(separator: "\n") + "\n")
+        let changes = try f.run("hd-pending", "--count").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let pattern = #/hd-mark: action (\d+): (\d+) change\(s\) on 2 thread\(s\), committed in \d+\.\d ms\n/#
+        let match = try #require(result.stderr.wholeMatch(of: pattern), "\(result)")
+        #expect(result.status == 0 && result.stdout.isEmpty)
+        // Every queued change but the star is the archive's.
+        #expect(Int(match.output.2) == Int(changes).map { $0 - 1 })
+        #expect(try f.run("hd-undo", "--no-flush").status == 0)
+    }
+
     @Test("--dry-run prints what would be queued and queues nothing; marking twice queues nothing the second time")
     func dryRunAndIdempotence() throws {
         let (f, _) = try synced()
