@@ -542,6 +542,9 @@ class Bench:
             threads = sum(1 for _ in f)
         dry = run(["sh", "-c", "hd-mark archive --dry-run < %s | wc -l" % quote(refs)], env=env, capture=True)
         changes = int(dry.stdout.strip() or 0)
+        if changes == 0:
+            raise SystemExit("bench: the threads to archive are archived already (a mark step that did not "
+                             "finish?); build the store again with --steps ingest,mark")
         # Each timed run archives the same threads; the prepare step undoes the previous run
         # (the undo cancels the still-pending rows), so every run queues the same changes.
         self.hyperfine("mark", "hd-mark archive of %d piped threads (--no-flush, %d changes)" % (threads, changes), [
@@ -583,6 +586,11 @@ class Bench:
                 "sync_seconds": seconds, "queue_left": int(pending)}
         write_json(os.path.join(self.results, "flush.json"), data)
         log("flush: %d changes sent in %d requests" % (changes, len(flush)))
+        # Back to the mailbox as it was, here and on the fake (the undo queues the
+        # unarchive, the sync sends it), so that running this step again on this store
+        # times the same work.
+        run(["sh", "-c", "hd-undo --no-flush >/dev/null"], env=env)
+        run(["hd-sync", "--json"], env=env, capture=True)
 
     # the paced backfill ---------------------------------------------------------
 
