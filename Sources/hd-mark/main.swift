@@ -74,6 +74,8 @@ Main.run(spec) { cli in
         if !cli.arguments.flag("no-flush") {
             cli.pushQueuedChanges(for: result.deltas, in: store)
         }
+    } else if cli.arguments.flag("verbose") {
+        cli.warn("nothing to change, in \(transaction.millisecondsText)")
     }
     return failures > 0 ? .partialFailure : .success
 }

@@ -145,6 +145,8 @@ struct TriageCommandTests {
         #expect(result.status == 0 && result.stdout.isEmpty)
         // Every queued change but the star is the archive's.
         #expect(Int(match.output.2) == Int(changes).map { $0 - 1 })
+        let again = try f.run("hd-mark", "--no-flush", "--verbose", "archive", targets[0])
+        #expect(again.status == 0 && again.stderr.wholeMatch(of: #/hd-mark: nothing to change, in \d+\.\d ms\n/#) != nil, "\(again)")
         #expect(try f.run("hd-undo", "--no-flush").status == 0)
     }
 

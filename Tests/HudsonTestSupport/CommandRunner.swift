@@ -63,9 +63,9 @@ public enum CommandRunner {
             process.terminate()
             throw CommandTimedOut(command: executable.lastPathComponent, arguments: arguments)
         }
-        // Foundation learns of the exit through a socket the child inherits; a grandchild
-        // that inherited it too (hd-mark's hd-sync --push, after hd-mark died) keeps the
-        // child "running" after its pipes have closed.
+        // Bounded too: the pipes can close before Foundation reports the exit, and a
+        // grandchild that inherited the descriptor Foundation watches for it (hd-mark's
+        // hd-sync --push, after hd-mark died) could delay that report.
         let exitDeadline = Date().addingTimeInterval(timeout)
         while process.isRunning {
             guard Date() < exitDeadline else {
