@@ -98,7 +98,7 @@ public struct CommandTimedOut: Error, CustomStringConvertible {
     public var description: String { "\(command) \(arguments.joined(separator: " ")) did not finish" }
 }
 
-/// Written by one reader thread, read after the group is done.
-private final class DataBox: @unchecked Sendable {
+/// Written by one reader thread, read once that thread has signalled it is done.
+final class DataBox: @unchecked Sendable {
     var data = Data()
 }

@@ -75,8 +75,7 @@ public final class ChildProcess: @unchecked Sendable {
     public func finish() -> (status: Int32, stdout: String, stderr: String) {
         // Standard error is drained at the same time: a child that filled its pipe while
         // this read standard output would wait on it for ever, and so would this.
-        final class Box: @unchecked Sendable { var data = Data() }
-        let errors = Box(), drained = DispatchSemaphore(value: 0)
+        let errors = DataBox(), drained = DispatchSemaphore(value: 0)
         let stderrHandle = stderrPipe.fileHandleForReading
         DispatchQueue.global().async {
             errors.data = stderrHandle.readDataToEndOfFile()
