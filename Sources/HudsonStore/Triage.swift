@@ -141,6 +141,11 @@ public struct TriageResult: Equatable, Sendable {
     public var deltas: [TriageDelta] = []
     /// References the store does not have (in the given account, if one was given).
     public var unknownReferences: [Reference] = []
+
+    /// How many threads the changes are on.
+    public var threadCount: Int {
+        Set(deltas.map { ThreadKey(accountID: $0.accountID, threadID: $0.threadID) }).count
+    }
 }
 
 public struct UndoResult: Equatable, Sendable {

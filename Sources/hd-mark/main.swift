@@ -66,8 +66,7 @@ Main.run(spec) { cli in
         try sink.finish()
     } else if let actionID = result.actionID {
         if cli.arguments.flag("verbose") {
-            let threads = Set(result.deltas.map { "\($0.accountID) \($0.threadID)" }).count
-            cli.warn("action \(actionID): \(result.deltas.count) change(s) on \(threads) thread(s), committed in \(transaction.millisecondsText)")
+            cli.warn("action \(actionID): \(result.deltas.count) change(s) on \(result.threadCount) thread(s), committed in \(transaction.millisecondsText)")
         } else if Terminal.stderrIsTerminal {
             cli.warn("action \(actionID): \(result.deltas.count) change(s)")
         }
