@@ -547,16 +547,18 @@ class Bench:
                              "finish?); build the store again with --steps ingest,mark")
         # Each timed run archives the same threads; the prepare step undoes the previous run
         # (the undo cancels the still-pending rows), so every run queues the same changes.
+        undo = "hd-undo --no-flush >/dev/null 2>&1 || true"
+        runs = max(5, self.args.runs // 2)
         self.hyperfine("mark", "hd-mark archive of %d piped threads (--no-flush, %d changes)" % (threads, changes), [
             ("hudson", ["sh", "-c", "exec hd-mark archive --no-flush < " + refs]),
             ("sh", ["sh", "-c", "exec true < " + refs]),
-        ], prepare="sh -c 'hd-undo --no-flush >/dev/null 2>&1 || true'", runs=max(5, self.args.runs // 2))
+        ], prepare="sh -c %s" % quote(undo), runs=runs)
         # The target is for the local commit: hd-mark --verbose reports its transaction's
         # time, from BEGIN IMMEDIATE to the durable COMMIT. As many samples as the row has
         # runs, each after an undo, as the row's prepare step does.
         commits = []
-        for _ in range(max(5, self.args.runs // 2)):
-            run(["sh", "-c", "hd-undo --no-flush >/dev/null 2>&1 || true"], env=env)
+        for _ in range(runs):
+            run(["sh", "-c", undo], env=env)
             report = run(["sh", "-c", "hd-mark archive --no-flush --verbose < %s 2>&1 >/dev/null" % quote(refs)],
                          env=env, capture=True).stdout
             match = re.search(r"committed in ([0-9.]+) ms", report)
@@ -567,7 +569,7 @@ class Bench:
             "threads": threads, "changes": changes, "times": commits, "median": statistics.median(commits),
             "min": min(commits), "max": max(commits)})
         log("local commit: median %.1f ms over %d runs" % (statistics.median(commits) * 1000, len(commits)))
-        run(["sh", "-c", "hd-undo --no-flush >/dev/null 2>&1 || true"], env=env)
+        run(["sh", "-c", undo], env=env)
         if self.fake is None:
             return  # built without the fake (direct import): nothing to flush to
         # The flush: archive for real and count what reached the fake.
