@@ -43,14 +43,15 @@ class ChangeTests(ServerTestCase):
                                        "removeLabelIds": ["UNREAD"]})
         self.assertEqual(status, 200)
         check_schema(self, m, "Message")
-        self.assertEqual(set(m), {"id", "threadId", "labelIds", "snippet", "historyId",
-                                  "internalDate", "sizeEstimate"})
+        # Only what §2.5 documents for the answer: a client must not need more.
+        self.assertEqual(set(m), {"id", "threadId", "labelIds"})
         self.assertIn("STARRED", m["labelIds"])
-        self.assertGreater(int(m["historyId"]), int(before["historyId"]))
+        after = self.srv.get("messages/" + ref["id"], {"format": "minimal"})
+        self.assertGreater(int(after["historyId"]), int(before["historyId"]))
         records, _ = self.history(start)
         self.assertEqual(len(records), 1)
         rec = records[0]
-        self.assertEqual(rec["id"], m["historyId"])
+        self.assertEqual(rec["id"], after["historyId"])
         self.assertEqual(rec["messages"], [{"id": ref["id"], "threadId": ref["threadId"]}])
         self.assertEqual(rec["labelsAdded"][0]["labelIds"], ["STARRED"])
         self.assertEqual(rec["labelsAdded"][0]["message"]["id"], ref["id"])
@@ -58,9 +59,9 @@ class ChangeTests(ServerTestCase):
             self.assertEqual(rec["labelsRemoved"][0]["labelIds"], ["UNREAD"])
         # the same call again is a no-op: no record, historyId unchanged
         again = self.current()
-        _, m2 = self.srv.api("POST", "messages/%s/modify" % ref["id"],
-                             body={"addLabelIds": ["STARRED"]})
-        self.assertEqual(m2["historyId"], m["historyId"])
+        self.srv.api("POST", "messages/%s/modify" % ref["id"], body={"addLabelIds": ["STARRED"]})
+        again_message = self.srv.get("messages/" + ref["id"], {"format": "minimal"})
+        self.assertEqual(again_message["historyId"], after["historyId"])
         self.assertEqual(self.current(), again)
         self.assertEqual(self.history(again)[0], [])
 
@@ -119,6 +120,18 @@ class ChangeTests(ServerTestCase):
         status, _ = self.srv.api("POST", "messages/batchModify",
                                  body={"ids": ids, "addLabelIds": ["NOPE"]})
         self.assertEqual(status, 400)
+
+    def test_admin_delete_label_is_another_device(self):
+        ids = [m["id"] for m in self.srv.get("messages", {"maxResults": 3})["messages"]]
+        self.srv.api("POST", "messages/batchModify", body={"ids": ids, "addLabelIds": ["Label_3"]}, expect=204)
+        start = self.current()
+        self.srv.admin("POST", "delete-label", {"id": "Label_3"})
+        records, _ = self.history(start)
+        self.assertTrue(all(r["labelsRemoved"][0]["labelIds"] == ["Label_3"] for r in records))
+        self.assertTrue({r["messages"][0]["id"] for r in records} >= set(ids))
+        status, err = self.srv.api("POST", "messages/batchModify", body={"ids": ids, "addLabelIds": ["Label_3"]})
+        self.assertEqual(status, 400)
+        self.assertIn("Invalid label: Label_3", err["error"]["message"])
 
     def test_trash_and_untrash_are_label_changes(self):
         start = self.current()

@@ -102,6 +102,15 @@ class FaultTests(ServerTestCase):
                              {"addLabelIds": ["Label_5"]}, self.auth())
         self.assertIn("Label_5", self.srv.get("messages/" + mid)["labelIds"])
 
+    def test_apply_then_status_batch_modify(self):
+        self.srv.token()
+        ids = [m["id"] for m in self.srv.get("messages", {"maxResults": 2})["messages"]]
+        self.faults({"path": "/batchModify$", "mode": "apply_then_status", "status": 503})
+        status, _ = self.srv.api("POST", "messages/batchModify", body={"ids": ids, "addLabelIds": ["Label_5"]})
+        self.assertEqual(status, 503)
+        for mid in ids:
+            self.assertIn("Label_5", self.srv.get("messages/" + mid)["labelIds"])
+
     def test_token_fault_is_oauth_shaped(self):
         self.faults({"path": "^/token$", "status": 400, "reason": "invalid_grant",
                      "message": "Token has been expired or revoked."})

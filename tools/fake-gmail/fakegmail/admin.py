@@ -121,6 +121,14 @@ def delete(app, req):
     return 200, {"id": m.id, "historyId": str(app.mailbox.history.current)}
 
 
+def delete_label(app, req):
+    """POST /_admin/delete-label {"id"}: a label deleted on another device (labels.delete:
+    removed from every message, labelRemoved history); later calls naming it get 400."""
+    label_id = str(_body(req).get("id"))
+    app.mailbox.delete_label(label_id)
+    return 200, {"id": label_id, "historyId": str(app.mailbox.history.current)}
+
+
 def expire_history(app, req):
     """POST /_admin/expire-history {"before"?}: older start ids then give 404."""
     before = _body(req).get("before")
@@ -220,6 +228,7 @@ def shutdown(app, req):
 ADMIN_ROUTES = [
     ("GET", r"state", state), ("GET", r"message/([^/]+)", message),
     ("POST", r"modify", modify), ("POST", r"insert", insert), ("POST", r"delete", delete),
+    ("POST", r"delete-label", delete_label),
     ("POST", r"expire-history", expire_history),
     ("GET", r"faults", get_faults), ("POST", r"faults", set_faults),
     ("DELETE", r"faults", clear_faults),

@@ -120,7 +120,7 @@ def _label_lists(ctx, body):
 def modify_message(ctx, msg_id):
     add, remove = _label_lists(ctx, ctx.json_body())
     with ctx.mailbox.lock:
-        return 200, ctx.mailbox.modify(msg_id, add, remove).minimal()
+        return 200, ctx.mailbox.modify(msg_id, add, remove).modify_answer()
 
 
 def batch_modify(ctx):
@@ -137,12 +137,12 @@ def batch_modify(ctx):
 
 def trash_message(ctx, msg_id):
     with ctx.mailbox.lock:
-        return 200, ctx.mailbox.trash(msg_id).minimal()
+        return 200, ctx.mailbox.trash(msg_id).modify_answer()
 
 
 def untrash_message(ctx, msg_id):
     with ctx.mailbox.lock:
-        return 200, ctx.mailbox.untrash(msg_id).minimal()
+        return 200, ctx.mailbox.untrash(msg_id).modify_answer()
 
 
 def delete_message(ctx, msg_id):

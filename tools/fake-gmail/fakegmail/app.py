@@ -166,7 +166,9 @@ class App:
             resp = json_response(200, [{"unexpected": "shape"}, 42])
         else:
             resp, units, name = self._route(req)
-            if mode == "apply_then_drop":
+            if mode == "apply_then_status":
+                resp = error_response(rule.api_error())
+            elif mode == "apply_then_drop":
                 resp.action = "drop"
             elif mode == "truncate":
                 resp.action = "truncate"

@@ -16,6 +16,9 @@ Fields: ``status`` (default 500), ``reason``, ``message``, ``retry_after``
 - ``wrong_shape``: 200 with valid JSON of the wrong shape (a list);
 - ``apply_then_drop``: the request is carried out (a message is stored, a
   modify applied), then the connection is closed without an answer;
+- ``apply_then_status``: the request is carried out, then answered with the
+  rule's error (a backend that commits and then times out: a 5xx or 429 does
+  not prove that nothing happened);
 - ``delay``: only wait ``delay_ms``, then serve normally (the default mode of
   a rule that gives ``delay_ms`` and neither ``status`` nor ``mode``).
 
@@ -28,11 +31,11 @@ import threading
 from .util import ApiError
 
 MODES = {"status", "drop", "hang", "truncate", "invalid_json", "wrong_shape",
-         "apply_then_drop", "delay"}
+         "apply_then_drop", "apply_then_status", "delay"}
 FIELDS = {"method", "path", "status", "reason", "message", "retry_after", "times",
           "every", "delay_ms", "mode"}
 # Modes after which the request itself is still carried out.
-APPLYING_MODES = {"truncate", "apply_then_drop", "delay"}
+APPLYING_MODES = {"truncate", "apply_then_drop", "apply_then_status", "delay"}
 # OAuth error codes used when a /token request is faulted with a status.
 OAUTH_ERRORS = {400: "invalid_grant", 401: "invalid_client", 429: "rate_limit_exceeded",
                 503: "temporarily_unavailable"}

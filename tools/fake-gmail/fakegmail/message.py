@@ -132,6 +132,15 @@ class Message:
     def forget_renderings(self):
         self._cache.clear()
 
+    def modify_answer(self):
+        """What modify, trash and untrash answer: the minimal Message with only the
+        fields Gmail documents for it (§2.5: "don't rely on anything beyond id,
+        threadId and labelIds"), so a client that needs more fails here first."""
+        out = {"id": self.id, "threadId": self.thread_id}
+        if self.labels:
+            out["labelIds"] = list(self.labels)
+        return out
+
     def minimal(self):
         """The ``format=minimal`` object (§2.3); empty fields omitted (§1)."""
         out = {"id": self.id, "threadId": self.thread_id}
