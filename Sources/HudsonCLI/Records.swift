@@ -156,6 +156,8 @@ extension Records {
                 ("attempts", .int(Int64(row.attempts))),
                 ("action", row.actionID.map { .int($0) } ?? .null),
                 ("last_error", row.lastError.map { .string($0) } ?? .null),
+                // When a request carrying it first went out: it may be at Gmail since.
+                ("attempted", row.attemptedAt.map { .string(DateText.rfc3339UTC(milliseconds: $0)) } ?? .null),
             ],
             columns: [change, row.state.rawValue, age(milliseconds: now - row.createdAt), String(row.attempts),
                       row.actionID.map { "action:\($0)" } ?? "-", row.accountEmail, row.lastError ?? ""])
@@ -193,8 +195,11 @@ extension Records {
                 ("changes", .int(Int64(action.changes))),
                 ("undoes", action.undoes.map { .string("action:\($0)") } ?? .null),
                 ("undone_by", action.undoneBy.map { .string("action:\($0)") } ?? .null),
+                ("rejected", .int(Int64(action.rejected))),
+                ("rejection", action.rejection.map { .string($0) } ?? .null),
             ],
-            columns: [shortDate(action.createdAt), action.description, "\(action.changes) change(s)", relation],
+            columns: [shortDate(action.createdAt), action.description, "\(action.changes) change(s)", relation]
+                + (action.rejected > 0 ? ["\(action.rejected) rejected: \(action.rejection ?? "")"] : []),
             emphasis: action.undoneBy == nil ? .normal : .dim)
     }
 }

@@ -18,13 +18,16 @@ public protocol GmailAPI: Sendable {
     func listMessages(pageToken: String?, maxResults: Int, query: String?) async throws -> MessageListPage
     /// `users.messages.get` in the given format.
     func getMessage(id: String, format: String) async throws -> GmailMessage
-    /// One page of `users.history.list` after `startHistoryID`; `.notFound` means the
-    /// cursor aged out and a full sync is due (§9.2).
-    func listHistory(startHistoryID: String, pageToken: String?) async throws -> HistoryPage
+    /// One page of `users.history.list` after `startHistoryID`, only records about messages
+    /// carrying `labelID` when given (the page's `historyId` is still the mailbox's);
+    /// `.notFound` means the cursor aged out and a full sync is due (§9.2).
+    func listHistory(startHistoryID: String, pageToken: String?, labelID: String?) async throws -> HistoryPage
     /// `users.labels.list` (no counts, no paging).
     func listLabels() async throws -> [GmailLabel]
-    /// `users.messages.modify`; returns the message in minimal form.
-    func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws -> GmailMessage
+    /// `users.messages.modify`. Success is any 2xx; the answer is not read: Gmail documents
+    /// it only as the message in minimal form (§2.5: "don't rely on anything beyond `id`,
+    /// `threadId` and `labelIds`"), and nothing Hudson does needs even those.
+    func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws
     /// `users.messages.batchModify`; no per-id result (§2.6).
     func batchModify(ids: [String], addLabelIDs: [String], removeLabelIDs: [String]) async throws
 
@@ -36,6 +39,13 @@ public protocol GmailAPI: Sendable {
     func send(raw: [UInt8], threadID: String?) async throws -> GmailMessage
     /// `users.labels.create` with the label shown in lists.
     func createLabel(name: String) async throws -> GmailLabel
+}
+
+extension GmailAPI {
+    /// Every record after `startHistoryID` (no label filter).
+    public func listHistory(startHistoryID: String, pageToken: String?) async throws -> HistoryPage {
+        try await listHistory(startHistoryID: startHistoryID, pageToken: pageToken, labelID: nil)
+    }
 }
 
 /// Supplies OAuth access tokens to the client.

@@ -74,8 +74,8 @@ public final class GmailClient: GmailAPI {
         return try await decode(Endpoint.getMessage(id: id, format: format))
     }
 
-    public func listHistory(startHistoryID: String, pageToken: String?) async throws -> HistoryPage {
-        try await decode(Endpoint.listHistory(startHistoryID: startHistoryID, pageToken: pageToken))
+    public func listHistory(startHistoryID: String, pageToken: String?, labelID: String?) async throws -> HistoryPage {
+        try await decode(Endpoint.listHistory(startHistoryID: startHistoryID, pageToken: pageToken, labelID: labelID))
     }
 
     public func listLabels() async throws -> [GmailLabel] {
@@ -83,8 +83,10 @@ public final class GmailClient: GmailAPI {
         return list.labels
     }
 
-    public func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws -> GmailMessage {
-        try await decode(Endpoint.modify(id: id, add: addLabelIDs, remove: removeLabelIDs))
+    /// Success is any 2xx, whatever its body: Gmail promises only a minimal message there
+    /// (§2.5), and nothing of it is used.
+    public func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws {
+        _ = try await perform(Endpoint.modify(id: id, add: addLabelIDs, remove: removeLabelIDs))
     }
 
     /// Sends nothing for no ids, and requests of at most 1000 ids each (§2.6). Success is any

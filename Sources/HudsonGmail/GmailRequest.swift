@@ -108,9 +108,10 @@ enum Endpoint {
     /// `startHistoryId` goes on the query string: sent any other way Gmail answers 400
     /// "Missing/invalid parameter: startHistoryId" (§9.4). Pages of 500, the maximum, since a
     /// page costs 2 units whatever its size.
-    static func listHistory(startHistoryID: String, pageToken: String?) -> GmailRequest {
+    static func listHistory(startHistoryID: String, pageToken: String?, labelID: String? = nil) -> GmailRequest {
         var items = [QueryItem(name: "startHistoryId", value: startHistoryID), QueryItem(name: "maxResults", value: "500")]
         if let pageToken, !pageToken.isEmpty { items.append(QueryItem(name: "pageToken", value: pageToken)) }
+        if let labelID, !labelID.isEmpty { items.append(QueryItem(name: "labelId", value: labelID)) }
         return get(.historyList, "/history", items)
     }
 

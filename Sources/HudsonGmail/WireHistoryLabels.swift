@@ -26,7 +26,9 @@ public struct HistoryPage: Codable, Sendable, Equatable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         history = try c.decodeIfPresent([HistoryRecord].self, forKey: .history) ?? []
         nextPageToken = try c.decodeIfPresent(String.self, forKey: .nextPageToken)
-        historyId = try c.decodeIfPresent(String.self, forKey: .historyId)
+        // A history id of the wrong type reads as absent, not as an unreadable page: sync
+        // then falls back on the records' own ids, and polling goes on (issue 17 §0).
+        historyId = (try? c.decodeIfPresent(String.self, forKey: .historyId)) ?? nil
     }
 
     /// `historyId` as a number, or nil when absent or not a plain decimal.
@@ -58,8 +60,10 @@ public struct HistoryRecord: Codable, Sendable, Equatable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decodeIfPresent(String.self, forKey: .id)
-        messages = try c.decodeIfPresent([GmailMessage].self, forKey: .messages) ?? []
+        // An id of the wrong type reads as absent: the record's messages are then fetched
+        // again rather than the page refused (HistoryMapping).
+        id = (try? c.decodeIfPresent(String.self, forKey: .id)) ?? nil
+        messages = (try? c.decodeIfPresent([GmailMessage].self, forKey: .messages)) ?? []
         messagesAdded = try c.decodeIfPresent([HistoryMessageChange].self, forKey: .messagesAdded) ?? []
         messagesDeleted = try c.decodeIfPresent([HistoryMessageChange].self, forKey: .messagesDeleted) ?? []
         labelsAdded = try c.decodeIfPresent([HistoryLabelChange].self, forKey: .labelsAdded) ?? []

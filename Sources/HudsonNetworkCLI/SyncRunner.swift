@@ -10,6 +10,13 @@
  A watch outlives every failure the exit table calls temporary (75: a server error, a
  garbled answer, the network, a busy store): it says so and tries again, waiting twice
  as long after each failed pass in a row, up to five minutes.
+
+ No step stops the history poll (issue 17 §0): a send or a flush that fails is told
+ after the poll has run, so new mail keeps arriving whatever the queue meets. Messages
+ Gmail would not serve are parked by the engine and told once each, with their error,
+ on standard error; the report counts them (`--json` lists them) and `hd-pending
+ --parked` shows them. A catch-up asks again at once for those parked before it began,
+ and gives those parked during it two more tries before it says it is not caught up.
  */
 import Foundation
 import HudsonCLI
@@ -31,6 +38,8 @@ public struct PassTotals: Sendable, Equatable {
     public var sent = 0
     /// Outbox entries Gmail refused for good.
     public var sendFailures = 0
+    /// The messages parked after a failure when the pass ended.
+    public var parked: [ParkedMessage] = []
 
     public init() {}
 
@@ -48,16 +57,19 @@ public struct PassTotals: Sendable, Equatable {
         dropped += flush.dropped
     }
 
+
     public func record(email: String) -> Record {
         Record(
             type: "sync", id: email,
             fields: [("backfilled", .int(Int64(backfilled))), ("events_applied", .int(Int64(eventsApplied))),
                      ("bodies_hydrated", .int(Int64(bodiesHydrated))), ("backfill_complete", .bool(backfillComplete)),
                      ("flushed", .int(Int64(flushed))), ("retired", .int(Int64(retired))), ("dropped", .int(Int64(dropped))),
-                     ("sent", .int(Int64(sent))), ("send_failures", .int(Int64(sendFailures)))],
+                     ("sent", .int(Int64(sent))), ("send_failures", .int(Int64(sendFailures))),
+                     ("parked", .int(Int64(parked.count))), ("parked_messages", .array(parked.map { Records.parked($0, now: LocalTime.nowMilliseconds).json }))],
             columns: ["\(backfilled) backfilled", "\(eventsApplied) events", "\(bodiesHydrated) bodies",
                       backfillComplete ? "backfill complete" : "backfill in progress",
-                      "\(flushed) flushed", "\(retired) retired", "\(dropped) dropped", "\(sent) sent"])
+                      "\(flushed) flushed", "\(retired) retired", "\(dropped) dropped", "\(sent) sent",
+                      "\(parked.count) parked"])
     }
 }
 
@@ -74,6 +86,7 @@ public final class SyncRunner {
     let maxPages: Int
     let lookbackDays: Int?
     let verbose: Bool
+    let retryParked: Bool
 
     /// The page cache of a catch-up's connection.
     static let catchUpCacheKiB = 64 * 1024
@@ -83,13 +96,17 @@ public final class SyncRunner {
     /// WAL pages (4 KiB) between a catch-up's checkpoints.
     static let catchUpCheckpointPages = 16 * 1024
 
-    public init(invocation: Invocation, mode: SyncMode, prefetchDays: Int, maxPages: Int, lookbackDays: Int?, verbose: Bool) {
+    /// - Parameter retryParked: make every parked message due before the first pass
+    ///   (`--retry-parked`); a catch-up always does.
+    public init(invocation: Invocation, mode: SyncMode, prefetchDays: Int, maxPages: Int, lookbackDays: Int?, verbose: Bool,
+                retryParked: Bool = false) {
         self.invocation = invocation
         self.mode = mode
         self.prefetchDays = prefetchDays
         self.maxPages = maxPages
         self.lookbackDays = lookbackDays
         self.verbose = verbose
+        self.retryParked = retryParked
     }
 
     public func run() async throws -> ExitStatus {
@@ -137,6 +154,9 @@ public final class SyncRunner {
                     try store.widenBackfillWindow(accountID: try store.requireAccount(email: email).id, lookbackDays: lookbackDays)
                 }
             }
+            if retryParked || mode == .catchUp {
+                try database.write { store in _ = try store.makeParkedDue(accountID: try store.requireAccount(email: email).id) }
+            }
             workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath,
                                          prefetchDays: prefetchDays,
                                          pageSize: mode == .catchUp ? AccountWorker.catchUpPageSize : 100,
@@ -147,10 +167,17 @@ public final class SyncRunner {
 
         switch mode {
         case .once:
+            var failure: (any Error)?
             for worker in workers {
-                let totals = try await worker.pass(maxPages: maxPages)
+                let (totals, stepFailure) = try await worker.pass(maxPages: maxPages)
                 worker.progress.finish()
                 try sink.emit(totals.record(email: worker.email))
+                failure = failure ?? stepFailure
+            }
+            // The report is out and every account was polled; now the exit status says what failed.
+            if let failure {
+                try sink.finish()
+                throw failure
             }
         case .catchUp:
             for worker in workers {
@@ -174,13 +201,14 @@ public final class SyncRunner {
             var failed = false
             for worker in workers {
                 do {
-                    let totals = try await worker.pass(maxPages: maxPages)
+                    let (totals, stepFailure) = try await worker.pass(maxPages: maxPages)
                     worker.progress.finish()
                     if totals.didWork || verbose {
                         try sink.emit(totals.record(email: worker.email))
                         try invocation.stdout.flush()
                     }
-                    catchingUp = try await !worker.isCaughtUp() || catchingUp
+                    catchingUp = try await worker.hasDueWork() || catchingUp
+                    if let stepFailure { throw stepFailure }
                 } catch let error where Self.temporary(error) != nil {
                     worker.progress.finish()
                     invocation.warn("\(worker.email): \(Self.temporary(error) ?? ""); retrying")
@@ -248,15 +276,43 @@ final class AccountWorker: Sendable {
         outbox = OutboxSender(api: access.interactive, database: database, account: email, exclusive: true)
     }
 
-    /// send → flush → syncOnce → retire.
-    func pass(maxPages: Int) async throws -> PassTotals {
+    /// send → flush → syncOnce → retire. A failure of the send or the flush is returned,
+    /// not thrown, so the poll runs anyway: what the queue meets must never keep new mail
+    /// out (issue 17 §0). The poll's own failures are thrown. Messages parked for the
+    /// first time are told on standard error, once each.
+    func pass(maxPages: Int) async throws -> (PassTotals, (any Error)?) {
         var totals = PassTotals()
-        let sent = try await sendOutbox()
-        let flush = try await flusher.flushOnce()
+        var stepFailure: (any Error)?
+        var sent = OutboxReport()
+        do { sent = try await sendOutbox() } catch { stepFailure = error }
+        var flush = FlushReport()
+        do { flush = try await flusher.flushOnce() } catch { stepFailure = stepFailure ?? error }
         let report = try await engine.syncOnce(maxBackfillPages: maxPages)
         let retired = try await flusher.retireConfirmed()
         totals.add(report, flush, retired: retired, outbox: sent)
-        return totals
+        let email = self.email
+        let (parked, fresh) = try database.write { store in
+            let accountID = try store.requireAccount(email: email).id
+            return (try store.parkedMessages(accountID: accountID), try store.takeUnreportedParked(accountID: accountID))
+        }
+        totals.parked = parked
+        tellParked(fresh)
+        return (totals, stepFailure)
+    }
+
+    /// Newly parked messages told on standard error, one line each up to this many, then
+    /// one line for the rest: a Gmail failing hundreds at once does not flood the terminal.
+    static let parkedLinesShown = 5
+
+    private func tellParked(_ fresh: [ParkedMessage]) {
+        guard !fresh.isEmpty else { return }
+        progress.finish()
+        for entry in fresh.prefix(Self.parkedLinesShown) {
+            warn("message:\(entry.gmailID): parked (\(entry.stage.rawValue)): \(entry.error); retried later (hd-pending --parked)")
+        }
+        if fresh.count > Self.parkedLinesShown {
+            warn("\(fresh.count - Self.parkedLinesShown) more message(s) parked; hd-pending --parked lists them")
+        }
     }
 
     /// The due outbox entries, when no other process (an `hd-send`) is sending for the
@@ -274,12 +330,22 @@ final class AccountWorker: Sendable {
     }
 
     func isCaughtUp() async throws -> Bool {
+        try await engine.isCaughtUp() && queueIsEmpty()
+    }
+
+    /// Whether a pass now would have work to do (a parked message waiting for its
+    /// back-off is not work yet).
+    func hasDueWork() async throws -> Bool {
+        try await engine.hasDueWork() || !queueIsEmpty()
+    }
+
+    private func queueIsEmpty() throws -> Bool {
         let email = self.email
         let (queued, unsent) = try database.read { store in
             let accountID = try store.requireAccount(email: email).id
             return (try store.queuedMutationCount(accountID: accountID), try store.unsentOutboxCount(accountID: accountID))
         }
-        return try await engine.isCaughtUp() && queued == 0 && unsent == 0
+        return queued == 0 && unsent == 0
     }
 
     /// Passes until caught up. A run of passes that do nothing while work remains (the
@@ -304,13 +370,36 @@ final class AccountWorker: Sendable {
     /// The least a catch-up must have loaded before it merges the index.
     static let mergeAfterMessages = 5_000
 
+    /// Further tries a catch-up gives messages parked while it runs, after 2 s, then 4 s.
+    static let catchUpParkedRetries = 2
+
     private func catchUpPasses(maxPages: Int) async throws -> PassTotals {
         var totals = PassTotals()
         var idle = 0
+        var parkedRetries = 0
         while !stopRequested.load(ordering: .relaxed) {
-            let pass = try await self.pass(maxPages: maxPages)
+            let (pass, stepFailure) = try await self.pass(maxPages: maxPages)
             totals.add(pass)
+            if let stepFailure {
+                progress.finish()
+                throw stepFailure
+            }
             if try await isCaughtUp() { break }
+            if try await !hasDueWork() && !pass.parked.isEmpty {
+                // All that is left waits for a parked message's back-off.
+                guard parkedRetries < Self.catchUpParkedRetries else {
+                    progress.finish()
+                    throw CommandFailure(
+                        .temporaryFailure,
+                        "\(email): not caught up: \(pass.parked.count) message(s) Gmail would not serve are parked; "
+                            + "hd-pending --parked lists them, and hd-sync fetches them again later")
+                }
+                parkedRetries += 1
+                try await Task.sleep(for: .seconds(1 << parkedRetries))
+                let email = self.email
+                try database.write { store in _ = try store.makeParkedDue(accountID: try store.requireAccount(email: email).id) }
+                continue
+            }
             idle = pass.didWork ? 0 : idle + 1
             if idle >= 30 {
                 progress.finish()
@@ -334,5 +423,6 @@ extension PassTotals {
         dropped += other.dropped
         sent += other.sent
         sendFailures += other.sendFailures
+        parked = other.parked
     }
 }

@@ -74,6 +74,7 @@ extension Store {
         }
         let hasAttachment = body.attachments.contains { !$0.isInline }
         try db.execute("UPDATE messages SET body_state = 1, has_attachment = ? WHERE id = ?", hasAttachment, row.key)
+        try unpark(gmailID: gmailID, accountID: accountID, stage: .body)
         try bumpSequence(messageKey: row.key)
         // Of what the rollup shows, a body changes only has_attachment; a thread whose
         // flag stays is not recomputed (hydrating a 20-message thread recomputed it 20 times).
@@ -84,16 +85,35 @@ extension Store {
     }
 
     /// Messages still without a body, newest first, received at or after `since`
-    /// (epoch ms; nil for no window).
-    public func messagesNeedingBodies(accountID: Int64, since: Int64?, limit: Int) throws -> [String] {
+    /// (epoch ms; nil for no window). A body parked after a failure is left out until its
+    /// retry is due (Parked.swift), so it cannot hold the head of the work-list, unless
+    /// `includingParked` asks for every missing body (it is not done either).
+    public func messagesNeedingBodies(accountID: Int64, since: Int64?, limit: Int, includingParked: Bool = false) throws -> [String] {
         try db.map("""
-            SELECT gmail_id FROM messages
-             WHERE account_id = ? AND body_state = 0 AND internal_date >= ?
-             ORDER BY internal_date DESC LIMIT ?
-            """, accountID, since ?? Int64.min, limit) { $0.string(0) }
+            SELECT m.gmail_id FROM messages AS m
+             WHERE m.account_id = ?1 AND m.body_state = 0 AND m.internal_date >= ?2
+               AND (?5 OR NOT EXISTS (SELECT 1 FROM sync_parked AS p
+                                       WHERE p.account_id = ?1 AND p.stage = 'body' AND p.gmail_id = m.gmail_id
+                                         AND p.next_attempt_at > ?4))
+             ORDER BY m.internal_date DESC LIMIT ?3
+            """, accountID, since ?? Int64.min, limit, now, includingParked) { $0.string(0) }
     }
 
-    /// How many messages in the window still need a body.
+    /// Forgets the parked bodies of messages received before `since`: outside the window
+    /// hydration fetches, they are missing like any older body (`hd-show` fetches one on
+    /// demand) and must not keep an account from being caught up.
+    public func unparkBodies(accountID: Int64, before since: Int64) throws {
+        try db.write {
+            try db.execute("""
+                DELETE FROM sync_parked
+                 WHERE account_id = ?1 AND stage = 'body'
+                   AND gmail_id IN (SELECT gmail_id FROM messages WHERE account_id = ?1 AND internal_date < ?2)
+                """, accountID, since)
+        }
+    }
+
+    /// How many messages in the window still need a body, parked ones included: a body
+    /// waiting for its retry is not done.
     public func countMessagesNeedingBodies(accountID: Int64, since: Int64?) throws -> Int {
         Int(try db.scalarInt("""
             SELECT count(*) FROM messages WHERE account_id = ? AND body_state = 0 AND internal_date >= ?

@@ -10,15 +10,6 @@ enum EffectiveLabels {
     /// The view that composes the overlay. Always constrain it by `message_id`.
     static let view = "effective_labels"
 
-    /// The view's rule for one (message, label) whose canonical presence (`canonical`, a
-    /// condition) and live queue row (`queuedOp`, its op, NULL without one) a query already
-    /// joined: a queued add or remove decides, else canonical truth does. The same as the
-    /// view, which has at most one live queue row per message and label to compose, and
-    /// it spares a query that has both in hand four more seeks per row (triage's slots).
-    static func effective(canonical: String, queuedOp: String) -> String {
-        "CASE \(queuedOp) WHEN 'add' THEN 1 WHEN 'remove' THEN 0 ELSE \(canonical) END"
-    }
-
     /// The SQL condition "message `messageColumn` effectively carries label `label`" (a
     /// parameter unless given), for query builders: a correlated seek into both arms of
     /// the view, never a scan.
@@ -61,6 +52,18 @@ extension Store {
     public func effectiveLabels(gmailID: String, accountID: Int64) throws -> [String]? {
         guard let key = try messageKey(gmailID: gmailID, accountID: accountID) else { return nil }
         return try effectiveLabels(messageKey: key)
+    }
+
+    /// Each label's number of messages that effectively carry it, in one account: one
+    /// pass over the account's messages through the view, so the counts `hd-labels`
+    /// shows are composed by the same rule as every list and search.
+    func effectiveMessageCounts(accountID: Int64) throws -> [String: Int] {
+        var counts: [String: Int] = [:]
+        try db.forEach("""
+            SELECT el.label, count(*) FROM messages AS m JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
+             WHERE m.account_id = ? GROUP BY el.label
+            """, accountID) { counts[$0.string(0)] = $0.int(1) }
+        return counts
     }
 
     /// The canonical labels of a message (server truth only), by Gmail id.

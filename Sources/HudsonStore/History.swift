@@ -137,6 +137,8 @@ extension Store {
             ?? db.scalarString("SELECT thread_id FROM message_seq WHERE account_id = ? AND gmail_id = ? AND deleted = 1",
                                accountID, gmailID)
             ?? gmailID
+        // Gone: nothing left to retry (Parked.swift).
+        try unpark(gmailID: gmailID, accountID: accountID)
         let previous = try deletedVersion(accountID: accountID, gmailID: gmailID)
         // Record the deletion unless an as-new one is already recorded.
         if existing != nil || version > (previous ?? 0) {

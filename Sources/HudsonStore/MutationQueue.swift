@@ -2,11 +2,18 @@
  The mutation queue: the overlay of local, unconfirmed label deltas
  (optimistic-mutations.md). Enqueueing resolves collisions with the live row:
 
-   existing              new op     result
-   none                  any        insert pending
-   pending, same         same       no-op (idempotent)
-   pending, opposite     opposite   delete: net no-op, nothing was ever sent
-   in_flight, opposite   opposite   flip the op forward and reset to pending
+   existing                       new op     result
+   none                           any        insert pending
+   any, same                      same       no-op (idempotent)
+   pending, never sent, opposite  opposite   delete: net no-op, nothing was ever sent
+   may be at Gmail, opposite      opposite   flip the op forward and reset to pending
+
+ "May be at Gmail" is every row a request has carried, whatever became of the request
+ (in flight; or pending again after a lost answer, a timeout, a 5xx, a 429, a killed
+ sender, a lost getProfile: `attempted_at`, set durably before the request leaves), and
+ every row a live claim holds (its request may be on the wire). Only a row that provably
+ never left may be cancelled locally: deleting one that reached Gmail would lose the
+ user's last intent, the lost update the spec's "in_flight, opposite" row exists for.
 
  and the flusher's side: claim pending rows, mark them in flight with the retirement
  gate, retire them once the cursor has passed the gate (the echo, not the 2xx), drop
@@ -37,7 +44,8 @@ public struct QueuedMutation: Equatable, Sendable {
     public var labelName: String?
     public var op: LabelOp
     public var state: MutationState
-    /// The retirement gate: the history id the server reported for this change.
+    /// The retirement gate: the mailbox's history id read once Gmail had accepted the
+    /// change (getProfile after the request), so at least the change's own.
     public var expectedHistoryID: Int64?
     public var actionID: Int64?
     public var attempts: Int
@@ -45,6 +53,9 @@ public struct QueuedMutation: Equatable, Sendable {
     public var nextAttemptAt: Int64?
     public var createdAt: Int64
     public var updatedAt: Int64
+    /// When the first request carrying this row went out (epoch ms); nil while no request
+    /// ever did. Once set, the row may be at Gmail and is never cancelled locally.
+    public var attemptedAt: Int64?
 }
 
 /// What one enqueue did to the queue (the collision table's rows).
@@ -66,7 +77,8 @@ extension Store {
 
     static let queueColumns = """
         q.id, q.account_id, a.email, m.gmail_id, m.thread_id, q.label, l.name, q.op, q.state,
-        q.expected_history_id, q.action_id, q.attempts, q.last_error, q.next_attempt_at, q.created_at, q.updated_at
+        q.expected_history_id, q.action_id, q.attempts, q.last_error, q.next_attempt_at, q.created_at, q.updated_at,
+        q.attempted_at
         """
 
     static let queueJoins = """
@@ -83,7 +95,7 @@ extension Store {
             op: LabelOp(rawValue: row.string(7)) ?? .add, state: MutationState(rawValue: row.string(8)) ?? .pending,
             expectedHistoryID: row.optionalInt64(9), actionID: row.optionalInt64(10), attempts: row.int(11),
             lastError: row.optionalString(12), nextAttemptAt: row.optionalInt64(13), createdAt: row.int64(14),
-            updatedAt: row.int64(15))
+            updatedAt: row.int64(15), attemptedAt: row.optionalInt64(16))
     }
 
     // MARK: - Enqueue
@@ -109,19 +121,19 @@ extension Store {
     struct LabelSlot {
         var effective: Bool
         var canonical: Bool
-        var queued: (id: Int64, op: LabelOp, state: MutationState, claimedAt: Int64?)?
+        var queued: (id: Int64, op: LabelOp, state: MutationState, claimedAt: Int64?, attemptedAt: Int64?)?
     }
 
     /// The slot of each change's (message, label), in the changes' order: one statement
-    /// for all of them (it was one per change), which reads each (message, label) once in
-    /// message_labels and once in the queue, and composes the effective state from the two.
+    /// for all of them (it was one per change), which reads each (message, label) in
+    /// message_labels and in the queue, and its effective state through the one rule.
     func labelSlots(_ changes: [LabelChange]) throws -> [LabelSlot] {
         let rows = SQLiteRows(columns: 2)
         for change in changes { rows.append(.integer(change.target.key), .text(change.label)) }
         var slots = [LabelSlot](repeating: LabelSlot(effective: false, canonical: false, queued: nil), count: changes.count)
         try db.forEach("""
-            SELECT c.rowid, \(EffectiveLabels.effective(canonical: "ml.label IS NOT NULL", queuedOp: "q.op")),
-                   ml.label IS NOT NULL, q.id, q.op, q.state, q.claimed_at
+            SELECT c.rowid, \(EffectiveLabels.carries(messageColumn: "c.c0", label: "c.c1")),
+                   ml.label IS NOT NULL, q.id, q.op, q.state, q.claimed_at, q.attempted_at
               FROM hudson_rows(?) AS c
               LEFT JOIN message_labels AS ml ON ml.message_id = c.c0 AND ml.label = c.c1
               LEFT JOIN mutation_queue AS q ON q.message_id = c.c0 AND q.label = c.c1
@@ -130,7 +142,8 @@ extension Store {
                 effective: row.bool(1), canonical: row.bool(2),
                 queued: row.optionalInt64(3).map { id in
                     (id: id, op: LabelOp(rawValue: row.string(4)) ?? .add,
-                     state: MutationState(rawValue: row.string(5)) ?? .pending, claimedAt: row.optionalInt64(6))
+                     state: MutationState(rawValue: row.string(5)) ?? .pending, claimedAt: row.optionalInt64(6),
+                     attemptedAt: row.optionalInt64(7))
                 })
         }
         return slots
@@ -156,14 +169,15 @@ extension Store {
         guard let existing = slot.queued else { return (.insert, .inserted) }
         if existing.op == op { return (.none, .unchanged) }
         let beingSent = existing.claimedAt.map { now - $0 < claimLifetimeMilliseconds } ?? false
-        if existing.state == .pending && !beingSent {
-            // Nothing was ever sent: the two deltas cancel.
+        if existing.state == .pending && !beingSent && existing.attemptedAt == nil {
+            // No request ever carried it: the two deltas cancel.
             return slot.canonical != (op == .add) ? (.deleteAndInsert, .inserted) : (.delete, .cancelled)
         }
-        // In flight (or being sent right now): the old op may reach or have reached the
-        // server and cannot be recalled, so deleting the row would lose the new intent.
-        // Overlay forward: same row, new op, pending again; a sender that is mid-request
-        // keeps its claim and will see the op changed under it.
+        // In flight, carried by a request whose answer was lost, or being sent right now:
+        // the old op may reach or have reached the server and cannot be recalled, so
+        // deleting the row would lose the new intent. Overlay forward: same row, new op,
+        // pending again (its attempt stays recorded); a sender that is mid-request keeps
+        // its claim and will see the op changed under it.
         return (.flip(existing.id), .flipped)
     }
 
@@ -242,6 +256,23 @@ extension Store {
         }
     }
 
+    /// Records, durably, that a request carrying these rows is about to go out: from
+    /// here on they may be at Gmail whatever becomes of the request or of this process
+    /// (see the collision table). Committed with `synchronous=FULL` whatever the
+    /// connection's setting, so not even an OS crash can make a sent row look unsent.
+    /// The first attempt's time is kept.
+    public func markMutationsAttempted(ids: [Int64]) throws {
+        guard !ids.isEmpty else { return }
+        let rows = SQLiteRows(columns: 1)
+        for id in ids { rows.append(.integer(id)) }
+        try db.durableWrite {
+            try db.execute("""
+                UPDATE mutation_queue SET attempted_at = coalesce(attempted_at, ?2)
+                 WHERE id IN (SELECT c0 FROM hudson_rows(?1))
+                """, rows, now)
+        }
+    }
+
     /// After a successful send: rows still holding the op that was sent become in
     /// flight with `gate` as their retirement gate. A row whose op was flipped while the
     /// request was out stays pending (its new op goes out on the next pass). Returns the
@@ -289,6 +320,17 @@ extension Store {
         }
     }
 
+    /// The rows whose replacement is stored: in flight, the account's cursor at or past
+    /// the gate (the echo has been applied), and the message not awaiting a re-list's
+    /// confirmation. After an expired cursor the fresh cursor passes every gate at once,
+    /// while the canonical labels that replace the rows come only with the re-list: until
+    /// it lists (or refetches) the message, retiring would show neither the change nor
+    /// Gmail's state (optimistic-mutations.md: "no window where neither is true").
+    static let retirableCondition = """
+        q.state = 'in_flight' AND a.history_id IS NOT NULL AND q.expected_history_id <= a.history_id
+        AND NOT EXISTS (SELECT 1 FROM relist_unconfirmed AS r WHERE r.message_id = q.message_id)
+        """
+
     /// Retires in-flight rows whose gate the account's cursor has reached: the history
     /// echo has landed and canonical labels now carry the change ("Retirement: on echo,
     /// not on 2xx"). Returns the number retired.
@@ -299,8 +341,7 @@ extension Store {
                 SELECT q.id, q.message_id, q.label, q.op, m.thread_id
                   FROM mutation_queue AS q JOIN messages AS m ON m.id = q.message_id
                   JOIN accounts AS a ON a.id = q.account_id
-                 WHERE q.account_id = ? AND q.state = 'in_flight' AND a.history_id IS NOT NULL
-                   AND q.expected_history_id <= a.history_id
+                 WHERE q.account_id = ? AND \(Self.retirableCondition)
                 """, accountID) {
                 (id: $0.int64(0), messageKey: $0.int64(1), label: $0.string(2),
                  op: LabelOp(rawValue: $0.string(3)) ?? .add, threadID: $0.string(4))
@@ -318,34 +359,76 @@ extension Store {
     public func mutationsReadyToRetire(accountID: Int64) throws -> Int {
         Int(try db.scalarInt("""
             SELECT count(*) FROM mutation_queue AS q JOIN accounts AS a ON a.id = q.account_id
-             WHERE q.account_id = ? AND q.state = 'in_flight' AND a.history_id IS NOT NULL
-               AND q.expected_history_id <= a.history_id
+             WHERE q.account_id = ? AND \(Self.retirableCondition)
             """, accountID) ?? 0)
     }
 
-    /// A terminal failure (message gone, label gone, 400): the rows are dropped and
-    /// readers see canonical truth again; sync re-derives it by refetching the message.
-    /// Only rows still holding the op that failed are dropped. Returns the Gmail ids of
-    /// the messages whose rows were dropped.
+    /// How long a rejected change stays listed (`hd-pending`, `hd-undo --list`).
+    public static let rejectionLifetimeMilliseconds: Int64 = 7 * 24 * 3600 * 1000
+
+    /// A definite rejection (Gmail refused the change itself: a 400 narrowed down to it,
+    /// or a 404 for a message that is gone): the rows are dropped, so readers see
+    /// canonical truth again, and each is recorded with Gmail's `reason` for `hd-pending`
+    /// and the undo history. Only rows still holding the op that was refused are dropped:
+    /// a row flipped meanwhile carries a newer intent. Returns the Gmail ids of the
+    /// messages whose rows were dropped.
     @discardableResult
-    public func dropMutations(_ failed: [(id: Int64, op: LabelOp)]) throws -> [String] {
+    public func dropMutations(_ failed: [(id: Int64, op: LabelOp)], reason: String) throws -> [String] {
         try writeTrackingLabels { touched in
             var messages: [String] = []
+            let now = self.now
             for entry in failed {
                 guard let row = try db.first("""
-                    SELECT q.message_id, q.label, q.account_id, m.thread_id, m.gmail_id
+                    SELECT q.message_id, q.label, q.account_id, m.thread_id, m.gmail_id, q.action_id
                       FROM mutation_queue AS q JOIN messages AS m ON m.id = q.message_id
                      WHERE q.id = ? AND q.op = ?
                     """, entry.id, entry.op.rawValue, transform: {
                         (messageKey: $0.int64(0), label: $0.string(1), accountID: $0.int64(2),
-                         threadID: $0.string(3), gmailID: $0.string(4))
+                         threadID: $0.string(3), gmailID: $0.string(4), actionID: $0.optionalInt64(5))
                     })
                 else { continue }
                 try removeQueueRow(id: entry.id, messageKey: row.messageKey, label: row.label, op: entry.op,
                                    thread: ThreadKey(accountID: row.accountID, threadID: row.threadID), touched: &touched)
+                try db.execute("""
+                    INSERT INTO rejected_changes (account_id, gmail_id, thread_id, label, op, action_id, reason, rejected_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [row.accountID, row.gmailID, row.threadID, row.label, entry.op.rawValue, row.actionID,
+                                     reason, now])
                 if !messages.contains(row.gmailID) { messages.append(row.gmailID) }
             }
+            try db.execute("DELETE FROM rejected_changes WHERE rejected_at < ?", now - Self.rejectionLifetimeMilliseconds)
             return messages
+        }
+    }
+
+    /// A change Gmail refused for good, as `hd-pending` and the undo history show it.
+    public struct RejectedChange: Equatable, Sendable {
+        public var accountID: Int64
+        public var accountEmail: String
+        public var messageID: String
+        public var threadID: String
+        public var label: String
+        public var labelName: String?
+        public var op: LabelOp
+        public var actionID: Int64?
+        public var reason: String
+        public var rejectedAt: Int64
+    }
+
+    /// The changes Gmail refused in the last `rejectionLifetimeMilliseconds`, newest
+    /// first; one account's, or one action's, when given.
+    public func rejectedChanges(accountID: Int64? = nil, actionID: Int64? = nil) throws -> [RejectedChange] {
+        try db.map("""
+            SELECT r.account_id, a.email, r.gmail_id, r.thread_id, r.label, l.name, r.op, r.action_id, r.reason, r.rejected_at
+              FROM rejected_changes AS r
+              JOIN accounts AS a ON a.id = r.account_id
+              LEFT JOIN labels AS l ON l.account_id = r.account_id AND l.id = r.label
+             WHERE (?1 IS NULL OR r.account_id = ?1) AND (?2 IS NULL OR r.action_id = ?2) AND r.rejected_at >= ?3
+             ORDER BY r.id DESC
+            """, accountID, actionID, now - Self.rejectionLifetimeMilliseconds) {
+            RejectedChange(accountID: $0.int64(0), accountEmail: $0.string(1), messageID: $0.string(2), threadID: $0.string(3),
+                           label: $0.string(4), labelName: $0.optionalString(5), op: LabelOp(rawValue: $0.string(6)) ?? .add,
+                           actionID: $0.optionalInt64(7), reason: $0.string(8), rejectedAt: $0.int64(9))
         }
     }
 

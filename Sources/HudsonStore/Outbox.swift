@@ -47,6 +47,9 @@ public struct OutboxEntry: Equatable, Sendable {
     public var gmailThreadID: String?
     public var createdAt: Int64
     public var updatedAt: Int64
+    /// The account's history cursor when the first attempt began: every message Gmail
+    /// stored since then is in history after it, so the probe can read it there.
+    public var attemptHistoryID: Int64?
 
     /// `outbox:N`, the entry's reference on the command line.
     public var reference: String { "outbox:\(id)" }
@@ -126,7 +129,7 @@ extension Store {
     static let outboxColumns = """
         o.id, o.account_id, a.email, o.message_id, o.thread_id, o.recipients, o.subject, o.size, o.state,
         o.attempts, o.last_error, o.not_before, o.next_attempt_at, o.attempt_started_at, o.claimed_at,
-        o.gmail_id, o.gmail_thread_id, o.created_at, o.updated_at
+        o.gmail_id, o.gmail_thread_id, o.created_at, o.updated_at, o.attempt_history_id
         """
 
     func outboxEntry(from row: Row, now: Int64) -> OutboxEntry {
@@ -139,7 +142,7 @@ extension Store {
             nextAttemptAt: row.optionalInt64(12), attemptStartedAt: row.optionalInt64(13),
             isClaimed: row.optionalInt64(14).map { now - $0 < Self.outboxClaimLifetimeMilliseconds } ?? false,
             gmailID: row.optionalString(15), gmailThreadID: row.optionalString(16), createdAt: row.int64(17),
-            updatedAt: row.int64(18))
+            updatedAt: row.int64(18), attemptHistoryID: row.optionalInt64(19))
     }
 
     // MARK: - Queueing and undo
@@ -215,7 +218,7 @@ extension Store {
                 """, accountID, now, now, expired) { row in
                 let entry = outboxEntry(from: row, now: now)
                 guard claims.count < limit, ids.map({ $0.contains(entry.id) }) ?? true else { return }
-                claims.append(OutboxClaim(entry: entry, raw: row.blob(19), token: token))
+                claims.append(OutboxClaim(entry: entry, raw: row.blob(20), token: token))
             }
             for claim in claims {
                 try db.execute("UPDATE outbox SET claimed_at = ?, claim_token = ? WHERE id = ?", now, token, claim.entry.id)
@@ -230,13 +233,18 @@ extension Store {
 
     /// Records, before the request goes out, that it may reach Gmail. False when the claim
     /// was lost (another sender took over) or the entry is no longer to be sent: then the
-    /// request must not be made.
+    /// request must not be made. Committed with `synchronous=FULL` whatever the
+    /// connection's setting (hd-sync's is NORMAL): a mark an OS crash could lose would let
+    /// the next sender send a second copy. The first attempt also records the account's
+    /// cursor, where the probe starts reading history.
     public func markOutboxSending(id: Int64, token: Int64) throws -> Bool {
-        try db.write {
+        try db.durableWrite {
             try db.execute("""
-                UPDATE outbox SET state = 'sending', attempt_started_at = ?, attempts = attempts + 1, updated_at = ?
-                 WHERE id = ? AND claim_token = ? AND state IN ('queued', 'sending')
-                """, now, now, id, token)
+                UPDATE outbox SET state = 'sending', attempt_started_at = ?1, attempts = attempts + 1, updated_at = ?1,
+                       attempt_history_id = coalesce(attempt_history_id,
+                                                     (SELECT history_id FROM accounts WHERE id = outbox.account_id))
+                 WHERE id = ?2 AND claim_token = ?3 AND state IN ('queued', 'sending')
+                """, now, id, token)
             return db.changes == 1
         }
     }

@@ -161,18 +161,7 @@ extension Store {
         try db.read {
             var result: [LabelCount] = []
             for account in try accounts() where accountID == nil || account.id == accountID {
-                // Canonical counts from the label index, then the overlay's adds and removes.
-                var messages: [String: Int] = [:]
-                try db.forEach("SELECT label, count(*) FROM message_labels AS ml JOIN messages AS m ON m.id = ml.message_id WHERE m.account_id = ? GROUP BY label", account.id) {
-                    messages[$0.string(0)] = $0.int(1)
-                }
-                try db.forEach("""
-                    SELECT q.label, q.op, count(*) FROM mutation_queue AS q
-                     WHERE q.account_id = ? AND (q.op = 'add') <> EXISTS (SELECT 1 FROM message_labels AS ml WHERE ml.message_id = q.message_id AND ml.label = q.label)
-                     GROUP BY q.label, q.op
-                    """, account.id) {
-                    messages[$0.string(0), default: 0] += $0.string(1) == "add" ? $0.int(2) : -$0.int(2)
-                }
+                let messages = try effectiveMessageCounts(accountID: account.id)
                 var threads: [String: (Int, Int)] = [:]
                 try db.forEach("""
                     SELECT tl.label, count(*), sum(r.unread) FROM thread_labels AS tl

@@ -111,21 +111,34 @@ public struct SnapshotApplyReport: Equatable, Sendable {
 }
 
 extension Store {
-    /// Applies a page of snapshots in one transaction.
-    public func applySnapshots(_ snapshots: [MessageSnapshot], accountID: Int64) throws -> SnapshotApplyReport {
+    /// Applies a page of snapshots in one transaction, and parks (Parked.swift), in the
+    /// same transaction, the messages whose fetch failed (`parking`) and those that could
+    /// not be stored: none is dropped unseen, and none can stall the page.
+    public func applySnapshots(_ snapshots: [MessageSnapshot], accountID: Int64,
+                               parking failures: [ParkingFailure] = []) throws -> SnapshotApplyReport {
         try writeTracked { touched in
-            try applyEach(snapshots, accountID: accountID, touched: &touched)
+            let report = try applyEach(snapshots, accountID: accountID, touched: &touched)
+            try park(failures + Self.parkingFailures(report.failures, stage: .message), accountID: accountID)
+            return report
         }
+    }
+
+    static func parkingFailures(_ failures: [SnapshotFailure], stage: ParkedStage) -> [ParkingFailure] {
+        failures.map { ParkingFailure(gmailID: $0.messageID, stage: stage, error: "cannot be stored: \($0.reason)") }
     }
 
     /// Applies one listed backfill page and records the listing's progress in the same
     /// transaction, so a crash either keeps both or neither and the page is re-listed.
     /// Every message of the page, stale or not, is confirmed for a re-list in progress.
+    /// Messages of the page whose fetch failed are parked in the same transaction, so the
+    /// listing moves on without losing them.
     public func applyBackfillPage(
-        _ snapshots: [MessageSnapshot], accountID: Int64, nextPageToken: String?, listed: Int, estimate: Int?
+        _ snapshots: [MessageSnapshot], accountID: Int64, nextPageToken: String?, listed: Int, estimate: Int?,
+        parking failures: [ParkingFailure] = []
     ) throws -> SnapshotApplyReport {
         try writeTracked { touched in
             let report = try applyEach(snapshots, accountID: accountID, touched: &touched)
+            try park(failures + Self.parkingFailures(report.failures, stage: .message), accountID: accountID)
             try confirmListed(snapshots.map(\.id), accountID: accountID)
             try recordBackfillPage(accountID: accountID, nextPageToken: nextPageToken, listed: listed, estimate: estimate)
             return report
@@ -147,9 +160,10 @@ extension Store {
     /// Stores a batch of `format=full` fetches in one transaction, each in its own
     /// SAVEPOINT: the same as `applyHydration` per message, but one commit for the batch
     /// ("One commit per page, not per message"), and each touched thread's rollup is
-    /// recomputed once. A message that fails is rolled back alone and reported; the rest
-    /// commit.
-    public func applyHydrations(_ items: [Hydration], accountID: Int64) throws -> HydrationReport {
+    /// recomputed once. A message that fails is rolled back alone, reported and parked
+    /// with the bodies whose fetch failed (`parking`); the rest commit.
+    public func applyHydrations(_ items: [Hydration], accountID: Int64,
+                                parking failures: [ParkingFailure] = []) throws -> HydrationReport {
         try writeTracked { touched in
             var report = HydrationReport()
             for item in items {
@@ -165,6 +179,7 @@ extension Store {
                     report.failures.append(SnapshotFailure(messageID: item.gmailID, reason: String(describing: error)))
                 }
             }
+            try park(failures + Self.parkingFailures(report.failures, stage: .body), accountID: accountID)
             return report
         }
     }
@@ -178,6 +193,8 @@ extension Store {
                     try applySnapshot(snapshot, accountID: accountID, touched: &touched)
                 }
                 if applied { report.applied += 1 } else { report.stale += 1 }
+                // Stored, or already stored newer: no longer waiting for a retry.
+                try unpark(gmailID: snapshot.id, accountID: accountID, stage: .message)
             } catch {
                 report.failures.append(SnapshotFailure(messageID: snapshot.id, reason: String(describing: error)))
             }

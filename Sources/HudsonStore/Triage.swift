@@ -286,20 +286,28 @@ extension Store {
         public var changes: Int
         public var undoes: Int64?
         public var undoneBy: Int64?
+        /// How many of its changes Gmail refused for good (in the last week), and the
+        /// newest refusal's reason.
+        public var rejected: Int = 0
+        public var rejection: String?
     }
 
     /// Recorded actions, newest first (one account's when given).
     public func recentActions(limit: Int = 20, accountID: Int64? = nil) throws -> [ActionSummary] {
         try db.map("""
             SELECT a.id, a.description, a.created_at,
-                   (SELECT count(*) FROM action_items AS i WHERE i.action_id = a.id), a.undoes, a.undone_by
+                   (SELECT count(*) FROM action_items AS i WHERE i.action_id = a.id), a.undoes, a.undone_by,
+                   (SELECT count(*) FROM rejected_changes AS r WHERE r.action_id = a.id AND r.rejected_at >= ?3),
+                   (SELECT r.reason FROM rejected_changes AS r WHERE r.action_id = a.id AND r.rejected_at >= ?3
+                     ORDER BY r.id DESC LIMIT 1)
               FROM actions AS a
              WHERE ?2 IS NULL OR EXISTS (SELECT 1 FROM action_items AS i \(Self.itemMessageJoin)
                                           WHERE i.action_id = a.id AND m.account_id = ?2)
              ORDER BY a.id DESC LIMIT ?1
-            """, limit, accountID) {
+            """, limit, accountID, now - Self.rejectionLifetimeMilliseconds) {
             ActionSummary(id: $0.int64(0), description: $0.string(1), createdAt: $0.int64(2), changes: $0.int(3),
-                          undoes: $0.optionalInt64(4), undoneBy: $0.optionalInt64(5))
+                          undoes: $0.optionalInt64(4), undoneBy: $0.optionalInt64(5), rejected: $0.int(6),
+                          rejection: $0.optionalString(7))
         }
     }
 

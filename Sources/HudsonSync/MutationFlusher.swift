@@ -2,17 +2,32 @@
  The write-path actor: drains the mutation queue to Gmail (optimistic-mutations.md;
  sync-engine-reference.md, MutationFlusher). Per pass:
 
-   claim pending rows → send → mark in flight with the retirement gate → retire what
-   the history echo has confirmed
+   claim pending rows → record, durably, that they may be sent → send → gate → retire
+   what the history echo has confirmed
 
  Rows are grouped by message into (adds, removes) sets, and messages with the same sets
  go out as one `batchModify` (up to 1000 ids, 50 units) instead of one `modify` each
- (5 units): archiving 1000 threads costs a few requests, not a thousand. batchModify
- returns no history id, so the gate comes from a `getProfile` right after it — the
- mailbox's history id then is at least the change's. A row retires only when the
- account's cursor passes its gate, never on the 2xx ("Retirement: on echo").
- Terminal failures drop the rows and re-derive truth by refetching the message;
- transient ones leave them pending with their attempts and error, retried with backoff.
+ (5 units): archiving 1000 threads costs a few requests, not a thousand; a lone message
+ goes out as `modify`. Neither answer carries a history id Hudson may rely on
+ (batchModify answers an empty 204; modify's minimal message promises only `id`,
+ `threadId` and `labelIds`, gmail-api.md §2.5), so every row sent in a pass gets its gate
+ from one `getProfile` after the last send: the mailbox's history id then is at least the
+ change's. A row retires only when the account's cursor passes its gate, never on the
+ 2xx ("Retirement: on echo").
+
+ Before each request its rows are marked attempted, in a transaction committed with
+ `synchronous=FULL`: whatever happens next (a lost answer, a timeout, a 5xx, a 429, a
+ getProfile that fails, this process killed) the store knows the change may be at Gmail,
+ so an opposite change or an undo overlays it forward instead of cancelling it
+ (MutationQueue's collision table).
+
+ Failures: a definite rejection (400, or 404 for a message) is narrowed down to the
+ change that caused it — a request per label, then one message alone to tell a label
+ Gmail refuses from a message it refuses — and only that change is dropped, with Gmail's
+ reason kept for `hd-pending` and the undo history; the rest is sent. A 429, 5xx or
+ network failure leaves the rows pending with their attempts and error, retried with
+ backoff. Nothing here stops the pass that follows: the history poll runs whatever the
+ flush met (SyncRunner).
 
  Flushers of one account exclude each other with a `FlushLock` (hd-sync and hd-mark may
  run at once). Only the lock's holder claims rows, so a flusher that takes the lock
@@ -40,7 +55,9 @@ public struct FlushReport: Sendable, Equatable {
 /// (optimistic-mutations.md "Crash safety"). The reliability suite stops the process at
 /// each of them; nothing else observes them.
 public enum FlushCheckpoint: String, Sendable, CaseIterable {
-    /// Gmail answered a send and nothing is recorded yet: the rows are still pending.
+    /// The rows are marked attempted and their request has not gone out yet.
+    case afterMarkAttempted = "after-mark-attempted"
+    /// Gmail answered a send and nothing more is recorded yet: the rows are still pending.
     case afterSend = "after-send"
     /// The rows are in flight, their retirement gate recorded.
     case afterMarkInFlight = "after-mark-in-flight"
@@ -145,6 +162,37 @@ public actor MutationFlusher {
         var adds: [String]
         var removes: [String]
         var rows: [QueuedMutation]
+
+        var changeCount: Int { adds.count + removes.count }
+
+        /// One unit per label change, over the same messages.
+        func perChange() -> [SendUnit] {
+            adds.map { label in
+                SendUnit(messageIDs: messageIDs, adds: [label], removes: [], rows: rows.filter { $0.label == label && $0.op == .add })
+            } + removes.map { label in
+                SendUnit(messageIDs: messageIDs, adds: [], removes: [label],
+                         rows: rows.filter { $0.label == label && $0.op == .remove })
+            }
+        }
+
+        /// The same change over the first message, and over the others.
+        func splittingFirst() -> (first: SendUnit, rest: SendUnit) {
+            split(at: 1)
+        }
+
+        /// The same change over each half of the messages.
+        func halves() -> [SendUnit] {
+            let (front, back) = split(at: messageIDs.count / 2)
+            return [front, back]
+        }
+
+        private func split(at index: Int) -> (SendUnit, SendUnit) {
+            let front = Set(messageIDs[..<index])
+            return (SendUnit(messageIDs: Array(messageIDs[..<index]), adds: adds, removes: removes,
+                             rows: rows.filter { front.contains($0.messageID) }),
+                    SendUnit(messageIDs: Array(messageIDs[index...]), adds: adds, removes: removes,
+                             rows: rows.filter { !front.contains($0.messageID) }))
+        }
     }
 
     /// Groups claimed rows by message, then messages by their (adds, removes) sets, in
@@ -174,54 +222,140 @@ public actor MutationFlusher {
         return units
     }
 
-    private func send(_ claimed: [QueuedMutation], accountID: Int64, report: inout FlushReport) async throws {
-        var settled = Set<Int64>()
+    /// What a pass has done with its claimed rows so far.
+    struct PassProgress {
+        /// Sent; the gate comes from one getProfile after the last request.
         var awaitingGate: [QueuedMutation] = []
+        /// Sent, refused for good, or recorded as failed: not released as unsettled.
+        var settled = Set<Int64>()
+        var dropped = 0
+    }
+
+    private func send(_ claimed: [QueuedMutation], accountID: Int64, report: inout FlushReport) async throws {
+        var progress = PassProgress()
         defer {
             // Whatever was claimed but not settled goes back for the next pass.
-            let unsettled = claimed.map(\.id).filter { !settled.contains($0) }
+            let unsettled = claimed.map(\.id).filter { !progress.settled.contains($0) }
             if !unsettled.isEmpty { try? database.write { try $0.releaseClaims(ids: unsettled) } }
         }
-        sending: for unit in Self.units(for: claimed) {
+        for unit in Self.units(for: claimed) {
             do {
-                if unit.messageIDs.count == 1 {
-                    let response = try await api.modify(id: unit.messageIDs[0], addLabelIDs: unit.adds, removeLabelIDs: unit.removes)
-                    checkpoint?(.afterSend)
-                    try markInFlight(unit.rows, gate: try parseHistoryID(response.historyId))
-                    report.flushed += unit.rows.count
-                } else {
-                    try await api.batchModify(ids: unit.messageIDs, addLabelIDs: unit.adds, removeLabelIDs: unit.removes)
-                    checkpoint?(.afterSend)
-                    awaitingGate += unit.rows
-                    continue
-                }
+                try await deliver(unit, labelAccepted: nil, accountID: accountID, progress: &progress)
             } catch let error as GmailError {
+                let unsent = unit.rows.filter { !progress.settled.contains($0.id) }
                 switch error {
-                case .notFound, .badRequest:
-                    report.dropped += try await drop(unit.rows, accountID: accountID)
                 case .rateLimited, .server, .network:
-                    try recordFailure(unit.rows, error: error)
-                    unit.rows.forEach { settled.insert($0.id) }
-                    break sending  // the server or the network is in trouble: keep the rest pending
+                    // The server or the network is in trouble: the rest waits for a later pass.
+                    try recordFailure(unsent, error: error)
+                    unsent.forEach { progress.settled.insert($0.id) }
+                    report.dropped += progress.dropped
+                    try await settleGates(progress.awaitingGate, report: &report, settled: &progress.settled)
+                    return
                 default:
-                    // Not authorised, forbidden, an unreadable response: the rows stay pending.
-                    try? await settleGates(awaitingGate, report: &report, settled: &settled)
+                    // Not authorised, forbidden, an unreadable response: the rows stay
+                    // pending (attempted, when their request went out); what was sent
+                    // before still gets its gate.
+                    report.dropped += progress.dropped
+                    try? await settleGates(progress.awaitingGate, report: &report, settled: &progress.settled)
+                    try? recordFailure(unsent, error: error)
                     throw error
                 }
             }
-            unit.rows.forEach { settled.insert($0.id) }
         }
-        try await settleGates(awaitingGate, report: &report, settled: &settled)
+        report.dropped += progress.dropped
+        try await settleGates(progress.awaitingGate, report: &report, settled: &progress.settled)
     }
 
-    /// Gives every row sent by batchModify its gate: the mailbox history id right after.
-    /// If that cannot be read, the rows stay pending and go out again (harmless: label
-    /// changes are idempotent).
+    /// Sends `unit` and, when Gmail refuses it for good (400, or 404), narrows the refusal
+    /// down to the change that caused it, so that only that change is dropped: a request
+    /// per label when the unit carries several; for one label over several messages, the
+    /// first message alone: refused alone and refused for the rest too, it is the label
+    /// Gmail refuses, whichever message carries it (`labelAccepted` false); accepted, the
+    /// label is fine and the rest is halved until the refused messages stand alone
+    /// (`labelAccepted` true). A label Gmail refuses thus costs three requests, one
+    /// refused message about two per halving. Throws the transient failures (429, 5xx,
+    /// network) and the ones that stop the pass; `progress` has what was settled.
+    private func deliver(_ unit: SendUnit, labelAccepted: Bool?, accountID: Int64, progress: inout PassProgress) async throws {
+        let refusal: GmailError
+        do {
+            try await send(unit)
+            progress.awaitingGate += unit.rows
+            unit.rows.forEach { progress.settled.insert($0.id) }
+            return
+        } catch let error as GmailError {
+            guard error.isRefusal else { throw error }
+            refusal = error
+        }
+        if unit.messageIDs.count == 1 && refusal == .notFound {
+            // modify answers 404 for a message that is gone at Gmail: all its changes go.
+            try await reject(unit.rows, reason: "the message is no longer at Gmail", accountID: accountID, refetch: true,
+                             progress: &progress)
+            return
+        }
+        if unit.changeCount > 1 {
+            for part in unit.perChange() {
+                try await deliver(part, labelAccepted: nil, accountID: accountID, progress: &progress)
+            }
+            return
+        }
+        if unit.messageIDs.count == 1 || labelAccepted == false {
+            try await reject(unit.rows, reason: refusal.description, accountID: accountID, refetch: false, progress: &progress)
+            return
+        }
+        if labelAccepted == true {
+            for half in unit.halves() {
+                try await deliver(half, labelAccepted: true, accountID: accountID, progress: &progress)
+            }
+            return
+        }
+        let (first, rest) = unit.splittingFirst()
+        var firstAccepted = true
+        do {
+            try await send(first)
+            progress.awaitingGate += first.rows
+            first.rows.forEach { progress.settled.insert($0.id) }
+        } catch let error as GmailError where error.isRefusal {
+            firstAccepted = false
+            try await reject(first.rows, reason: error == .notFound ? "the message is no longer at Gmail" : error.description,
+                             accountID: accountID, refetch: error == .notFound, progress: &progress)
+        }
+        try await deliver(rest, labelAccepted: firstAccepted, accountID: accountID, progress: &progress)
+    }
+
+    /// Marks the unit's rows attempted (durably), then sends it: `modify` for one
+    /// message, `batchModify` for more.
+    private func send(_ unit: SendUnit) async throws {
+        let ids = unit.rows.map(\.id)
+        try database.write { try $0.markMutationsAttempted(ids: ids) }
+        checkpoint?(.afterMarkAttempted)
+        if unit.messageIDs.count == 1 {
+            try await api.modify(id: unit.messageIDs[0], addLabelIDs: unit.adds, removeLabelIDs: unit.removes)
+        } else {
+            try await api.batchModify(ids: unit.messageIDs, addLabelIDs: unit.adds, removeLabelIDs: unit.removes)
+        }
+        checkpoint?(.afterSend)
+    }
+
+    /// Gives every row sent in this pass its gate: the mailbox history id right after.
+    /// If that cannot be read (the answer lost, or without a usable `historyId`), the rows
+    /// stay pending — attempted, so never cancelled — with the error, and go out again
+    /// after a backoff (harmless: label changes are idempotent). Only a refused token
+    /// stops the pass.
     private func settleGates(_ rows: [QueuedMutation], report: inout FlushReport, settled: inout Set<Int64>) async throws {
         guard !rows.isEmpty else { return }
-        let gate = try parseHistoryID(try await api.getProfile().historyId)
-        try markInFlight(rows, gate: gate)
-        report.flushed += rows.count
+        do {
+            let gate = try parseHistoryID(try await api.getProfile().historyId)
+            try markInFlight(rows, gate: gate)
+            report.flushed += rows.count
+        } catch let error as GmailError {
+            try recordFailure(rows, error: error, sent: true)
+            switch error {
+            case .unauthorized, .authorizationRevoked: throw error
+            default: break
+            }
+        } catch let error as SyncError {
+            try recordFailure(rows, message: "sent; \(error)", delay: backoff(rows))
+        }
         rows.forEach { settled.insert($0.id) }
     }
 
@@ -235,7 +369,8 @@ public actor MutationFlusher {
     /// rows wait with exponential backoff (and at least its Retry-After). A network that is
     /// down gets no delay: the pass already stopped at the first failure, so nothing is
     /// hammered, and the next pass — `hd-sync` once the network is back — sends at once.
-    private func recordFailure(_ rows: [QueuedMutation], error: GmailError) throws {
+    /// `sent`: Gmail accepted the change and only its gate could not be read.
+    private func recordFailure(_ rows: [QueuedMutation], error: GmailError, sent: Bool = false) throws {
         var delay = 0.0
         switch error {
         case .network:
@@ -245,9 +380,12 @@ public actor MutationFlusher {
         default:
             delay = backoff(rows)
         }
+        try recordFailure(rows, message: sent ? "sent; getProfile: \(error)" : error.description, delay: delay)
+    }
+
+    private func recordFailure(_ rows: [QueuedMutation], message: String, delay: Double) throws {
         let ids = rows.map(\.id)
-        let text = error.description
-        try database.write { try $0.recordMutationFailure(ids: ids, error: text, retryAfterMilliseconds: Int64(delay * 1000)) }
+        try database.write { try $0.recordMutationFailure(ids: ids, error: message, retryAfterMilliseconds: Int64(delay * 1000)) }
     }
 
     /// 5 s, 10 s, 20 s … up to 15 min, with jitter so many rows do not retry in lockstep.
@@ -256,24 +394,26 @@ public actor MutationFlusher {
         return min(900.0, 5.0 * pow(2.0, Double(min(attempts, 20)))) * Double.random(in: 0.5...1.0)
     }
 
-    /// A terminal failure: drop the rows, then re-derive the message's truth from Gmail
-    /// (a message that is gone is tombstoned).
-    private func drop(_ rows: [QueuedMutation], accountID: Int64) async throws -> Int {
+    /// A definite rejection: drop the rows, keeping Gmail's reason; for a message that is
+    /// gone, re-derive its truth from Gmail (a 404 tombstones it).
+    private func reject(_ rows: [QueuedMutation], reason: String, accountID: Int64, refetch: Bool,
+                        progress: inout PassProgress) async throws {
         let failed = rows.map { (id: $0.id, op: $0.op) }
-        let messages = try database.write { try $0.dropMutations(failed) }
+        let messages = try database.write { try $0.dropMutations(failed, reason: reason) }
+        rows.forEach { progress.settled.insert($0.id) }
+        progress.dropped += rows.count
+        guard refetch else { return }
         for id in messages {
             do {
                 let message = try await api.getMessage(id: id, format: "metadata")
-                if let snapshot = SnapshotMapping.snapshot(from: message) {
-                    _ = try database.write { try $0.applySnapshots([snapshot], accountID: accountID) }
-                }
+                let snapshot = try SnapshotMapping.mapped(message)
+                _ = try database.write { try $0.applySnapshots([snapshot], accountID: accountID) }
             } catch GmailError.notFound {
                 _ = try database.write { try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }
             } catch {
                 // Truth is re-derived by the next history poll anyway.
             }
         }
-        return rows.count
     }
 
     private func accountID() throws -> Int64 {
@@ -282,5 +422,16 @@ public actor MutationFlusher {
             throw SyncError.unknownAccount(email)
         }
         return account.id
+    }
+}
+
+extension GmailError {
+    /// Gmail refused the request itself, for good: a 400 (a label it does not have or
+    /// will not set, a malformed id) or a 404 (a message that is gone).
+    var isRefusal: Bool {
+        switch self {
+        case .badRequest, .notFound: return true
+        default: return false
+        }
     }
 }

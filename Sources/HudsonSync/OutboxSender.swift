@@ -15,9 +15,14 @@
  stays in 'sending' and is probed before anything else. GmailClient itself repeats `send` only
  after a rate-limit refusal (GmailMethod.isIdempotent), which keeps this true below us.
 
- Gmail's search may not show a message the instant it is stored, so a probe that finds
- nothing soon after the attempt began waits out the rest of a settle time and looks once
- more before the message is sent again.
+ Gmail's search may not show a message the instant it is stored (its index can lag), so
+ the probe does not rely on it alone: it also reads history from the account's cursor as
+ it was when the first attempt began (`attempt_history_id`) — Gmail's log of what it
+ stored, where a message it accepted appears as messageAdded — and compares the Message-ID
+ of each message added to SENT since. Found either way, the entry is sent. Found neither
+ way soon after the attempt began, the probe waits out the rest of a settle time and
+ looks once more before the message is sent again. A history too old to read (404) leaves
+ the search to decide.
  */
 import Foundation
 import HudsonGmail
@@ -137,25 +142,82 @@ public actor OutboxSender {
         return .next
     }
 
-    /// Looks for the entry's Message-ID in the whole mailbox (Sent, Spam and Trash
-    /// included: the user may already have deleted it). Marks it sent and returns true
+    /// Looks for the entry at Gmail (`find`); when it finds nothing soon after the attempt
+    /// began, waits out the settle time and looks once more. Marks it sent and returns true
     /// when Gmail has it.
     private func probe(_ claim: OutboxClaim) async throws -> Bool {
-        let query = "rfc822msgid:\(claim.entry.messageID) in:anywhere"
-        var page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
-        if page.messages.isEmpty {
+        var found = try await find(claim)
+        if found == nil {
             let now = try database.read { $0.now }
             // Never negative: after the wall clock steps back, the wait is at most `settle`.
             let elapsed = Duration.milliseconds(max(0, now - (claim.entry.attemptStartedAt ?? 0)))
             if elapsed < settle {
                 try await Task.sleep(for: settle - elapsed)
-                page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
+                found = try await find(claim)
             }
         }
-        guard let found = page.messages.first else { return false }
+        guard let found else { return false }
         let id = claim.entry.id
-        try database.write { try $0.markOutboxSent(id: id, gmailID: found.id, threadID: found.threadId) }
+        try database.write { try $0.markOutboxSent(id: id, gmailID: found.id, threadID: found.threadID) }
         return true
+    }
+
+    /// The entry's message at Gmail, if Gmail has it: searched for by Message-ID in the
+    /// whole mailbox (Sent, Spam and Trash included: the user may already have deleted
+    /// it), then looked for in history since the first attempt.
+    private func find(_ claim: OutboxClaim) async throws -> (id: String, threadID: String?)? {
+        let query = "rfc822msgid:\(claim.entry.messageID) in:anywhere"
+        let page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
+        if let found = page.messages.first { return (found.id, found.threadId) }
+        return try await findInHistory(claim)
+    }
+
+    /// At most this many messages added to SENT since the attempt are read for their
+    /// Message-ID (the newest); more than that, and the search decides alone.
+    static let historyProbeLimit = 100
+
+    /// The message Gmail stored for the entry, from history: every messageAdded of a SENT
+    /// message after the cursor of the first attempt, each read (format=metadata) for its
+    /// Message-ID. Nil when none matches, when history from there has expired (404), or
+    /// when the entry has no recorded cursor.
+    private func findInHistory(_ claim: OutboxClaim) async throws -> (id: String, threadID: String?)? {
+        guard let start = claim.entry.attemptHistoryID else { return nil }
+        var added: [String] = []
+        var token: String?
+        var seenTokens = Set<String>()
+        repeat {
+            let page: HistoryPage
+            do {
+                page = try await api.listHistory(startHistoryID: String(start), pageToken: token, labelID: "SENT")
+            } catch GmailError.notFound {
+                return nil
+            }
+            for record in page.history {
+                for change in record.messagesAdded {
+                    if let id = change.message?.id, !id.isEmpty, !added.contains(id) { added.append(id) }
+                }
+            }
+            token = page.nextPageToken
+            if let next = token, !seenTokens.insert(next).inserted { break }
+        } while token != nil
+        let candidates = Array(added.suffix(Self.historyProbeLimit))
+        guard !candidates.isEmpty else { return nil }
+        let results = await api.getMessages(ids: candidates, format: "metadata")
+        let wanted = claim.entry.messageID
+        for id in candidates {
+            switch results[id] {
+            case .success(let message)?:
+                if message.header(named: "Message-ID")?.trimmingCharacters(in: .whitespaces) == wanted {
+                    return (message.id, message.threadId)
+                }
+            case .failure(let error)? where error.isRetryable || error == .cancelled:
+                // Without this answer "not found" is not known: ask again later.
+                throw error
+            default:
+                continue
+            }
+        }
+        return nil
     }
 
     /// Records what a failed `send` means for the entry (see the file comment).

@@ -9,12 +9,29 @@ import HudsonMail
 import HudsonStore
 
 public enum SnapshotMapping {
-    /// The snapshot, or nil for a message that cannot be mapped: no id or thread id, or a
-    /// history id that is not a positive integer (it could not be version-guarded).
+    /// Why a message Gmail served cannot be stored.
+    public struct Unmappable: Error, Equatable, CustomStringConvertible {
+        public var messageID: String
+        public var reason: String
+
+        public var description: String { "Gmail's answer cannot be stored: \(reason)" }
+    }
+
+    /// The snapshot, or nil for a message that cannot be mapped (`mapped` says why).
     public static func snapshot(from message: GmailMessage) -> MessageSnapshot? {
-        guard !message.id.isEmpty, let threadID = message.threadId, !threadID.isEmpty,
-              let historyID = message.historyIDValue, historyID > 0, historyID <= UInt64(Int64.max)
-        else { return nil }
+        try? mapped(message)
+    }
+
+    /// The snapshot; throws `Unmappable` for a message without an id or a thread id, or
+    /// whose history id is not a positive integer (it could not be version-guarded).
+    public static func mapped(_ message: GmailMessage) throws -> MessageSnapshot {
+        guard !message.id.isEmpty else { throw Unmappable(messageID: message.id, reason: "no message id") }
+        guard let threadID = message.threadId, !threadID.isEmpty else {
+            throw Unmappable(messageID: message.id, reason: "no thread id")
+        }
+        guard let historyID = message.historyIDValue, historyID > 0, historyID <= UInt64(Int64.max) else {
+            throw Unmappable(messageID: message.id, reason: "no valid history id")
+        }
         func header(_ name: String) -> String? {
             // Gmail usually decodes RFC 2047 words already; the decoder is idempotent (§8).
             message.header(named: name).map { EncodedWords.decode($0) }

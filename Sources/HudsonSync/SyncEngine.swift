@@ -1,11 +1,23 @@
 /*!
  The read-path actor (sync-engine-reference.md): one bounded pass, in this order,
 
-   ensureCursor → pollHistory → backfill (≤ maxBackfillPages) → settle a re-list → hydrateBodies (≤ hydrationBatch)
+   ensureCursor → pollHistory → backfill (≤ maxBackfillPages) → settle a re-list
+     → retry parked messages → hydrateBodies (≤ hydrationBatch)
 
  so the caller controls cadence and nothing runs unbounded in the background. It owns
- no state of its own between passes: the cursor, the backfill window and token, and the
- bodies still missing all live in the store, so a crash resumes from what it says.
+ no state of its own between passes: the cursor, the backfill window and token, the
+ bodies still missing and the messages parked after a failure all live in the store, so
+ a crash resumes from what it says.
+
+ One bad message never stalls the account (issue 17 §2). A fetch that fails for a reason
+ of the message's own (a 5xx after the client's retries, a 4xx other than 404, an answer
+ that cannot be read or mapped) parks the message in the store with its error, in the
+ same transaction as the page or poll it came from, and the pass goes on: history is
+ applied and the cursor advances, the listing moves on, hydration takes the next body.
+ Parked messages are fetched again when their back-off is over, in later passes and
+ processes. A failure that is not the message's (the network, a rate limit, a token
+ Gmail refuses) stops the pass before the cursor or the listing moves: nothing is lost,
+ and the next pass resumes.
  Single-flight: a second call while a pass runs returns an empty report at once
  (actors are re-entrant, so the guard is explicit).
  */
@@ -18,6 +30,8 @@ public struct SyncReport: Sendable, Equatable {
     public var eventsApplied = 0
     public var bodiesHydrated = 0
     public var backfillComplete = false
+    /// Messages of the account parked after a failure when the pass ended.
+    public var parked = 0
 
     public init() {}
 }
@@ -45,9 +59,8 @@ public actor SyncEngine {
     let labelRefreshInterval: TimeInterval = 600
 
     private var isSyncing = false
-    /// Messages whose body fetch failed in this process; skipped so they cannot stall
-    /// the work-list. They are tried again by the next process.
-    private var failedHydrations = Set<String>()
+    /// Parked messages fetched again per pass, at most.
+    static let parkedRetryBatch = 100
 
     /// - Parameters:
     ///   - api: the client for background work (polling, backfill, hydration).
@@ -94,9 +107,13 @@ public actor SyncEngine {
         }
         report.eventsApplied += try await settleRelist(account)
         report.backfillComplete = account.backfillState == .complete
+        report.eventsApplied += try await retryParkedMessages(account)
         report.bodiesHydrated = try await hydrateBodies(account)
         let accountID = account.id
-        try database.write { try $0.recordSyncPass(accountID: accountID) }
+        report.parked = try database.write { store in
+            try store.recordSyncPass(accountID: accountID)
+            return try store.parkedCount(accountID: accountID)
+        }
         // Between passes, so a WAL that readers or a long reader kept from starting over
         // does not grow from pass to pass; a reader still holding it just waits for the next.
         // Only once the WAL has outgrown automatic checkpoints (Store.checkpointWALIfOutgrown):
@@ -107,19 +124,35 @@ public actor SyncEngine {
         return report
     }
 
-    /// Whether this account is caught up: backfill complete, a re-list settled, and no
-    /// body missing in the prefetch window (except those that failed in this process).
+    /// Whether this account is caught up: backfill complete, a re-list settled, no body
+    /// missing in the prefetch window and no message parked. A message or body that
+    /// failed is not done: it waits for its retry (a parked body outside the window is
+    /// forgotten by hydration, like any older body).
     public func isCaughtUp() throws -> Bool {
         let account = try currentAccount()
         guard account.backfillState == .complete else { return false }
         let since = prefetchCutoff()
         let accountID = account.id
-        if try !database.read({ try $0.messagesUnconfirmedByRelist(accountID: accountID, limit: 1) }).isEmpty { return false }
-        let failed = failedHydrations
-        let remaining = try database.read {
-            try $0.messagesNeedingBodies(accountID: accountID, since: since, limit: failed.count + 1)
+        return try database.read { store in
+            try store.messagesUnconfirmedByRelist(accountID: accountID, limit: 1).isEmpty
+                && store.messagesNeedingBodies(accountID: accountID, since: since, limit: 1, includingParked: true).isEmpty
+                && store.parkedCount(accountID: accountID) == 0
         }
-        return remaining.allSatisfy { failed.contains($0) }
+    }
+
+    /// Whether a pass now would have work to do: backfill or a re-list unfinished, a body
+    /// to fetch, or a parked message due. False when all that is left waits for a parked
+    /// message's back-off (a watch then slows down, a catch-up stops).
+    public func hasDueWork() throws -> Bool {
+        let account = try currentAccount()
+        guard account.backfillState == .complete else { return true }
+        let since = prefetchCutoff()
+        let accountID = account.id
+        return try database.read { store in
+            try !store.messagesUnconfirmedByRelist(accountID: accountID, limit: 1).isEmpty
+                || !store.messagesNeedingBodies(accountID: accountID, since: since, limit: 1).isEmpty
+                || !store.dueParkedMessages(accountID: accountID, stage: .message, limit: 1).isEmpty
+        }
     }
 
     // MARK: - ensureCursor
@@ -158,12 +191,19 @@ public actor SyncEngine {
     /// Pages through history from the stored cursor with one fixed `startHistoryId`,
     /// applies each page (cursor untouched), then advances the cursor exactly once.
     /// Returns true when the cursor had expired and was reset.
+    ///
+    /// Nothing malformed in an answer stops polling: a page whose `historyId` is missing
+    /// or unusable leaves the cursor to the newest usable record id seen (everything up to
+    /// it has been applied; with neither, it stays and the next poll re-reads from it); a
+    /// record without a usable id has its messages fetched again; a message that cannot
+    /// be fetched is parked.
     func pollHistory(_ account: Account, report: inout SyncReport) async throws -> Bool {
         guard let cursor = account.historyID else { return false }
         let start = String(cursor)
         let accountID = account.id
         var pageToken: String?
         var latest: Int64?
+        var newestRecord: Int64?
         var seenTokens = Set<String>()
         repeat {
             let page: HistoryPage
@@ -175,41 +215,84 @@ public actor SyncEngine {
                 try database.write { try $0.resetForExpiredCursor(accountID: accountID, freshHistoryID: fresh) }
                 return true
             }
-            let changes = try HistoryMapping.changes(from: page.history)
+            let mapped = HistoryMapping.map(page.history)
+            let changes = mapped.changes
             let applied = try database.write { try $0.applyHistoryChanges(changes, accountID: accountID) }
             report.eventsApplied += applied.applied
-            if !applied.unknownMessageIDs.isEmpty {
-                report.eventsApplied += try await fetchAndApply(applied.unknownMessageIDs, accountID: accountID)
+            let toFetch = applied.unknownMessageIDs + mapped.refetch.filter { !applied.unknownMessageIDs.contains($0) }
+            if !toFetch.isEmpty {
+                report.eventsApplied += try await fetchAndApply(toFetch, accountID: accountID)
             }
-            if let id = page.historyId { latest = max(latest ?? 0, try parseHistoryID(id)) }
+            if let id = try? parseHistoryID(page.historyId) { latest = max(latest ?? 0, id) }
+            if let id = mapped.newestRecordID { newestRecord = max(newestRecord ?? 0, id) }
             pageToken = page.nextPageToken
             if let token = pageToken, !seenTokens.insert(token).inserted { break }  // a looping server
         } while pageToken != nil
-        if let latest {
-            try database.write { try $0.advanceCursor(accountID: accountID, to: latest) }
+        if let end = latest ?? newestRecord {
+            try database.write { try $0.advanceCursor(accountID: accountID, to: end) }
         }
         return false
     }
 
-    /// Fetches messages a history page mentioned but the store lacks (format=metadata)
-    /// and applies them. A 404 is expected and silent: the message vanished between the
-    /// event and the fetch. Other failures throw, so the cursor stays and the next pass
-    /// re-polls.
+    /// Fetches messages (format=metadata) that a history page mentioned and the store
+    /// lacks, or a parked message due again, and applies them through the version guard.
+    /// A 404 tombstones the message (it vanished between the event and the fetch). A
+    /// failure of the message's own parks it, in the same transaction as the rest; one
+    /// that is not (`stopsPass`) throws before anything is written, so the cursor stays
+    /// and the next pass re-polls. Returns the number of messages stored.
     private func fetchAndApply(_ ids: [String], accountID: Int64) async throws -> Int {
         let results = await api.getMessages(ids: ids, format: "metadata")
         var snapshots: [MessageSnapshot] = []
+        var failures: [ParkingFailure] = []
+        var vanished: [String] = []
         for id in ids {
             switch results[id] {
             case .success(let message)?:
-                if let snapshot = SnapshotMapping.snapshot(from: message) { snapshots.append(snapshot) }
-            case .failure(.notFound)?, nil:
-                continue
-            case .failure(let error)?:
+                do {
+                    snapshots.append(try SnapshotMapping.mapped(message))
+                } catch {
+                    failures.append(ParkingFailure(gmailID: id, stage: .message, error: String(describing: error)))
+                }
+            case .failure(.notFound)?:
+                vanished.append(id)
+            case .failure(let error)? where Self.stopsPass(error):
                 throw error
+            case .failure(let error)?:
+                failures.append(ParkingFailure(gmailID: id, stage: .message, error: error.description))
+            case nil:
+                failures.append(ParkingFailure(gmailID: id, stage: .message, error: "Gmail's batch answer left it out"))
             }
         }
-        let report = try database.write { try $0.applySnapshots(snapshots, accountID: accountID) }
+        let parking = failures
+        let report = try database.write { try $0.applySnapshots(snapshots, accountID: accountID, parking: parking) }
+        for id in vanished {
+            try database.write { _ = try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }
+        }
         return report.applied
+    }
+
+    /// Whether a failure to fetch one message is not that message's own, so the pass
+    /// stops (nothing written, nothing lost) instead of parking it: the network, a rate
+    /// limit, a cancelled task, or a token or permission Gmail refuses for the account.
+    /// A 5xx that outlasted the client's retries, a 400 or another 4xx, and an answer that
+    /// cannot be read are the message's: it is parked and the pass goes on.
+    static func stopsPass(_ error: GmailError) -> Bool {
+        switch error {
+        case .network, .rateLimited, .cancelled, .unauthorized, .authorizationRevoked, .forbidden: return true
+        case .server, .badRequest, .invalidResponse, .notFound: return false
+        }
+    }
+
+    // MARK: - parked messages
+
+    /// Fetches again the parked messages whose back-off is over (at most
+    /// `parkedRetryBatch`): stored, they leave the parked set; failing again, they wait
+    /// longer. Returns the number stored.
+    func retryParkedMessages(_ account: Account) async throws -> Int {
+        let accountID = account.id
+        let due = try database.read { try $0.dueParkedMessages(accountID: accountID, stage: .message, limit: Self.parkedRetryBatch) }
+        guard !due.isEmpty else { return 0 }
+        return try await fetchAndApply(due, accountID: accountID)
     }
 
     // MARK: - backfill
@@ -218,6 +301,8 @@ public actor SyncEngine {
     struct FetchedPage: Sendable {
         var listed: Int
         var snapshots: [MessageSnapshot]
+        /// Listed messages whose fetch failed for a reason of their own: parked with the page.
+        var failures: [ParkingFailure]
         var nextPageToken: String?
         var estimate: Int?
     }
@@ -242,9 +327,10 @@ public actor SyncEngine {
             next = page.nextPageToken != nil && index + 1 < maxPages
                 ? fetchPage(token: page.nextPageToken, query: query) : nil
             let snapshots = page.snapshots
+            let failures = page.failures
             let applied = try database.write {
                 try $0.applyBackfillPage(snapshots, accountID: accountID, nextPageToken: page.nextPageToken,
-                                         listed: page.listed, estimate: page.estimate)
+                                         listed: page.listed, estimate: page.estimate, parking: failures)
             }
             report.backfilledThisPass += applied.applied
             account = try currentAccount()
@@ -272,6 +358,7 @@ public actor SyncEngine {
         for id in ids {
             switch results[id] {
             case .success(let message)?:
+                // An answer that cannot be mapped leaves what is stored; the message is settled.
                 if let snapshot = SnapshotMapping.snapshot(from: message) { snapshots.append(snapshot) }
                 settled.append(id)
             case .failure(.notFound)?:
@@ -310,22 +397,30 @@ public actor SyncEngine {
         let ids = page.messages.map(\.id)
         let results = ids.isEmpty ? [:] : await api.getMessages(ids: ids, format: "metadata")
         var snapshots: [MessageSnapshot] = []
+        var failures: [ParkingFailure] = []
         for id in ids {
             switch results[id] {
             case .success(let message)?:
-                if let snapshot = SnapshotMapping.snapshot(from: message) { snapshots.append(snapshot) }
-            case .failure(let error)? where error.isRetryable || error == .cancelled:
+                do {
+                    snapshots.append(try SnapshotMapping.mapped(message))
+                } catch {
+                    failures.append(ParkingFailure(gmailID: id, stage: .message, error: String(describing: error)))
+                }
+            case .failure(.notFound)?:
+                continue  // gone since it was listed
+            case .failure(let error)? where stopsPass(error):
                 // Not this message's fault: leave the token where it is and re-list later.
                 throw error
-            case .failure(.invalidResponse(let detail))?:
-                // A garbled answer (a proxy's page, a cut body) says nothing about the
-                // message: skipping it would lose it for good, as the listing moves on.
-                throw GmailError.invalidResponse(detail)
-            case .failure?, nil:
-                continue  // gone (404) or a message Gmail cannot serve: skip it, keep going
+            case .failure(let error)?:
+                // The message's own (a 5xx every time, a garbled answer, a 4xx): skipping it
+                // would lose it for good as the listing moves on, and stopping would stall
+                // the listing for as long as it fails. It is parked with the page.
+                failures.append(ParkingFailure(gmailID: id, stage: .message, error: error.description))
+            case nil:
+                failures.append(ParkingFailure(gmailID: id, stage: .message, error: "Gmail's batch answer left it out"))
             }
         }
-        return FetchedPage(listed: ids.count, snapshots: snapshots, nextPageToken: page.nextPageToken,
+        return FetchedPage(listed: ids.count, snapshots: snapshots, failures: failures, nextPageToken: page.nextPageToken,
                            estimate: page.resultSizeEstimate)
     }
 
@@ -349,12 +444,16 @@ public actor SyncEngine {
     struct FetchedBodies: Sendable {
         var hydrations: [Hydration] = []
         var notFound: [String] = []
-        var failed: [String] = []
+        var failed: [ParkingFailure] = []
         var cancelled = false
+        /// A failure that is not one message's: the rest waits for the next pass.
+        var stop: GmailError?
     }
 
     /// Fetches bodies newest first within the prefetch window, `hydrationBatch` per pass.
     /// Errors are caught per message — one bad id must never stall the other 24 — and a
+    /// failed body is parked in the store (Parked.swift) with growing back-off, so it is
+    /// retried by later passes and processes rather than forgotten or retried at once; a
     /// 404 tombstones the message, or it would head the work-list forever.
     ///
     /// Pipelined like backfill: chunks of `hydrationChunk` are fetched and mapped off the
@@ -363,11 +462,9 @@ public actor SyncEngine {
     func hydrateBodies(_ account: Account) async throws -> Int {
         let accountID = account.id
         let since = prefetchCutoff()
-        let failed = failedHydrations
         let batch = hydrationBatch
-        let ids = Array(try database.read {
-            try $0.messagesNeedingBodies(accountID: accountID, since: since, limit: batch + failed.count)
-        }.filter { !failed.contains($0) }.prefix(batch))
+        if let since { try database.write { try $0.unparkBodies(accountID: accountID, before: since) } }
+        let ids = try database.read { try $0.messagesNeedingBodies(accountID: accountID, since: since, limit: batch) }
         guard !ids.isEmpty else { return 0 }
         let chunks = stride(from: 0, to: ids.count, by: Self.hydrationChunk).map {
             Array(ids[$0..<min($0 + Self.hydrationChunk, ids.count)])
@@ -382,16 +479,16 @@ public actor SyncEngine {
             for id in fetched.notFound {
                 try database.write { _ = try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }
             }
-            for id in fetched.failed { failedHydrations.insert(id) }
             // One commit for the chunk, a savepoint per message: a message whose write
-            // fails is rolled back alone and skipped, like one whose fetch failed.
+            // fails is rolled back alone and parked, like one whose fetch failed.
             let hydrations = fetched.hydrations
-            let stored = hydrations.isEmpty ? HydrationReport() : try database.write {
-                try $0.applyHydrations(hydrations, accountID: accountID)
+            let failed = fetched.failed
+            let stored = hydrations.isEmpty && failed.isEmpty ? HydrationReport() : try database.write {
+                try $0.applyHydrations(hydrations, accountID: accountID, parking: failed)
             }
-            for failure in stored.failures { failedHydrations.insert(failure.messageID) }
             hydrated += stored.saved.count
             if fetched.cancelled { throw CancellationError() }
+            if let stop = fetched.stop { throw stop }
         }
         if let progress {
             // Counting what remains walks the work-list: only when someone shows it.
@@ -417,6 +514,9 @@ public actor SyncEngine {
                     fetched.notFound.append(id)
                 case .failure(.cancelled)?:
                     fetched.cancelled = true
+                case .failure(let error)? where Self.stopsPass(error):
+                    // Not this body's fault: it stays in the work-list for the next pass.
+                    fetched.stop = fetched.stop ?? error
                 case .failure(.invalidResponse)?:
                     // The format=full answer cannot be decoded (Foundation's JSON decoder
                     // refuses nesting as deep as a MIME bomb's parts): the body comes from
@@ -430,11 +530,15 @@ public actor SyncEngine {
                         fetched.cancelled = true
                     } catch is CancellationError {
                         fetched.cancelled = true
+                    } catch let error as GmailError where Self.stopsPass(error) {
+                        fetched.stop = fetched.stop ?? error
                     } catch {
-                        fetched.failed.append(id)
+                        fetched.failed.append(ParkingFailure(gmailID: id, stage: .body, error: String(describing: error)))
                     }
-                case .failure?, nil:
-                    fetched.failed.append(id)
+                case .failure(let error)?:
+                    fetched.failed.append(ParkingFailure(gmailID: id, stage: .body, error: error.description))
+                case nil:
+                    fetched.failed.append(ParkingFailure(gmailID: id, stage: .body, error: "Gmail's batch answer left it out"))
                 }
             }
             return fetched

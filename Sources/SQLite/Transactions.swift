@@ -36,6 +36,22 @@ extension Connection {
         }
     }
 
+    /// `write`, with a COMMIT that is on disk when this returns, whatever the
+    /// connection's `synchronous`: for the few records that must survive an OS crash or
+    /// a power cut, not only a killed process (a change that may have reached Gmail,
+    /// sqlite-notes.md). In WAL mode NORMAL syncs only at checkpoints; FULL syncs the WAL
+    /// at each commit, so the pragma is raised for this one transaction. It cannot run
+    /// inside another transaction: the outer commit would decide, not this one.
+    public func durableWrite<T>(_ body: () throws -> T) throws -> T {
+        guard transactionKind == nil else {
+            throw SQLiteError(extendedCode: SQLITE_MISUSE, message: "durable write requested inside a transaction")
+        }
+        guard options.synchronous != .full else { return try write(body) }
+        try execute("PRAGMA synchronous = FULL")
+        defer { try? execute("PRAGMA synchronous = \(options.synchronous.rawValue)") }
+        return try write(body)
+    }
+
     /// Runs `body` inside a savepoint: its writes are undone if it throws, and the
     /// enclosing transaction goes on.
     public func savepoint<T>(_ body: () throws -> T) throws -> T {

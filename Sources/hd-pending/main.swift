@@ -8,30 +8,54 @@ let spec = CommandSpec(
     abstract: "List the changes and messages queued for Gmail and not yet confirmed.",
     discussion: """
         One record per queued label change: the message, the change (+LABEL or -LABEL), its
-        state (pending: not sent yet; in_flight: sent, waiting for Gmail's history to
+        state (pending: waiting to be sent; in_flight: sent, waiting for Gmail's history to
         confirm it), its age, attempts, the action that made it (for hd-undo), and the last
-        error. Then one record per outbox entry (outbox:N, from hd-send): its state (queued;
-        sending; unknown: a request went out and its answer was lost, so the next hd-sync
-        looks for it before sending again; sent: waiting for hd-sync to bring it into the
-        store; failed, with Gmail's reason), age, attempts, account, recipients, subject and
-        last error. Reads the store only.
+        error. A pending change whose request went out and whose answer was lost or refused
+        for now may already be at Gmail (--json: attempted): it is sent again, and an undo
+        reverses it at Gmail rather than cancelling it. Then one record per change Gmail
+        refused for good in the last week (state rejected, with Gmail's reason; the change
+        was dropped and the message shows Gmail's labels). Then one record per outbox entry
+        (outbox:N, from hd-send): its state (queued; sending; unknown: a request went out
+        and its answer was lost, so the next hd-sync looks for it before sending again;
+        sent: waiting for hd-sync to bring it into the store; failed, with Gmail's reason),
+        age, attempts, account, recipients, subject and last error. With --parked, instead,
+        one record per message Gmail would not serve (parked by hd-sync): its stage
+        (message: not in the store yet; body: its body), attempts, when it is tried again,
+        account and error. Reads the store only.
         """,
-    options: [.flag("count", short: "c", help: "Print only the number of queued changes and messages.")] + OutputOptions.all,
+    options: [
+        .flag("count", short: "c", help: "Print only the number of queued changes and messages (with --parked: of parked messages)."),
+        .flag("parked", help: "List the messages hd-sync parked after Gmail would not serve them."),
+    ] + OutputOptions.all,
     access: .readOnly,
     exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration])
 
 Main.run(spec) { cli in
     let store = try cli.store()
     let account = try cli.selectedAccount(in: store)
+    let now = LocalTime.nowMilliseconds
+    if cli.arguments.flag("parked") {
+        let parked = try store.parkedMessages(accountID: account?.id)
+        if cli.arguments.flag("count") {
+            try cli.stdout.write("\(parked.count)\n")
+            return .success
+        }
+        let sink = cli.makeSink()
+        for entry in parked { try sink.emit(Records.parked(entry, now: now)) }
+        try sink.finish()
+        return .success
+    }
     let outbox = try store.pendingOutbox(accountID: account?.id)
     if cli.arguments.flag("count") {
         try cli.stdout.write("\(try store.queuedMutationCount(accountID: account?.id) + outbox.count)\n")
         return .success
     }
     let sink = cli.makeSink()
-    let now = LocalTime.nowMilliseconds
     for row in try store.queuedMutations(accountID: account?.id) {
         try sink.emit(Records.queued(row, now: now))
+    }
+    for change in try store.rejectedChanges(accountID: account?.id) {
+        try sink.emit(Records.rejected(change, now: now))
     }
     for entry in outbox {
         try sink.emit(Records.outbox(entry, now: now))

@@ -12,14 +12,20 @@ let spec = CommandSpec(
         the account is caught up, then compacts the full-text index after a large load;
         --watch keeps going (2 s between passes while catching up, 30 s after) until
         interrupted. A second hd-sync on an account that is already syncing reports an
-        empty pass at once. Prints one line per account (--json: an object). --push only
-        sends the queued label changes, in one short attempt (what hd-mark does after a
-        change), and prints nothing; 75 when some are still queued.
+        empty pass at once. Prints one line per account (--json: an object). A message
+        Gmail will not serve (an error every time, an answer that cannot be stored) is
+        parked and the pass goes on; it is told once on standard error, counted in the
+        report, fetched again with growing back-off (one minute, doubling, up to six
+        hours), and listed by hd-pending --parked. --catch-up asks again at once for the
+        parked messages and exits 75 if some still fail. --push only sends the queued
+        label changes, in one short attempt (what hd-mark does after a change), and
+        prints nothing; 75 when some are still queued.
         """,
     options: [
         .flag("catch-up", help: "Repeat passes until backfill is complete, bodies are stored and the queue is empty."),
         .flag("watch", help: "Keep syncing until interrupted."),
         .flag("push", help: "Only send queued label changes, in one short attempt; no history, backfill or bodies."),
+        .flag("retry-parked", help: "Fetch parked messages again now, without waiting for their back-off."),
         .value("lookback-days", name: "N", kind: .integer,
                help: "Widen the backfill window to N days before consent (0: the whole mailbox); only the older range is fetched."),
         .value("prefetch-days", name: "N", kind: .integer, help: "Store bodies of mail this recent; 0 for all.", default: "90"),
@@ -36,7 +42,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
         throw UsageError("--catch-up and --watch cannot be combined")
     }
     if cli.arguments.flag("push") {
-        for other in ["catch-up", "watch", "json", "verbose"] where cli.arguments.flag(other) {
+        for other in ["catch-up", "watch", "json", "verbose", "retry-parked"] where cli.arguments.flag(other) {
             throw UsageError("--push and --\(other) cannot be combined")
         }
         for other in ["lookback-days", "prefetch-days", "max-pages"] where cli.arguments.isGiven(other) {
@@ -50,6 +56,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
         prefetchDays: try cli.arguments.int("prefetch-days", range: 0...36_500) ?? 90,
         maxPages: try cli.arguments.int("max-pages", range: 1...10_000) ?? 5,
         lookbackDays: try cli.arguments.int("lookback-days", range: 0...36_500),
-        verbose: cli.arguments.flag("verbose"))
+        verbose: cli.arguments.flag("verbose"),
+        retryParked: cli.arguments.flag("retry-parked"))
     return try await runner.run()
 }

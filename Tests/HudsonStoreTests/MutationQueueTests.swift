@@ -146,7 +146,7 @@ struct MutationQueueTests {
         try f.checkDerivedTables()
         let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
         // Drop one row (terminal failure): that message reads unread again at once.
-        let dropped = try f.store.dropMutations([(claimed[0].id, claimed[0].op)])
+        let dropped = try f.store.dropMutations([(claimed[0].id, claimed[0].op)], reason: "refused")
         #expect(dropped.count == 1)
         #expect(try f.rollup("t")?.unreadCount == 1)
         try f.checkDerivedTables()
@@ -162,9 +162,119 @@ struct MutationQueueTests {
     func dropRestoresCanonical() throws {
         let f = try archivedFixture()
         let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
-        #expect(try f.store.dropMutations(claimed.map { ($0.id, $0.op) }) == ["m1"])
+        #expect(try f.store.dropMutations(claimed.map { ($0.id, $0.op) }, reason: "refused") == ["m1"])
         #expect(try f.effective("m1") == ["INBOX", "UNREAD"])
         #expect(try f.inbox() == ["m1"])
+    }
+
+    // MARK: - A change that may have reached Gmail is never treated as unsent (issue 17 §1)
+
+    /// A row a request carried, and every way its claim can be released afterwards.
+    func attemptedThenReleased(_ release: (StoreFixture, [QueuedMutation]) throws -> Void) throws -> StoreFixture {
+        let f = try archivedFixture()
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.markMutationsAttempted(ids: claimed.map(\.id))
+        try release(f, claimed)
+        return f
+    }
+
+    @Test("collision: a pending row a request carried flips forward, whatever released its claim",
+          arguments: ["a transient failure (5xx, 429, network, timeout)", "a released claim (lost getProfile, stopped pass)",
+                      "an expired claim (killed sender)"])
+    func attemptedRowFlips(_ release: String) throws {
+        let f = try attemptedThenReleased { f, claimed in
+            switch release {
+            case "a transient failure (5xx, 429, network, timeout)":
+                try f.store.recordMutationFailure(ids: claimed.map(\.id), error: "network error", retryAfterMilliseconds: 0)
+            case "a released claim (lost getProfile, stopped pass)":
+                try f.store.releaseClaims(ids: claimed.map(\.id))
+            default:
+                f.clock.advance(by: Store.claimLifetimeMilliseconds + 1)
+            }
+        }
+        let attempted = try #require(try f.queue().first?.attemptedAt)
+        let result = try f.store.perform([.unarchive], on: [.message("m1")])
+        #expect(result.deltas.map(\.outcome) == [.flipped])
+        let row = try #require(try f.queue().first)
+        #expect(row.op == .add && row.state == .pending && row.attemptedAt == attempted)
+        #expect(try f.inbox() == ["m1"])
+        try f.checkDerivedTables()
+    }
+
+    @Test("undo of a change whose answer was lost reverses it at Gmail instead of cancelling it")
+    func undoAfterLostAnswerFlips() throws {
+        let f = try attemptedThenReleased { f, claimed in
+            try f.store.recordMutationFailure(ids: claimed.map(\.id), error: "network error", retryAfterMilliseconds: 0)
+        }
+        let undone = try f.store.undo(actionID: nil, accountID: f.account.id)
+        #expect(undone.deltas.map(\.outcome) == [.flipped])
+        #expect(try f.queue().map(\.op) == [.add])
+        // And a redo after that: the row may still be at Gmail either way, so it stays.
+        #expect(try f.store.perform([.archive], on: [.message("m1")]).deltas.map(\.outcome) == [.flipped])
+        #expect(try f.queue().map(\.op) == [.remove])
+        try f.checkDerivedTables()
+    }
+
+    @Test("a row no request ever carried is still cancelled locally")
+    func unattemptedRowCancels() throws {
+        let f = try archivedFixture()
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.releaseClaims(ids: claimed.map(\.id))  // the pass stopped before its request
+        #expect(try f.queue().first?.attemptedAt == nil)
+        #expect(try f.store.perform([.unarchive], on: [.message("m1")]).deltas.map(\.outcome) == [.cancelled])
+        #expect(try f.queue().isEmpty)
+    }
+
+    @Test("the first attempt's time is kept through later attempts and flips")
+    func attemptTimeKept() throws {
+        let f = try attemptedThenReleased { f, claimed in try f.store.releaseClaims(ids: claimed.map(\.id)) }
+        let first = try #require(try f.queue().first?.attemptedAt)
+        f.clock.advance(by: 1_000)
+        let again = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.markMutationsAttempted(ids: again.map(\.id))
+        #expect(try f.queue().first?.attemptedAt == first)
+    }
+
+    // MARK: - Rejections keep Gmail's reason (issue 17 §3)
+
+    @Test("a rejected change is dropped with Gmail's reason, for hd-pending and the undo history")
+    func rejectionRecorded() throws {
+        let f = try archivedFixture()
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.dropMutations(claimed.map { ($0.id, $0.op) }, reason: "request rejected by Gmail: Invalid label: INBOX")
+        let rejected = try f.store.rejectedChanges(accountID: f.account.id)
+        #expect(rejected.map(\.messageID) == ["m1"])
+        #expect(rejected.first?.reason == "request rejected by Gmail: Invalid label: INBOX")
+        #expect(rejected.first?.op == .remove && rejected.first?.label == "INBOX")
+        let action = try #require(try f.store.recentActions(limit: 1).first)
+        #expect(rejected.first?.actionID == action.id)
+        #expect(action.rejected == 1 && action.rejection == "request rejected by Gmail: Invalid label: INBOX")
+        // Listed for a week, then forgotten.
+        f.clock.advance(by: Store.rejectionLifetimeMilliseconds + 1)
+        #expect(try f.store.rejectedChanges(accountID: f.account.id).isEmpty)
+        #expect(try f.store.recentActions(limit: 1).first?.rejected == 0)
+    }
+
+    // MARK: - No flicker after a history expiry (issue 17 §4)
+
+    @Test("after an expired cursor, a row retires only once the re-list has confirmed its message")
+    func retirementWaitsForRelist() throws {
+        let f = try archivedFixture()
+        try f.store.recordInitialCursor(accountID: f.account.id, historyID: 100)
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        try f.store.markInFlight(claimed.map { ($0.id, $0.op) }, gate: 150)
+        // History expired before the echo was polled: the fresh cursor passes the gate.
+        try f.store.resetForExpiredCursor(accountID: f.account.id, freshHistoryID: 500)
+        #expect(try f.store.mutationsReadyToRetire(accountID: f.account.id) == 0)
+        #expect(try f.store.retireConfirmedMutations(accountID: f.account.id) == 0)
+        #expect(try f.inbox().isEmpty)  // canonical still says INBOX: the row must stay
+        // The re-list lists the message as Gmail has it now: archived.
+        try f.store.applyBackfillPage([f.snapshot("m1", history: 400, labels: ["UNREAD"])], accountID: f.account.id,
+                                      nextPageToken: nil, listed: 1, estimate: 1)
+        #expect(try f.store.retireConfirmedMutations(accountID: f.account.id) == 1)
+        #expect(try f.inbox().isEmpty)
+        #expect(try f.queue().isEmpty)
+        try f.checkDerivedTables()
     }
 
     // optimistic-mutations.md, "Crash safety": illegal op/state values are rejected on

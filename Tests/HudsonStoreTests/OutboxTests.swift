@@ -54,6 +54,22 @@ struct OutboxTests {
         #expect(try f.store.markOutboxSending(id: entry.id, token: second[0].token))
     }
 
+    @Test("the first attempt records the account's cursor, where the probe reads history from; later ones keep it")
+    func attemptRecordsCursor() throws {
+        let (f, entry) = try queued()
+        try f.store.recordInitialCursor(accountID: f.account.id, historyID: 700)
+        let first = try claim(f)
+        #expect(try f.store.markOutboxSending(id: entry.id, token: first[0].token))
+        #expect(try f.store.outboxEntry(id: entry.id)?.attemptHistoryID == 700)
+        try f.store.advanceCursor(accountID: f.account.id, to: 900)
+        try f.store.recordOutboxUncertainty(id: entry.id, token: first[0].token, error: "network", retryAfterMilliseconds: 0)
+        let again = try claim(f)
+        #expect(try f.store.markOutboxSending(id: entry.id, token: again[0].token))
+        #expect(try f.store.outboxEntry(id: entry.id)?.attemptHistoryID == 700)
+        // The mark is committed durably whatever the connection's setting, which it restores.
+        #expect(try f.db.scalarInt("PRAGMA synchronous") == 1)  // NORMAL
+    }
+
     @Test("a sender holding the send lock takes over a dead sender's claim at once")
     func takeOverDeadClaims() throws {
         let (f, entry) = try queued()

@@ -42,11 +42,11 @@ struct BackfillTests {
                 try await base.listMessages(pageToken: pageToken, maxResults: maxResults, query: query)
             }
             func getMessage(id: String, format: String) async throws -> GmailMessage { try await base.getMessage(id: id, format: format) }
-            func listHistory(startHistoryID: String, pageToken: String?) async throws -> HistoryPage {
-                try await base.listHistory(startHistoryID: startHistoryID, pageToken: pageToken)
+            func listHistory(startHistoryID: String, pageToken: String?, labelID: String?) async throws -> HistoryPage {
+                try await base.listHistory(startHistoryID: startHistoryID, pageToken: pageToken, labelID: labelID)
             }
             func listLabels() async throws -> [GmailLabel] { [] }
-            func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws -> GmailMessage { throw GmailError.notFound }
+            func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws { throw GmailError.notFound }
             func batchModify(ids: [String], addLabelIDs: [String], removeLabelIDs: [String]) async throws {}
             func getMessages(ids: [String], format: String) async -> [String: Result<GmailMessage, GmailError>] { [:] }
             func getAttachment(messageID: String, attachmentID: String) async throws -> AttachmentBody { throw GmailError.notFound }
@@ -107,43 +107,57 @@ struct BackfillTests {
         #expect(try f.account().backfillListed == 7)
     }
 
-    @Test("one commit per page: a message that cannot be mapped is skipped and the page token still advances")
-    func badMessageSkipped() async throws {
+    @Test("one commit per page: a message that cannot be mapped is parked, with its reason, and the page token still advances")
+    func badMessageParked() async throws {
         let f = try SyncFixture()
         for i in 0..<3 { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
         f.gmail.state.withLock { $0.mailbox["m1"]?.malformed = true }
         let report = try await f.engine().syncOnce()
-        #expect(report.backfillComplete && report.backfilledThisPass == 2)
+        #expect(report.backfillComplete && report.backfilledThisPass == 2 && report.parked == 1)
         #expect(try f.storedIDs() == ["m0", "m2"])
+        let parked = try f.database.read { try $0.parkedMessages() }
+        #expect(parked.map(\.gmailID) == ["m1"] && parked.first?.error == "Gmail's answer cannot be stored: no thread id")
     }
 
-    @Test("a transient failure fetching a listed message keeps the page token, so the page is re-listed")
+    @Test("a failure that is not the message's (the network) keeps the page token, so the page is re-listed")
     func transientFailureKeepsToken() async throws {
         let f = try SyncFixture()
         for i in 0..<4 { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
         f.gmail.setHook { call in
-            if case .getMessage("m1", "metadata") = call { throw GmailError.server(status: 503) }
+            if case .getMessage("m1", "metadata") = call { throw GmailError.network("connection reset") }
         }
-        await #expect(throws: GmailError.server(status: 503)) { try await f.engine(pageSize: 2).syncOnce() }
+        await #expect(throws: GmailError.network("connection reset")) { try await f.engine(pageSize: 2).syncOnce() }
         #expect(try f.account().backfillPageToken == nil && f.account().backfillState == .pending)
         f.gmail.setHook(nil)
         try await f.syncUntilComplete(f.engine(pageSize: 2))
         #expect(try f.storedIDs().count == 4)
     }
 
-    @Test("r10_garbled_message_response_is_not_skipped_by_backfill: the page is listed again, not committed without it")
-    func r10_garbled_message_response_is_not_skipped_by_backfill() async throws {
+    @Test("r10_garbled_message_response_is_not_skipped_by_backfill: a message whose answer is garbled or a 5xx every time is parked with its page, and fetched once due",
+          arguments: [GmailError.invalidResponse("body is not valid JSON"), GmailError.server(status: 500), GmailError.badRequest(message: "Invalid id")])
+    func r10_garbled_message_response_is_not_skipped_by_backfill(_ failure: GmailError) async throws {
         let f = try SyncFixture()
         for i in 0..<4 { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
-        let garbled = GmailError.invalidResponse("body is not valid JSON")
         f.gmail.setHook { call in
-            if case .getMessage("m1", "metadata") = call { throw garbled }
+            if case .getMessage("m1", "metadata") = call { throw failure }
         }
-        await #expect(throws: garbled) { try await f.engine(pageSize: 2).syncOnce() }
-        #expect(try f.account().backfillPageToken == nil && f.account().backfillState == .pending)
+        let engine = f.engine(pageSize: 2)
+        try await f.syncUntilComplete(engine)
+        // The listing went on past it; it is not lost: parked with the error.
+        #expect(try f.storedIDs() == ["m0", "m2", "m3"])
+        let parked = try f.database.read { try $0.parkedMessages() }
+        #expect(parked.map(\.gmailID) == ["m1"] && parked.first?.error == failure.description)
+        #expect(try await !engine.isCaughtUp())
+        #expect(try await !engine.hasDueWork())
+        // Its back-off over and Gmail serving it again, the next pass stores it.
         f.gmail.setHook(nil)
-        try await f.syncUntilComplete(f.engine(pageSize: 2))
+        let accountID = try f.account().id
+        try f.database.write { _ = try $0.makeParkedDue(accountID: accountID) }
+        #expect(try await engine.hasDueWork())
+        let report = try await engine.syncOnce()
+        #expect(report.parked == 0)
         #expect(try f.storedIDs() == ["m0", "m1", "m2", "m3"])
+        #expect(try await engine.isCaughtUp())
     }
 
     @Test("a second concurrent syncOnce returns the empty report")

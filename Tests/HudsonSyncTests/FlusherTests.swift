@@ -112,9 +112,9 @@ struct FlusherTests {
         #expect(try f.queue().isEmpty && f.inbox().contains("m0"))
     }
 
-    @Test("a terminal failure drops the row and the message shows server truth")
+    @Test("a terminal failure drops the row, keeps Gmail's reason, and the message shows server truth")
     func terminalFailureDrops() async throws {
-        let (f, _) = try await synced()
+        let (f, engine) = try await synced()
         let accountID = try f.account().id
         try f.database.write { try $0.replaceLabels(accountID: accountID, with: [LabelInfo(id: "Label_9", name: "Gone", kind: .user)]) }
         try f.perform([.addLabel("Gone")], on: [.message("m0")])
@@ -123,7 +123,11 @@ struct FlusherTests {
         let report = try await f.flusher().flushOnce()
         #expect(report.dropped == 1 && report.flushed == 0)
         #expect(try f.queue().isEmpty)
-        #expect(try f.labels("m0") == ["INBOX", "STARRED", "UNREAD"])  // truth re-derived by a refetch
+        #expect(try f.labels("m0") == ["INBOX", "UNREAD"])  // canonical, without the refused label
+        let rejected = try f.database.read { try $0.rejectedChanges() }
+        #expect(rejected.map(\.label) == ["Label_9"] && rejected.first?.reason == "request rejected by Gmail: Invalid label: Label_9")
+        _ = try await engine.syncOnce()  // the poll brings what changed meanwhile
+        #expect(try f.labels("m0") == ["INBOX", "STARRED", "UNREAD"])
     }
 
     @Test("a transient failure keeps the row pending with its attempts and error, retried later")

@@ -42,7 +42,17 @@ struct HydrationTests {
         let report = try await engine.syncOnce()
         #expect(report.bodiesHydrated == 24)
         #expect(try !f.hasBody("m03") && f.hasBody("m04"))
-        // The failing one does not head the work-list forever in this process.
+        // The failing one is parked: it does not head the work-list, and it is not done.
+        #expect(report.parked == 1)
+        #expect(try await !engine.isCaughtUp())
+        #expect(try await !engine.hasDueWork())
+        #expect(try await engine.syncOnce().bodiesHydrated == 0)
+        // Parked in the store, so a later pass (or process) tries it again once due.
+        f.gmail.setHook(nil)
+        let accountID = try f.account().id
+        try f.database.write { _ = try $0.makeParkedDue(accountID: accountID) }
+        #expect(try await f.engine().syncOnce().bodiesHydrated == 1)
+        #expect(try f.hasBody("m03"))
         #expect(try await engine.isCaughtUp())
     }
 

@@ -63,6 +63,25 @@ struct OutboxSenderTests {
         }
     }
 
+    @Test("the probe does not rely on search alone: a message its index does not show yet is found in history, never sent twice")
+    func probeReadsHistory() async throws {
+        let s = try await Setup()
+        let entry = try s.enqueue()
+        // The answer to the send is lost after Gmail stored the message.
+        s.f.gmail.setAfterSendHook { throw GmailError.network("connection reset") }
+        _ = try await s.sender().sendDue()
+        #expect(try s.entry(entry.id).outcomeUnknown)
+        #expect(try s.entry(entry.id).attemptHistoryID != nil)
+        s.f.gmail.setAfterSendHook(nil)
+        s.f.gmail.searchLags.withLock { $0 = true }
+        s.advance(milliseconds: 60_000)  // long past the settle time: search alone would say "not sent"
+        let report = try await s.sender(settle: .seconds(5)).sendDue()
+        #expect(report.confirmed == 1 && report.sent == 0)
+        #expect(s.f.gmail.copies(of: "<out1@example.com>") == 1)
+        let sent = try s.entry(entry.id)
+        #expect(sent.state == .sent && sent.gmailID == "sent1")
+    }
+
     @Test("a queued reply is sent once, recorded with Gmail's id, and its echo lands in its thread labelled SENT")
     func sendsOnceAndEchoes() async throws {
         let s = try await Setup()

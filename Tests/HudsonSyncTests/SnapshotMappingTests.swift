@@ -47,20 +47,33 @@ struct SnapshotMappingTests {
     @Test("history records map to changes in order, with their record id as version")
     func historyMapping() throws {
         let ref = GmailMessage(id: "m1", threadId: "t1")
-        let changes = try HistoryMapping.changes(from: [
+        let mapped = HistoryMapping.map([
             HistoryRecord(id: "10", messagesAdded: [HistoryMessageChange(message: ref)]),
             HistoryRecord(id: "11", labelsRemoved: [HistoryLabelChange(message: ref, labelIds: ["UNREAD"])]),
             HistoryRecord(id: "12", messages: [ref]),  // only the untyped list: ignored
             HistoryRecord(id: "13", messagesDeleted: [HistoryMessageChange(message: ref)]),
         ])
-        #expect(changes == [
+        #expect(mapped.changes == [
             .messageAdded(messageID: "m1", threadID: "t1", historyID: 10),
             .labelsRemoved(messageID: "m1", threadID: "t1", labelIDs: ["UNREAD"], historyID: 11),
             .messageDeleted(messageID: "m1", historyID: 13),
         ])
-        #expect(throws: SyncError.invalidHistoryID("x")) {
-            try HistoryMapping.changes(from: [HistoryRecord(id: "x", messagesAdded: [HistoryMessageChange(message: ref)])])
-        }
+        #expect(mapped.refetch.isEmpty)
+        #expect(mapped.newestRecordID == 13)
+    }
+
+    @Test("a history record without a usable id is not applied and does not fail the page: its messages are fetched again")
+    func historyRecordWithoutUsableID() throws {
+        let ref = GmailMessage(id: "m1", threadId: "t1")
+        let other = GmailMessage(id: "m2", threadId: "t2")
+        let mapped = HistoryMapping.map([
+            HistoryRecord(id: "x", labelsAdded: [HistoryLabelChange(message: ref, labelIds: ["STARRED"])]),
+            HistoryRecord(id: nil, messagesDeleted: [HistoryMessageChange(message: other)]),
+            HistoryRecord(id: "20", labelsAdded: [HistoryLabelChange(message: other, labelIds: ["INBOX"])]),
+        ])
+        #expect(mapped.changes == [.labelsAdded(messageID: "m2", threadID: "t2", labelIDs: ["INBOX"], historyID: 20)])
+        #expect(mapped.refetch == ["m1", "m2"])
+        #expect(mapped.newestRecordID == 20)
     }
 
     @Test("a full payload becomes readable text, the original HTML and attachment metadata")

@@ -26,7 +26,8 @@ function __hudson_query
 end
 
 complete -c hd-pending -f
-complete -c hd-pending -l count -s c -d 'Print only the number of queued changes and messages.'
+complete -c hd-pending -l count -s c -d 'Print only the number of queued changes and messages (with --parked: of parked messages).'
+complete -c hd-pending -l parked -d 'List the messages hd-sync parked after Gmail would not serve them.'
 complete -c hd-pending -l json -d 'Print NDJSON records (docs/json.md).'
 complete -c hd-pending -l ids -d 'Print only the ids, one per line.'
 complete -c hd-pending -l null -s 0 -d 'With --ids, end each id with a NUL byte instead of a newline.'

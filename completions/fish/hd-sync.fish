@@ -29,6 +29,7 @@ complete -c hd-sync -f
 complete -c hd-sync -l catch-up -d 'Repeat passes until backfill is complete, bodies are stored and the queue is empty.'
 complete -c hd-sync -l watch -d 'Keep syncing until interrupted.'
 complete -c hd-sync -l push -d 'Only send queued label changes, in one short attempt; no history, backfill or bodies.'
+complete -c hd-sync -l retry-parked -d 'Fetch parked messages again now, without waiting for their back-off.'
 complete -c hd-sync -l lookback-days -r -d 'Widen the backfill window to N days before consent (0: the whole mailbox); only the older range is fetched.'
 complete -c hd-sync -l prefetch-days -r -d 'Store bodies of mail this recent; 0 for all.'
 complete -c hd-sync -l max-pages -r -d 'Backfill at most N pages per pass (100 messages a page; 500 with --catch-up).'

@@ -49,8 +49,9 @@ do {
 
 /// A little of everything the schema holds: two accounts, labels, threads, bodies,
 /// attachments, a tombstone, queue rows in both states, an undone action, (from
-/// 002_outbox on) outbox entries in every state, and (from 004_relist_unconfirmed on) a
-/// re-list in progress.
+/// 002_outbox on) outbox entries in every state, (from 004_relist_unconfirmed on) a
+/// re-list in progress, and (from 008_faults_recorded on) a queue row whose request went
+/// out and failed, a change Gmail refused, and a parked message and body.
 func fillFixture(_ store: Store) throws {
     let ann = try store.addAccount(email: "ann@example.com", consentedAt: 1_767_225_600, lookbackDays: 90)
     try store.addAccount(email: "bob@example.org", consentedAt: 1_767_225_600, lookbackDays: 0)
@@ -88,12 +89,29 @@ func fillFixture(_ store: Store) throws {
     if try store.db.scalarInt("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'outbox'") != nil {
         try fillOutbox(store, accountID: ann.id)
     }
+    if try store.db.scalarInt("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'sync_parked'") != nil {
+        try fillFaults(store, accountID: ann.id)
+    }
     if try store.db.scalarInt("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'relist_unconfirmed'") != nil {
         // History expired for ann: a re-list in progress that has listed b1 only.
         try store.resetForExpiredCursor(accountID: ann.id, freshHistoryID: 100_050)
         _ = try store.applyBackfillPage([snapshot("b1", "tb", 3, ["SENT"])], accountID: ann.id,
                                         nextPageToken: "relist-2", listed: 1, estimate: 3)
     }
+}
+
+/// The other archive row of thread ta carried by a request that failed (attempted), a
+/// label Gmail refused on b1, a message Gmail would not serve and a body that failed.
+func fillFaults(_ store: Store, accountID: Int64) throws {
+    let pending = try store.claimPendingMutations(accountID: accountID, limit: 10)
+    try store.markMutationsAttempted(ids: pending.map(\.id))
+    try store.recordMutationFailure(ids: pending.map(\.id), error: "network error: lost", retryAfterMilliseconds: 0)
+    _ = try store.perform([.addLabel("Work")], on: [.message("b1")])
+    let refused = try store.claimPendingMutations(accountID: accountID, limit: 10).filter { $0.label == "Label_1" }
+    try store.dropMutations(refused.map { ($0.id, $0.op) }, reason: "request rejected by Gmail: Invalid label: Label_1")
+    try store.park([ParkingFailure(gmailID: "z9", stage: .message, error: "Gmail server error (500): retry later"),
+                    ParkingFailure(gmailID: "a1", stage: .body, error: "invalid response from Gmail: not JSON")],
+                   accountID: accountID)
 }
 
 /// Outbox entries queued (one held by an undo window), sending with an unknown outcome,

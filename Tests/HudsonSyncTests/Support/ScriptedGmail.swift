@@ -59,6 +59,15 @@ final class ScriptedGmail: GmailAPI {
     let hook = Mutex<(@Sendable (Call) async throws -> Void)?>(nil)
     /// Runs after a send has stored its message, before the answer: throw to lose the answer.
     let afterSendHook = Mutex<(@Sendable () async throws -> Void)?>(nil)
+    /// Rewrites each history page before it is answered (a malformed field, say).
+    let historyPageHook = Mutex<(@Sendable (HistoryPage) -> HistoryPage)?>(nil)
+    /// Rewrites each getProfile answer.
+    let profileHook = Mutex<(@Sendable (Profile) throws -> Profile)?>(nil)
+    /// Runs after a modify or batchModify took effect, before the answer: throw to lose it.
+    let afterModifyHook = Mutex<(@Sendable () async throws -> Void)?>(nil)
+    /// Search's index lags: `rfc822msgid:` finds nothing (gmail-api.md §4: search may not
+    /// show a message the moment it is stored).
+    let searchLags = Mutex(false)
 
     init(historyPageSize: Int = 100) {
         self.historyPageSize = historyPageSize
@@ -158,7 +167,8 @@ final class ScriptedGmail: GmailAPI {
 
     func getProfile() async throws -> Profile {
         try await record(.getProfile)
-        return state.withLock { Profile(emailAddress: "ann@example.com", historyId: String($0.historyID)) }
+        let profile = state.withLock { Profile(emailAddress: "ann@example.com", historyId: String($0.historyID)) }
+        return try profileHook.withLock { $0 }?(profile) ?? profile
     }
 
     func listMessages(pageToken: String?, maxResults: Int, query: String?) async throws -> MessageListPage {
@@ -174,7 +184,7 @@ final class ScriptedGmail: GmailAPI {
         let all = state.withLock { state in
             state.mailbox.values
                 .filter { mail in (after.map { mail.internalDate >= $0 } ?? true) && (before.map { mail.internalDate < $0 } ?? true) }
-                .filter { mail in messageID.map { mail.messageIDHeader == $0 } ?? true }
+                .filter { mail in messageID.map { !searchLags.withLock { $0 } && mail.messageIDHeader == $0 } ?? true }
                 .sorted { ($0.internalDate, $0.id) > ($1.internalDate, $1.id) }
         }
         let start = Int(pageToken ?? "0") ?? 0
@@ -216,17 +226,25 @@ final class ScriptedGmail: GmailAPI {
                             raw: raw)
     }
 
-    func listHistory(startHistoryID: String, pageToken: String?) async throws -> HistoryPage {
+    func listHistory(startHistoryID: String, pageToken: String?, labelID: String?) async throws -> HistoryPage {
         try await record(.listHistory(start: startHistoryID, pageToken: pageToken))
         guard let start = UInt64(startHistoryID) else { throw GmailError.badRequest(message: "Missing/invalid parameter: startHistoryId") }
         return try state.withLock { state in
             if start < state.oldestHistory { throw GmailError.notFound }
-            let all = state.records.filter { ($0.idValue ?? 0) > start }
+            // labelId: only records about messages carrying the label (gmail-api.md §2.9).
+            let all = state.records.filter { record in
+                guard (record.idValue ?? 0) > start else { return false }
+                guard let labelID else { return true }
+                let ids = record.messagesAdded.compactMap { $0.message?.id } + record.labelsAdded.compactMap { $0.message?.id }
+                    + record.labelsRemoved.compactMap { $0.message?.id }
+                return ids.contains { state.mailbox[$0]?.labels.contains(labelID) == true }
+            }
             let offset = Int(pageToken ?? "0") ?? 0
             let page = Array(all.dropFirst(offset).prefix(historyPageSize))
             let next = offset + page.count < all.count ? String(offset + page.count) : nil
             // The current mailbox history id on every page (gmail-api.md §2.9).
-            return HistoryPage(history: page, nextPageToken: next, historyId: String(state.historyID))
+            let answer = HistoryPage(history: page, nextPageToken: next, historyId: String(state.historyID))
+            return historyPageHook.withLock { $0 }?(answer) ?? answer
         }
     }
 
@@ -235,17 +253,16 @@ final class ScriptedGmail: GmailAPI {
         return state.withLock { $0.labels }
     }
 
-    func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws -> GmailMessage {
+    func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws {
         try await record(.modify(id: id, add: addLabelIDs, remove: removeLabelIDs))
-        return try state.withLock { state in
+        try state.withLock { state in
             guard state.mailbox[id] != nil else { throw GmailError.notFound }
             for label in addLabelIDs where !state.labels.contains(where: { $0.id == label }) {
                 throw GmailError.badRequest(message: "Invalid label: \(label)")
             }
             _ = Self.apply(&state, id: id, add: addLabelIDs, remove: removeLabelIDs)
-            let mail = state.mailbox[id]!
-            return GmailMessage(id: id, threadId: mail.threadID, labelIds: mail.labels.sorted(), historyId: String(mail.historyID))
         }
+        if let after = afterModifyHook.withLock({ $0 }) { try await after() }
     }
 
     func batchModify(ids: [String], addLabelIDs: [String], removeLabelIDs: [String]) async throws {
@@ -256,6 +273,7 @@ final class ScriptedGmail: GmailAPI {
             }
             for id in ids { _ = Self.apply(&state, id: id, add: addLabelIDs, remove: removeLabelIDs) }
         }
+        if let after = afterModifyHook.withLock({ $0 }) { try await after() }
     }
 
     func getMessages(ids: [String], format: String) async -> [String: Result<GmailMessage, GmailError>] {
