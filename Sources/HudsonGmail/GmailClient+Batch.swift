@@ -80,8 +80,9 @@ extension GmailClient {
             } catch is CancellationError {
                 return finish { _ in .cancelled }
             } catch {
+                // The request as a whole: it says nothing about any one message.
                 let failure = error as? GmailError ?? .invalidResponse("batch failed")
-                return finish { _ in failure }
+                return finish { _ in .batchFailed(failure) }
             }
 
             var retry: [BatchItem] = []
@@ -93,7 +94,7 @@ extension GmailClient {
                 guard let part = parts[item.contentID] else {
                     // The sub-request may never have run; treat it like a transient failure.
                     retry.append(item)
-                    lastFailure[item.id] = .invalidResponse("batch response had no part for this message")
+                    lastFailure[item.id] = .batchFailed(.invalidResponse("batch response had no part for this message"))
                     needsBackoff = true
                     continue
                 }

@@ -34,6 +34,17 @@ public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The calling task was cancelled before this item finished (used in per-item results
     /// such as `getMessages`; throwing methods throw `CancellationError` instead).
     case cancelled
+    /// In a per-item result of a batch: the batch request itself failed (a 5xx that
+    /// outlasted the retries, an answer that is not a readable multipart, a part missing),
+    /// so the error says nothing about this item. Callers that set a failing item aside
+    /// (sync parks a message Gmail will not serve) must not do so for this one.
+    indirect case batchFailed(GmailError)
+
+    /// The error itself, out of a `batchFailed` wrapper: what to report or exit with.
+    public var unwrapped: GmailError {
+        if case .batchFailed(let failure) = self { return failure.unwrapped }
+        return self
+    }
 
     /// Whether repeating the same request later may succeed.
     ///
@@ -48,6 +59,7 @@ public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
     public var isRetryable: Bool {
         switch self {
         case .rateLimited, .server, .network: return true
+        case .batchFailed(let failure): return failure.isRetryable
         case .notFound, .unauthorized, .authorizationRevoked, .forbidden, .badRequest,
              .invalidResponse, .cancelled:
             return false
@@ -81,6 +93,8 @@ public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid response from Gmail: \(detail)"
         case .cancelled:
             return "cancelled"
+        case .batchFailed(let failure):
+            return failure.description
         }
     }
 

@@ -44,6 +44,15 @@ public struct HistoryRecord: Codable, Sendable, Equatable {
     public var messagesDeleted: [HistoryMessageChange]
     public var labelsAdded: [HistoryLabelChange]
     public var labelsRemoved: [HistoryLabelChange]
+    /// Part of the record could not be read (an element or a list of the wrong shape):
+    /// its changes cannot all be applied as such, and its messages must be fetched again.
+    public var isDamaged = false
+    /// The ids of messages named by elements that could not be read otherwise.
+    public var damagedMessageIDs: [String] = []
+
+    enum CodingKeys: String, CodingKey {
+        case id, messages, messagesAdded, messagesDeleted, labelsAdded, labelsRemoved
+    }
 
     public init(
         id: String? = nil, messages: [GmailMessage] = [], messagesAdded: [HistoryMessageChange] = [],
@@ -64,14 +73,52 @@ public struct HistoryRecord: Codable, Sendable, Equatable {
         // again rather than the page refused (HistoryMapping).
         id = (try? c.decodeIfPresent(String.self, forKey: .id)) ?? nil
         messages = (try? c.decodeIfPresent([GmailMessage].self, forKey: .messages)) ?? []
-        messagesAdded = try c.decodeIfPresent([HistoryMessageChange].self, forKey: .messagesAdded) ?? []
-        messagesDeleted = try c.decodeIfPresent([HistoryMessageChange].self, forKey: .messagesDeleted) ?? []
-        labelsAdded = try c.decodeIfPresent([HistoryLabelChange].self, forKey: .labelsAdded) ?? []
-        labelsRemoved = try c.decodeIfPresent([HistoryLabelChange].self, forKey: .labelsRemoved) ?? []
+        // Element by element: one change Gmail sent in an unexpected shape must not make the
+        // page unreadable, which would stop history polling for as long as Gmail serves it.
+        var damaged = false
+        var damagedIDs: [String] = []
+        func list<T: Decodable>(_ key: CodingKeys) -> [T] {
+            guard c.contains(key) else { return [] }
+            guard let elements = try? c.decode([Lenient<T>].self, forKey: key) else {
+                damaged = true
+                return []
+            }
+            for element in elements where element.value == nil {
+                damaged = true
+                if let id = element.messageID { damagedIDs.append(id) }
+            }
+            return elements.compactMap(\.value)
+        }
+        messagesAdded = list(.messagesAdded)
+        messagesDeleted = list(.messagesDeleted)
+        labelsAdded = list(.labelsAdded)
+        labelsRemoved = list(.labelsRemoved)
+        isDamaged = damaged
+        damagedMessageIDs = damagedIDs
     }
 
     /// The record id as a number, or nil when absent or not a plain decimal.
     public var idValue: UInt64? { WireInteger.unsigned(id) }
+}
+
+/// One element of a history list: the element, or, when it does not decode, the id of
+/// the message it names if even that can be read.
+struct Lenient<T: Decodable>: Decodable {
+    var value: T?
+    var messageID: String?
+
+    private struct Reference: Decodable {
+        struct Message: Decodable { var id: String? }
+        var message: Message?
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let value = try? T(from: decoder) {
+            self.value = value
+        } else {
+            messageID = (try? Reference(from: decoder))?.message?.id.flatMap { $0.isEmpty ? nil : $0 }
+        }
+    }
 }
 
 /// `HistoryMessageAdded` / `HistoryMessageDeleted`: `{message}`.

@@ -41,6 +41,7 @@ public enum NetworkExit {
         case .rateLimited, .server, .network, .cancelled, .invalidResponse: return .temporaryFailure
         case .badRequest: return .dataError
         case .notFound: return .dataError
+        case .batchFailed(let failure): return status(of: failure)
         }
     }
 }

@@ -291,12 +291,17 @@ final class AccountWorker: Sendable {
         let retired = try await flusher.retireConfirmed()
         totals.add(report, flush, retired: retired, outbox: sent)
         let email = self.email
-        let (parked, fresh) = try database.write { store in
+        let (parked, fresh, refusal) = try database.write { store in
             let accountID = try store.requireAccount(email: email).id
-            return (try store.parkedMessages(accountID: accountID), try store.takeUnreportedParked(accountID: accountID))
+            return (try store.parkedMessages(accountID: accountID), try store.takeUnreportedParked(accountID: accountID),
+                    flush.dropped > 0 ? try store.rejectedChanges(accountID: accountID).first?.reason : nil)
         }
         totals.parked = parked
         tellParked(fresh)
+        if let refusal {
+            progress.finish()
+            warn("\(flush.dropped) change(s) refused by Gmail (\(refusal)); hd-pending --rejected lists them")
+        }
         return (totals, stepFailure)
     }
 

@@ -102,12 +102,17 @@ extension Store {
     /// Forgets the parked bodies of messages received before `since`: outside the window
     /// hydration fetches, they are missing like any older body (`hd-show` fetches one on
     /// demand) and must not keep an account from being caught up.
+    /// Driven from the parked rows (a seek each), not from the messages; no write at all
+    /// when no body is parked, since it runs every pass.
     public func unparkBodies(accountID: Int64, before since: Int64) throws {
+        guard try db.scalarInt("SELECT 1 FROM sync_parked WHERE account_id = ? AND stage = 'body' LIMIT 1", accountID) != nil
+        else { return }
         try db.write {
             try db.execute("""
                 DELETE FROM sync_parked
                  WHERE account_id = ?1 AND stage = 'body'
-                   AND gmail_id IN (SELECT gmail_id FROM messages WHERE account_id = ?1 AND internal_date < ?2)
+                   AND EXISTS (SELECT 1 FROM messages AS m
+                                WHERE m.account_id = ?1 AND m.gmail_id = sync_parked.gmail_id AND m.internal_date < ?2)
                 """, accountID, since)
         }
     }

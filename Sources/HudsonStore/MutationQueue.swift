@@ -260,16 +260,23 @@ extension Store {
     /// here on they may be at Gmail whatever becomes of the request or of this process
     /// (see the collision table). Committed with `synchronous=FULL` whatever the
     /// connection's setting, so not even an OS crash can make a sent row look unsent.
-    /// The first attempt's time is kept.
-    public func markMutationsAttempted(ids: [Int64]) throws {
-        guard !ids.isEmpty else { return }
-        let rows = SQLiteRows(columns: 1)
-        for id in ids { rows.append(.integer(id)) }
-        try db.durableWrite {
-            try db.execute("""
+    /// The first attempt's time is kept. Only rows that still hold the op they were
+    /// claimed with are marked: one flipped or cancelled since (say, after its claim ran
+    /// out during a long pass) must not be sent with its old op. Returns the ids marked,
+    /// which are all the request may carry.
+    public func markMutationsAttempted(_ rows: [(id: Int64, op: LabelOp)]) throws -> Set<Int64> {
+        guard !rows.isEmpty else { return [] }
+        let claimed = SQLiteRows(columns: 2)
+        for row in rows { claimed.append(.integer(row.id), .text(row.op.rawValue)) }
+        return try db.durableWrite {
+            var marked = Set<Int64>()
+            try db.forEach("""
                 UPDATE mutation_queue SET attempted_at = coalesce(attempted_at, ?2)
-                 WHERE id IN (SELECT c0 FROM hudson_rows(?1))
-                """, rows, now)
+                  FROM hudson_rows(?1) AS c
+                 WHERE mutation_queue.id = c.c0 AND mutation_queue.op = c.c1
+                RETURNING mutation_queue.id
+                """, claimed, now) { marked.insert($0.int64(0)) }
+            return marked
         }
     }
 
@@ -370,12 +377,17 @@ extension Store {
     /// or a 404 for a message that is gone): the rows are dropped, so readers see
     /// canonical truth again, and each is recorded with Gmail's `reason` for `hd-pending`
     /// and the undo history. Only rows still holding the op that was refused are dropped:
-    /// a row flipped meanwhile carries a newer intent. Returns the Gmail ids of the
-    /// messages whose rows were dropped.
+    /// a row flipped meanwhile carries a newer intent.
+    /// What `dropMutations` dropped: the rows, and the Gmail ids of their messages.
+    public struct DroppedMutations: Equatable, Sendable {
+        public var rowIDs: [Int64] = []
+        public var messages: [String] = []
+    }
+
     @discardableResult
-    public func dropMutations(_ failed: [(id: Int64, op: LabelOp)], reason: String) throws -> [String] {
+    public func dropMutations(_ failed: [(id: Int64, op: LabelOp)], reason: String) throws -> DroppedMutations {
         try writeTrackingLabels { touched in
-            var messages: [String] = []
+            var dropped = DroppedMutations()
             let now = self.now
             for entry in failed {
                 guard let row = try db.first("""
@@ -394,10 +406,11 @@ extension Store {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """, arguments: [row.accountID, row.gmailID, row.threadID, row.label, entry.op.rawValue, row.actionID,
                                      reason, now])
-                if !messages.contains(row.gmailID) { messages.append(row.gmailID) }
+                dropped.rowIDs.append(entry.id)
+                if !dropped.messages.contains(row.gmailID) { dropped.messages.append(row.gmailID) }
             }
             try db.execute("DELETE FROM rejected_changes WHERE rejected_at < ?", now - Self.rejectionLifetimeMilliseconds)
-            return messages
+            return dropped
         }
     }
 

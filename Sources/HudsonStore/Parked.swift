@@ -84,9 +84,11 @@ extension Store {
     /// Takes messages out of the parked set (all stages when `stage` is nil): they were
     /// stored, or they are gone. Inside the caller's write.
     func unpark(gmailID: String, accountID: Int64, stage: ParkedStage? = nil) throws {
-        try db.execute("""
-            DELETE FROM sync_parked WHERE account_id = ?1 AND gmail_id = ?2 AND (?3 IS NULL OR stage = ?3)
-            """, accountID, gmailID, stage?.rawValue)
+        // One primary-key seek per stage: it runs for every snapshot stored.
+        for stage in stage.map({ [$0] }) ?? ParkedStage.allCases {
+            try db.execute("DELETE FROM sync_parked WHERE account_id = ? AND stage = ? AND gmail_id = ?",
+                           accountID, stage.rawValue, gmailID)
+        }
     }
 
     /// Parked messages whose next attempt is due, the oldest failures first.

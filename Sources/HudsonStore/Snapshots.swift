@@ -139,7 +139,9 @@ extension Store {
         try writeTracked { touched in
             let report = try applyEach(snapshots, accountID: accountID, touched: &touched)
             try park(failures + Self.parkingFailures(report.failures, stage: .message), accountID: accountID)
-            try confirmListed(snapshots.map(\.id), accountID: accountID)
+            // Only what is stored replaces what the message's queued changes stand for.
+            let unstored = Set(report.failures.map(\.messageID))
+            try confirmListed(snapshots.map(\.id).filter { !unstored.contains($0) }, accountID: accountID)
             try recordBackfillPage(accountID: accountID, nextPageToken: nextPageToken, listed: listed, estimate: estimate)
             return report
         }

@@ -3,8 +3,9 @@
  typed arrays are used, not `messages` (Google recommends the typed fields); the
  `labelIds` next to `message` are the labels that changed.
 
- A record whose id is missing or not a positive integer cannot be version-guarded, so its
- changes are not applied as such; but refusing the page would stop history polling for
+ A record whose id is missing or not a positive integer cannot be version-guarded, and a
+ record part of which could not be read cannot be applied whole, so their changes are not
+ applied as such; but refusing the page would stop history polling for
  the account for as long as Gmail serves that record (issue 17 §0). Instead every message
  it names is fetched again: a snapshot carries its own history id and goes through the
  version guard, and a 404 tombstones a message the record deleted.
@@ -26,11 +27,12 @@ public enum HistoryMapping {
     public static func map(_ records: [HistoryRecord]) -> Mapped {
         var mapped = Mapped()
         for record in records {
-            guard let historyID = try? parseHistoryID(record.id) else {
+            let usableID = try? parseHistoryID(record.id)
+            if let usableID { mapped.newestRecordID = max(mapped.newestRecordID ?? 0, usableID) }
+            guard let historyID = usableID, !record.isDamaged else {
                 mapped.refetch += messageIDs(of: record).filter { !mapped.refetch.contains($0) }
                 continue
             }
-            mapped.newestRecordID = max(mapped.newestRecordID ?? 0, historyID)
             for added in record.messagesAdded {
                 guard let message = added.message, !message.id.isEmpty else { continue }
                 mapped.changes.append(.messageAdded(messageID: message.id, threadID: message.threadId ?? message.id,
@@ -65,6 +67,7 @@ public enum HistoryMapping {
         record.labelsRemoved.forEach { add($0.message?.id) }
         record.messagesDeleted.forEach { add($0.message?.id) }
         record.messages.forEach { add($0.id) }
+        record.damagedMessageIDs.forEach { add($0) }
         return ids
     }
 }

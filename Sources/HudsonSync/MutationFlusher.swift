@@ -175,9 +175,12 @@ public actor MutationFlusher {
             }
         }
 
-        /// The same change over the first message, and over the others.
-        func splittingFirst() -> (first: SendUnit, rest: SendUnit) {
-            split(at: 1)
+        /// The unit without the messages some of whose rows are not in `rows`.
+        func keeping(_ rows: Set<Int64>) -> SendUnit {
+            let changed = Set(self.rows.filter { !rows.contains($0.id) }.map(\.messageID))
+            guard !changed.isEmpty else { return self }
+            return SendUnit(messageIDs: messageIDs.filter { !changed.contains($0) }, adds: adds, removes: removes,
+                            rows: self.rows.filter { !changed.contains($0.messageID) })
         }
 
         /// The same change over each half of the messages.
@@ -226,9 +229,15 @@ public actor MutationFlusher {
     struct PassProgress {
         /// Sent; the gate comes from one getProfile after the last request.
         var awaitingGate: [QueuedMutation] = []
-        /// Sent, refused for good, or recorded as failed: not released as unsettled.
+        /// Gated, refused for good, or recorded as failed: not released as unsettled.
         var settled = Set<Int64>()
         var dropped = 0
+        /// The label ids Gmail has, read once a refusal needs them (labels.list, 1 unit).
+        var gmailLabels: Set<String>?
+
+        func isDone(_ row: QueuedMutation) -> Bool {
+            settled.contains(row.id) || awaitingGate.contains { $0.id == row.id }
+        }
     }
 
     private func send(_ claimed: [QueuedMutation], accountID: Int64, report: inout FlushReport) async throws {
@@ -240,24 +249,24 @@ public actor MutationFlusher {
         }
         for unit in Self.units(for: claimed) {
             do {
-                try await deliver(unit, labelAccepted: nil, accountID: accountID, progress: &progress)
+                try await deliver(unit, labelKnown: false, accountID: accountID, progress: &progress)
             } catch let error as GmailError {
-                let unsent = unit.rows.filter { !progress.settled.contains($0.id) }
+                let unsent = unit.rows.filter { !progress.isDone($0) }
+                report.dropped += progress.dropped
                 switch error {
-                case .rateLimited, .server, .network:
+                case .rateLimited, .server, .network, .batchFailed:
                     // The server or the network is in trouble: the rest waits for a later pass.
                     try recordFailure(unsent, error: error)
                     unsent.forEach { progress.settled.insert($0.id) }
-                    report.dropped += progress.dropped
                     try await settleGates(progress.awaitingGate, report: &report, settled: &progress.settled)
                     return
                 default:
-                    // Not authorised, forbidden, an unreadable response: the rows stay
-                    // pending (attempted, when their request went out); what was sent
+                    // Not authorised, forbidden, an unreadable response, cancelled: the rows
+                    // stay pending (attempted, when their request went out); what was sent
                     // before still gets its gate.
-                    report.dropped += progress.dropped
                     try? await settleGates(progress.awaitingGate, report: &report, settled: &progress.settled)
                     try? recordFailure(unsent, error: error)
+                    unsent.forEach { progress.settled.insert($0.id) }
                     throw error
                 }
             }
@@ -268,19 +277,18 @@ public actor MutationFlusher {
 
     /// Sends `unit` and, when Gmail refuses it for good (400, or 404), narrows the refusal
     /// down to the change that caused it, so that only that change is dropped: a request
-    /// per label when the unit carries several; for one label over several messages, the
-    /// first message alone: refused alone and refused for the rest too, it is the label
-    /// Gmail refuses, whichever message carries it (`labelAccepted` false); accepted, the
-    /// label is fine and the rest is halved until the refused messages stand alone
-    /// (`labelAccepted` true). A label Gmail refuses thus costs three requests, one
-    /// refused message about two per halving. Throws the transient failures (429, 5xx,
-    /// network) and the ones that stop the pass; `progress` has what was settled.
-    private func deliver(_ unit: SendUnit, labelAccepted: Bool?, accountID: Int64, progress: inout PassProgress) async throws {
+    /// per label change when the unit carries several; for one label over several
+    /// messages, Gmail's own list of labels (labels.list, once a pass) tells a label it
+    /// no longer has — refused for every message, so all its changes go at once — from a
+    /// label it has, and then the messages are halved until the refused ones stand alone.
+    /// A deleted label thus costs two requests more, one refused message about two per
+    /// halving. `labelKnown`: Gmail is known to have the unit's label. Throws the
+    /// transient failures (429, 5xx, network) and the ones that stop the pass; `progress`
+    /// has what was sent, settled and dropped.
+    private func deliver(_ unit: SendUnit, labelKnown: Bool, accountID: Int64, progress: inout PassProgress) async throws {
         let refusal: GmailError
         do {
-            try await send(unit)
-            progress.awaitingGate += unit.rows
-            unit.rows.forEach { progress.settled.insert($0.id) }
+            if let sent = try await send(unit) { progress.awaitingGate += sent.rows }
             return
         } catch let error as GmailError {
             guard error.isRefusal else { throw error }
@@ -294,46 +302,46 @@ public actor MutationFlusher {
         }
         if unit.changeCount > 1 {
             for part in unit.perChange() {
-                try await deliver(part, labelAccepted: nil, accountID: accountID, progress: &progress)
+                try await deliver(part, labelKnown: false, accountID: accountID, progress: &progress)
             }
             return
         }
-        if unit.messageIDs.count == 1 || labelAccepted == false {
+        if unit.messageIDs.count == 1 {
             try await reject(unit.rows, reason: refusal.description, accountID: accountID, refetch: false, progress: &progress)
             return
         }
-        if labelAccepted == true {
-            for half in unit.halves() {
-                try await deliver(half, labelAccepted: true, accountID: accountID, progress: &progress)
+        if !labelKnown {
+            let label = unit.adds.first ?? unit.removes[0]
+            if progress.gmailLabels == nil { progress.gmailLabels = Set(try await api.listLabels().map(\.id)) }
+            if progress.gmailLabels?.contains(label) == false {
+                try await reject(unit.rows, reason: "\(refusal.description) (Gmail no longer has the label)", accountID: accountID,
+                                 refetch: false, progress: &progress)
+                return
             }
-            return
         }
-        let (first, rest) = unit.splittingFirst()
-        var firstAccepted = true
-        do {
-            try await send(first)
-            progress.awaitingGate += first.rows
-            first.rows.forEach { progress.settled.insert($0.id) }
-        } catch let error as GmailError where error.isRefusal {
-            firstAccepted = false
-            try await reject(first.rows, reason: error == .notFound ? "the message is no longer at Gmail" : error.description,
-                             accountID: accountID, refetch: error == .notFound, progress: &progress)
+        for half in unit.halves() {
+            try await deliver(half, labelKnown: true, accountID: accountID, progress: &progress)
         }
-        try await deliver(rest, labelAccepted: firstAccepted, accountID: accountID, progress: &progress)
     }
 
-    /// Marks the unit's rows attempted (durably), then sends it: `modify` for one
-    /// message, `batchModify` for more.
-    private func send(_ unit: SendUnit) async throws {
-        let ids = unit.rows.map(\.id)
-        try database.write { try $0.markMutationsAttempted(ids: ids) }
+    /// Marks the unit's rows attempted (durably), then sends what is still to be sent:
+    /// `modify` for one message, `batchModify` for more. A row changed since it was
+    /// claimed (flipped, or cancelled and gone) is not marked, and its message is left
+    /// out of the request: its claim goes back and the next pass sends its new intent.
+    /// Returns what was sent; nil when nothing was left to send.
+    private func send(_ unit: SendUnit) async throws -> SendUnit? {
+        let rows = unit.rows.map { (id: $0.id, op: $0.op) }
+        let marked = try database.write { try $0.markMutationsAttempted(rows) }
         checkpoint?(.afterMarkAttempted)
-        if unit.messageIDs.count == 1 {
-            try await api.modify(id: unit.messageIDs[0], addLabelIDs: unit.adds, removeLabelIDs: unit.removes)
+        let sendable = unit.keeping(marked)
+        guard !sendable.messageIDs.isEmpty else { return nil }
+        if sendable.messageIDs.count == 1 {
+            try await api.modify(id: sendable.messageIDs[0], addLabelIDs: sendable.adds, removeLabelIDs: sendable.removes)
         } else {
-            try await api.batchModify(ids: unit.messageIDs, addLabelIDs: unit.adds, removeLabelIDs: unit.removes)
+            try await api.batchModify(ids: sendable.messageIDs, addLabelIDs: sendable.adds, removeLabelIDs: sendable.removes)
         }
         checkpoint?(.afterSend)
+        return sendable
     }
 
     /// Gives every row sent in this pass its gate: the mailbox history id right after.
@@ -373,7 +381,8 @@ public actor MutationFlusher {
     private func recordFailure(_ rows: [QueuedMutation], error: GmailError, sent: Bool = false) throws {
         var delay = 0.0
         switch error {
-        case .network:
+        case .network, .cancelled:
+            // Down, or a short attempt (hd-mark's push) out of time: the next pass may go at once.
             delay = 0
         case .rateLimited(let retryAfter):
             delay = max(backoff(rows), retryAfter ?? 0)
@@ -395,15 +404,16 @@ public actor MutationFlusher {
     }
 
     /// A definite rejection: drop the rows, keeping Gmail's reason; for a message that is
-    /// gone, re-derive its truth from Gmail (a 404 tombstones it).
+    /// gone, re-derive its truth from Gmail (a 404 tombstones it). A row flipped meanwhile
+    /// is not dropped: its claim goes back, and the next pass sends its new intent.
     private func reject(_ rows: [QueuedMutation], reason: String, accountID: Int64, refetch: Bool,
                         progress: inout PassProgress) async throws {
         let failed = rows.map { (id: $0.id, op: $0.op) }
-        let messages = try database.write { try $0.dropMutations(failed, reason: reason) }
-        rows.forEach { progress.settled.insert($0.id) }
-        progress.dropped += rows.count
+        let dropped = try database.write { try $0.dropMutations(failed, reason: reason) }
+        dropped.rowIDs.forEach { progress.settled.insert($0) }
+        progress.dropped += dropped.rowIDs.count
         guard refetch else { return }
-        for id in messages {
+        for id in dropped.messages {
             do {
                 let message = try await api.getMessage(id: id, format: "metadata")
                 let snapshot = try SnapshotMapping.mapped(message)

@@ -224,6 +224,8 @@ public actor OutboxSender {
     private func refused(_ claim: OutboxClaim, error: GmailError, report: inout OutboxReport) throws -> Turn {
         let id = claim.entry.id
         switch error {
+        case .batchFailed(let failure):
+            return try refused(claim, error: failure, report: &report)
         case .badRequest(let message):
             try database.write { try $0.markOutboxFailed(id: id, reason: "rejected by Gmail: \(message)") }
             report.failed += 1

@@ -256,7 +256,7 @@ public actor SyncEngine {
             case .failure(.notFound)?:
                 vanished.append(id)
             case .failure(let error)? where Self.stopsPass(error):
-                throw error
+                throw error.unwrapped
             case .failure(let error)?:
                 failures.append(ParkingFailure(gmailID: id, stage: .message, error: error.description))
             case nil:
@@ -273,12 +273,13 @@ public actor SyncEngine {
 
     /// Whether a failure to fetch one message is not that message's own, so the pass
     /// stops (nothing written, nothing lost) instead of parking it: the network, a rate
-    /// limit, a cancelled task, or a token or permission Gmail refuses for the account.
-    /// A 5xx that outlasted the client's retries, a 400 or another 4xx, and an answer that
-    /// cannot be read are the message's: it is parked and the pass goes on.
+    /// limit, a cancelled task, a token or permission Gmail refuses for the account, or a
+    /// batch request that failed as a whole. A 5xx that outlasted the client's retries, a
+    /// 400 or another 4xx, and an answer that cannot be read, for that message's own
+    /// request or part, are the message's: it is parked and the pass goes on.
     static func stopsPass(_ error: GmailError) -> Bool {
         switch error {
-        case .network, .rateLimited, .cancelled, .unauthorized, .authorizationRevoked, .forbidden: return true
+        case .network, .rateLimited, .cancelled, .unauthorized, .authorizationRevoked, .forbidden, .batchFailed: return true
         case .server, .badRequest, .invalidResponse, .notFound: return false
         }
     }
@@ -345,8 +346,10 @@ public actor SyncEngine {
     /// Once the re-list after an expired cursor is complete, fetches (format=metadata)
     /// the stored messages it did not list: a 404 tombstones one (deleted while history
     /// was expired), a snapshot goes through the version guard (moved to spam or trash).
-    /// Bounded per pass; a transient failure leaves the rest for the next pass. Returns
-    /// the number of messages changed.
+    /// A message Gmail will not serve, or whose answer cannot be stored, is parked (its
+    /// retry brings Gmail's state later) and settled, so the re-list ends and its queued
+    /// changes may retire; a failure that is not the message's stops here, to be asked
+    /// again next pass. Bounded per pass. Returns the number of messages changed.
     func settleRelist(_ account: Account, limit: Int = 500) async throws -> Int {
         let accountID = account.id
         let ids = try database.read { try $0.messagesUnconfirmedByRelist(accountID: accountID, limit: limit) }
@@ -355,24 +358,31 @@ public actor SyncEngine {
         var changed = 0
         var settled: [String] = []
         var snapshots: [MessageSnapshot] = []
+        var failures: [ParkingFailure] = []
         for id in ids {
             switch results[id] {
             case .success(let message)?:
-                // An answer that cannot be mapped leaves what is stored; the message is settled.
-                if let snapshot = SnapshotMapping.snapshot(from: message) { snapshots.append(snapshot) }
+                do {
+                    snapshots.append(try SnapshotMapping.mapped(message))
+                } catch {
+                    failures.append(ParkingFailure(gmailID: id, stage: .message, error: String(describing: error)))
+                }
                 settled.append(id)
             case .failure(.notFound)?:
                 if try database.write({ try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }) { changed += 1 }
-            case .failure(.invalidResponse(let detail))?:
-                throw GmailError.invalidResponse(detail)  // a garbled answer: ask again next pass
-            case .failure(let error)? where error.isRetryable || error == .cancelled:
-                throw error
-            case .failure?, nil:
-                settled.append(id)  // Gmail will not serve it: keep what is stored
+            case .failure(let error)? where Self.stopsPass(error):
+                throw error.unwrapped  // not this message's fault: ask again next pass
+            case .failure(let error)?:
+                failures.append(ParkingFailure(gmailID: id, stage: .message, error: error.description))
+                settled.append(id)
+            case nil:
+                failures.append(ParkingFailure(gmailID: id, stage: .message, error: "Gmail's batch answer left it out"))
+                settled.append(id)
             }
         }
+        let parking = failures
         let applied = try database.write { store -> Int in
-            let report = try store.applySnapshots(snapshots, accountID: accountID)
+            let report = try store.applySnapshots(snapshots, accountID: accountID, parking: parking)
             try store.confirmRelisted(settled, accountID: accountID)
             return report.applied
         }
@@ -410,7 +420,7 @@ public actor SyncEngine {
                 continue  // gone since it was listed
             case .failure(let error)? where stopsPass(error):
                 // Not this message's fault: leave the token where it is and re-list later.
-                throw error
+                throw error.unwrapped
             case .failure(let error)?:
                 // The message's own (a 5xx every time, a garbled answer, a 4xx): skipping it
                 // would lose it for good as the listing moves on, and stopping would stall
@@ -531,7 +541,7 @@ public actor SyncEngine {
                     } catch is CancellationError {
                         fetched.cancelled = true
                     } catch let error as GmailError where Self.stopsPass(error) {
-                        fetched.stop = fetched.stop ?? error
+                        fetched.stop = fetched.stop ?? error.unwrapped
                     } catch {
                         fetched.failed.append(ParkingFailure(gmailID: id, stage: .body, error: String(describing: error)))
                     }

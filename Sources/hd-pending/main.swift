@@ -12,19 +12,21 @@ let spec = CommandSpec(
         confirm it), its age, attempts, the action that made it (for hd-undo), and the last
         error. A pending change whose request went out and whose answer was lost or refused
         for now may already be at Gmail (--json: attempted): it is sent again, and an undo
-        reverses it at Gmail rather than cancelling it. Then one record per change Gmail
-        refused for good in the last week (state rejected, with Gmail's reason; the change
-        was dropped and the message shows Gmail's labels). Then one record per outbox entry
+        reverses it at Gmail rather than cancelling it. Then one record per outbox entry
         (outbox:N, from hd-send): its state (queued; sending; unknown: a request went out
         and its answer was lost, so the next hd-sync looks for it before sending again;
         sent: waiting for hd-sync to bring it into the store; failed, with Gmail's reason),
-        age, attempts, account, recipients, subject and last error. With --parked, instead,
-        one record per message Gmail would not serve (parked by hd-sync): its stage
-        (message: not in the store yet; body: its body), attempts, when it is tried again,
-        account and error. Reads the store only.
+        age, attempts, account, recipients, subject and last error. With --rejected,
+        instead, one record per change Gmail refused for good in the last week (it was
+        dropped, and the message shows Gmail's labels): the change, rejected, its age, the
+        action, account and Gmail's reason. With --parked, one record per message Gmail
+        would not serve (parked by hd-sync): its stage (message: not in the store yet;
+        body: its body), attempts, when it is tried again, account and error. Reads the
+        store only.
         """,
     options: [
-        .flag("count", short: "c", help: "Print only the number of queued changes and messages (with --parked: of parked messages)."),
+        .flag("count", short: "c", help: "Print only the number of records (queued changes and messages, or with --parked or --rejected, those)."),
+        .flag("rejected", help: "List the changes Gmail refused for good in the last week, with its reason."),
         .flag("parked", help: "List the messages hd-sync parked after Gmail would not serve them."),
     ] + OutputOptions.all,
     access: .readOnly,
@@ -34,6 +36,20 @@ Main.run(spec) { cli in
     let store = try cli.store()
     let account = try cli.selectedAccount(in: store)
     let now = LocalTime.nowMilliseconds
+    if cli.arguments.flag("parked") && cli.arguments.flag("rejected") {
+        throw UsageError("--parked and --rejected cannot be combined")
+    }
+    if cli.arguments.flag("rejected") {
+        let rejected = try store.rejectedChanges(accountID: account?.id)
+        if cli.arguments.flag("count") {
+            try cli.stdout.write("\(rejected.count)\n")
+            return .success
+        }
+        let sink = cli.makeSink()
+        for change in rejected { try sink.emit(Records.rejected(change, now: now)) }
+        try sink.finish()
+        return .success
+    }
     if cli.arguments.flag("parked") {
         let parked = try store.parkedMessages(accountID: account?.id)
         if cli.arguments.flag("count") {
@@ -53,9 +69,6 @@ Main.run(spec) { cli in
     let sink = cli.makeSink()
     for row in try store.queuedMutations(accountID: account?.id) {
         try sink.emit(Records.queued(row, now: now))
-    }
-    for change in try store.rejectedChanges(accountID: account?.id) {
-        try sink.emit(Records.rejected(change, now: now))
     }
     for entry in outbox {
         try sink.emit(Records.outbox(entry, now: now))

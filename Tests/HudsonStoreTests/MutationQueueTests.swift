@@ -147,7 +147,7 @@ struct MutationQueueTests {
         let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
         // Drop one row (terminal failure): that message reads unread again at once.
         let dropped = try f.store.dropMutations([(claimed[0].id, claimed[0].op)], reason: "refused")
-        #expect(dropped.count == 1)
+        #expect(dropped.rowIDs == [claimed[0].id] && dropped.messages.count == 1)
         #expect(try f.rollup("t")?.unreadCount == 1)
         try f.checkDerivedTables()
         // Retire the other without its echo ever reaching canonical (a guard skipped it):
@@ -162,7 +162,7 @@ struct MutationQueueTests {
     func dropRestoresCanonical() throws {
         let f = try archivedFixture()
         let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
-        #expect(try f.store.dropMutations(claimed.map { ($0.id, $0.op) }, reason: "refused") == ["m1"])
+        #expect(try f.store.dropMutations(claimed.map { ($0.id, $0.op) }, reason: "refused").messages == ["m1"])
         #expect(try f.effective("m1") == ["INBOX", "UNREAD"])
         #expect(try f.inbox() == ["m1"])
     }
@@ -173,7 +173,7 @@ struct MutationQueueTests {
     func attemptedThenReleased(_ release: (StoreFixture, [QueuedMutation]) throws -> Void) throws -> StoreFixture {
         let f = try archivedFixture()
         let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
-        try f.store.markMutationsAttempted(ids: claimed.map(\.id))
+        _ = try f.store.markMutationsAttempted(claimed.map { ($0.id, $0.op) })
         try release(f, claimed)
         return f
     }
@@ -225,13 +225,28 @@ struct MutationQueueTests {
         #expect(try f.queue().isEmpty)
     }
 
+    @Test("a row flipped or cancelled since its claim is not marked attempted, so its old op is never sent")
+    func changedRowNotMarked() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", minute: 1), f.snapshot("m2", minute: 2))
+        try f.store.perform([.archive], on: [.message("m1"), .message("m2")])
+        let claimed = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
+        // The claim outlives its lifetime in a long pass: the user's unarchive of m1
+        // cancels its row (no request ever carried it) and m2's is re-queued the same way.
+        f.clock.advance(by: Store.claimLifetimeMilliseconds + 1)
+        try f.store.perform([.unarchive], on: [.message("m1")])
+        let marked = try f.store.markMutationsAttempted(claimed.map { ($0.id, $0.op) })
+        #expect(marked == Set(claimed.filter { $0.messageID == "m2" }.map(\.id)))
+        #expect(try f.queue().map(\.messageID) == ["m2"])
+    }
+
     @Test("the first attempt's time is kept through later attempts and flips")
     func attemptTimeKept() throws {
         let f = try attemptedThenReleased { f, claimed in try f.store.releaseClaims(ids: claimed.map(\.id)) }
         let first = try #require(try f.queue().first?.attemptedAt)
         f.clock.advance(by: 1_000)
         let again = try f.store.claimPendingMutations(accountID: f.account.id, limit: 10)
-        try f.store.markMutationsAttempted(ids: again.map(\.id))
+        _ = try f.store.markMutationsAttempted(again.map { ($0.id, $0.op) })
         #expect(try f.queue().first?.attemptedAt == first)
     }
 

@@ -76,6 +76,18 @@ struct SnapshotMappingTests {
         #expect(mapped.newestRecordID == 20)
     }
 
+    @Test("a history record part of which could not be read is not applied: its messages are fetched again")
+    func damagedRecord() throws {
+        var record = HistoryRecord(id: "30", labelsAdded: [HistoryLabelChange(message: GmailMessage(id: "m2", threadId: "t2"),
+                                                                             labelIds: ["INBOX"])])
+        record.isDamaged = true
+        record.damagedMessageIDs = ["m1"]
+        let mapped = HistoryMapping.map([record])
+        #expect(mapped.changes.isEmpty)
+        #expect(Set(mapped.refetch) == ["m1", "m2"])
+        #expect(mapped.newestRecordID == 30)
+    }
+
     @Test("a full payload becomes readable text, the original HTML and attachment metadata")
     func body() {
         func part(_ id: String, _ type: String, _ text: String? = nil, filename: String = "", attachment: String? = nil) -> MessagePart {

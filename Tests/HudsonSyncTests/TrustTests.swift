@@ -37,7 +37,7 @@ struct TrustTests {
         #expect(try f.canonical("m0")?.contains("STARRED") == true)
     }
 
-    @Test("a getProfile answer without a usable historyId leaves the sent rows pending and attempted, and polling goes on",
+    @Test("a getProfile answer without a usable historyId leaves the sent rows pending and attempted, retried later",
           arguments: ["missing", "not a number"])
     func unusableGate(_ kind: String) async throws {
         let (f, engine) = try await synced()
@@ -51,11 +51,14 @@ struct TrustTests {
         #expect(report.flushed == 0)
         let row = try #require(try f.queue().first)
         #expect(row.state == .pending && row.attemptedAt != nil && row.lastError?.hasPrefix("sent;") == true)
-        // New mail still arrives: the poll never depended on the flush.
+        // Once getProfile answers, the change is sent again, gated and retired.
         f.gmail.profileHook.withLock { $0 = nil }
-        f.gmail.deliver("new")
+        let accountID = try f.account().id
+        try f.database.write { try $0.recordMutationFailure(ids: [row.id], error: "due", retryAfterMilliseconds: 0) }
+        #expect(try await f.flusher().flushOnce().flushed == 1)
         _ = try await engine.syncOnce()
-        #expect(try f.storedIDs().contains("new"))
+        _ = try await f.flusher().flushOnce()
+        #expect(try f.queue().isEmpty && accountID > 0)
     }
 
     @Test("a history page without a usable historyId advances the cursor to its newest record, not nowhere")
@@ -205,8 +208,9 @@ struct TrustTests {
         f.gmail.resetCalls()
         let report = try await f.flusher().flushOnce()
         #expect(report.flushed == 6 && report.dropped == 6)
-        // The refused batch, the archive alone, the label alone, the label on one message, on the rest; one getProfile.
-        #expect(f.gmail.calls.count == 6, "\(f.gmail.calls)")
+        // The refused batch, the archive alone, the label alone, Gmail's labels; one getProfile.
+        #expect(f.gmail.calls.count == 5, "\(f.gmail.calls)")
+        #expect(f.gmail.calls.contains(.listLabels))
         for i in 0..<6 { #expect(f.gmail.labels(of: "m\(i)")?.contains("INBOX") == false) }
         let rejected = try f.database.read { try $0.rejectedChanges() }
         #expect(rejected.count == 6 && rejected.allSatisfy { $0.label == "Label_9" && $0.reason.contains("Invalid label: Label_9") })
@@ -234,6 +238,60 @@ struct TrustTests {
         #expect(try f.database.read { try $0.rejectedChanges() }.map(\.messageID) == ["m5"])
         for i in 0..<8 where i != 5 { #expect(f.gmail.labels(of: "m\(i)")?.contains("STARRED") == true) }
         #expect(f.gmail.calls.count <= 10, "\(f.gmail.calls)")
+    }
+
+    @Test("two messages Gmail refuses: only their changes are dropped; the label is not blamed, the rest is sent")
+    func twoRefusedMessagesNarrowed() async throws {
+        let (f, _) = try await synced(8)
+        try f.perform([.star], on: (0..<8).map { Reference.message("m\($0)") })
+        let refused: Set<String> = ["m0", "m5"]
+        f.gmail.setHook { call in
+            switch call {
+            case .batchModify(let ids, _, _) where !refused.isDisjoint(with: ids): throw GmailError.badRequest(message: "Invalid id value")
+            case .modify(let id, _, _) where refused.contains(id): throw GmailError.badRequest(message: "Invalid id value")
+            default: break
+            }
+        }
+        let report = try await f.flusher().flushOnce()
+        #expect(report.flushed == 6 && report.dropped == 2)
+        #expect(Set(try f.database.read { try $0.rejectedChanges() }.map(\.messageID)) == refused)
+        for i in 0..<8 where !refused.contains("m\(i)") { #expect(f.gmail.labels(of: "m\(i)")?.contains("STARRED") == true) }
+    }
+
+    @Test("a batch request that fails as a whole parks nothing: the poll stops before the cursor moves, and resumes")
+    func wholeBatchFailureStopsPoll() async throws {
+        let (f, engine) = try await synced()
+        let cursor = try f.account().historyID
+        f.gmail.deliver("a")
+        f.gmail.deliver("b")
+        f.gmail.batchFailure.withLock { $0 = .invalidResponse("batch response is not multipart/mixed") }
+        await #expect(throws: GmailError.invalidResponse("batch response is not multipart/mixed")) { try await engine.syncOnce() }
+        #expect(try f.account().historyID == cursor)
+        #expect(try f.database.read { try $0.parkedCount() } == 0)
+        f.gmail.batchFailure.withLock { $0 = nil }
+        _ = try await engine.syncOnce()
+        #expect(try f.storedIDs().isSuperset(of: ["a", "b"]))
+    }
+
+    @Test("a message the re-list cannot fetch is parked and settled: the re-list ends and the account is not stalled")
+    func relistSettlesAParkedMessage() async throws {
+        let (f, engine) = try await synced()
+        f.gmail.change("m0", add: ["STARRED"])  // history moves on, then ages out
+        f.gmail.expireHistory()
+        // m2 fails for good: not listed by the re-list (moved out of the window), then
+        // refused when fetched on its own.
+        f.gmail.setHook { call in
+            if case .listMessages = call { f.gmail.state.withLock { $0.mailbox["m2"]?.internalDate = 0 } }
+            if case .getMessage("m2", _) = call { throw GmailError.server(status: 500) }
+        }
+        for _ in 0..<4 { _ = try await engine.syncOnce() }
+        let accountID = try f.account().id
+        #expect(try f.database.read { try $0.messagesUnconfirmedByRelist(accountID: accountID, limit: 10) }.isEmpty)
+        let stored = try f.storedIDs()
+        #expect(try f.database.read { try $0.parkedMessages() }.map(\.gmailID) == ["m2"], "\(f.gmail.calls) \(stored)")
+        f.gmail.deliver("new")
+        _ = try await engine.syncOnce()
+        #expect(try f.storedIDs().contains("new"))
     }
 
     @Test("a message gone at Gmail (404 to modify): its changes are dropped and it is tombstoned")

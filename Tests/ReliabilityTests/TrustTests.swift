@@ -278,10 +278,13 @@ struct TrustUnderFaultsTests {
             #expect(after[id]?.labels.contains("INBOX") == false, "\(id): the archive sent with the refused label was lost")
         }
         let writes = try fake.requests().filter { $0.method == "POST" && ($0.path.hasSuffix("/modify") || $0.path.hasSuffix("/batchModify")) }
-        #expect(writes.count <= 5, "narrowing took \(writes.count) requests")
-        let pending = try rig.run("hd-pending")
-        let rejected = pending.stdout.split(separator: "\n").filter { $0.contains("\trejected\t") }
-        #expect(rejected.count == 3 && rejected.allSatisfy { $0.contains("Invalid label: Label_1") }, "\(pending.stdout)")
+        #expect(writes.count <= 3, "narrowing took \(writes.count) write requests")
+        #expect(sync.stderr.contains("3 change(s) refused by Gmail") && sync.stderr.contains("hd-pending --rejected"), "\(sync.stderr)")
+        let pending = try rig.run("hd-pending", "--rejected")
+        let rejected = pending.stdout.split(separator: "\n")
+        #expect(rejected.count == 3 && rejected.allSatisfy { $0.contains("\trejected\t") && $0.contains("Invalid label: Label_1") },
+                "\(pending.stdout)")
+        #expect(try rig.run("hd-pending", "--ids").stdout.isEmpty, "refused changes are not queued changes")
         let history = try rig.run("hd-undo", "--list", "--json")
         let action = json(try #require(history.stdout.split(separator: "\n").first))
         #expect(action["rejected"] as? Int == 3 && (action["rejection"] as? String)?.contains("Invalid label") == true, "\(history.stdout)")

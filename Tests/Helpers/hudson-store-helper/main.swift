@@ -104,7 +104,7 @@ func fillFixture(_ store: Store) throws {
 /// label Gmail refused on b1, a message Gmail would not serve and a body that failed.
 func fillFaults(_ store: Store, accountID: Int64) throws {
     let pending = try store.claimPendingMutations(accountID: accountID, limit: 10)
-    try store.markMutationsAttempted(ids: pending.map(\.id))
+    _ = try store.markMutationsAttempted(pending.map { ($0.id, $0.op) })
     try store.recordMutationFailure(ids: pending.map(\.id), error: "network error: lost", retryAfterMilliseconds: 0)
     _ = try store.perform([.addLabel("Work")], on: [.message("b1")])
     let refused = try store.claimPendingMutations(accountID: accountID, limit: 10).filter { $0.label == "Label_1" }

@@ -68,6 +68,8 @@ final class ScriptedGmail: GmailAPI {
     /// Search's index lags: `rfc822msgid:` finds nothing (gmail-api.md §4: search may not
     /// show a message the moment it is stored).
     let searchLags = Mutex(false)
+    /// When set, every getMessages batch fails as a whole with it (`.batchFailed`).
+    let batchFailure = Mutex<GmailError?>(nil)
 
     init(historyPageSize: Int = 100) {
         self.historyPageSize = historyPageSize
@@ -278,6 +280,10 @@ final class ScriptedGmail: GmailAPI {
 
     func getMessages(ids: [String], format: String) async -> [String: Result<GmailMessage, GmailError>] {
         var results: [String: Result<GmailMessage, GmailError>] = [:]
+        if let failure = batchFailure.withLock({ $0 }) {
+            for id in ids { results[id] = .failure(.batchFailed(failure)) }
+            return results
+        }
         for id in ids {
             do {
                 results[id] = .success(try await getMessage(id: id, format: format))
