@@ -7,6 +7,15 @@
  of the budget, so it can never saturate the window and a foreground archive stays instant.
  A 429 shrinks what the bucket admits until the window clears. Callers charge *before* they
  send, so the bucket bounds what reaches Gmail rather than reacting to what already did.
+
+ Across processes (issue 17, point 5): given a `QuotaLedger`, the bucket also admits a request
+ only when the window of *every* process of the user has room for it, the same rules applied
+ to the shared counts, in one atomic step of the ledger that records it. While the bucket has
+ an interactive request waiting it holds a lease in the ledger, renewed while it waits, and no
+ other process admits background work while a lease is live; a 429 penalty is shared too.
+ The in-process lanes, their priority and the local penalty work as without a ledger; the
+ ledger only adds refusals. When the ledger fails, the bucket goes on alone and says so
+ (`sharing`), trying the ledger again after `ledgerRetry`.
  */
 
 /// Who is waiting for a request: decides priority and which share of the budget it may use.
@@ -50,10 +59,21 @@ public actor QuotaBucket {
         public var minimumFactor: Double
         /// A penalty lasts one window, or the server's Retry-After when longer, capped here.
         public var maximumPenalty: Duration
+        /// With a ledger: how long the announcement of a waiting interactive request holds back
+        /// the other processes' background work unless renewed (the bucket renews it every
+        /// third of it while it waits, so a killed process holds nobody back for longer).
+        public var interactiveLease: Duration
+        /// With a ledger: how often a background request that only another process's waiting
+        /// interactive request holds back asks again.
+        public var sharedPoll: Duration
+        /// After the ledger fails, how long the bucket accounts alone before trying it again.
+        public var ledgerRetry: Duration
 
         public init(
             budget: Int = 6_000, backgroundShare: Double = 0.7, window: Duration = .seconds(60),
-            penaltyFactor: Double = 0.5, minimumFactor: Double = 0.125, maximumPenalty: Duration = .seconds(600)
+            penaltyFactor: Double = 0.5, minimumFactor: Double = 0.125, maximumPenalty: Duration = .seconds(600),
+            interactiveLease: Duration = .seconds(3), sharedPoll: Duration = .milliseconds(100),
+            ledgerRetry: Duration = .seconds(10)
         ) {
             self.budget = max(1, budget)
             self.backgroundShare = min(1, max(0, backgroundShare))
@@ -61,6 +81,9 @@ public actor QuotaBucket {
             self.penaltyFactor = min(1, max(0.01, penaltyFactor))
             self.minimumFactor = min(1, max(0.01, minimumFactor))
             self.maximumPenalty = maximumPenalty
+            self.interactiveLease = max(.milliseconds(30), interactiveLease)
+            self.sharedPoll = max(.milliseconds(1), sharedPoll)
+            self.ledgerRetry = ledgerRetry
         }
     }
 
@@ -77,15 +100,26 @@ public actor QuotaBucket {
         var continuation: CheckedContinuation<Duration, any Error>
     }
 
-    private struct Limits {
+    struct Limits {
         var total: Int
         var background: Int
     }
 
+    /// The shared ledger's answer for one request.
+    private enum SharedAnswer {
+        case admitted
+        /// Refused: ask again after this long.
+        case wait(Duration)
+    }
+
     public let configuration: Configuration
     private let clock: SchedulingClock
-    /// Admissions in time order; pruned to the current window.
+    /// Admissions in time order; those before `head` have left the window (the array is cut
+    /// now and then, not at every admission).
     private var ledger: [Entry] = []
+    private var head = 0
+    /// The units of `ledger[head...]`, kept as entries come and go.
+    private var used = (total: 0, background: 0)
     private var interactiveQueue: [Waiter] = []
     private var backgroundQueue: [Waiter] = []
     private var nextWaiterID: UInt64 = 0
@@ -93,11 +127,34 @@ public actor QuotaBucket {
     private var penaltyUntil: Duration?
     /// Deadlines of wake-up tasks in flight; a new one is started only when it is earlier.
     private var timers: [Duration] = []
+    /// The cross-process account, if any.
+    private let sharedLedger: (any QuotaLedger)?
+    /// The last failure of the ledger, and until when the bucket does without it.
+    private var ledgerFailure: QuotaLedgerFailure?
+    private var ledgerRetryAt: Duration?
+    private var ledgerFailing = false
+    /// When the lease announcing a waiting interactive request is due for renewal; nil when
+    /// none is announced.
+    private var leaseRenewal: Duration?
 
-    public init(configuration: Configuration = Configuration(), clock: SchedulingClock = .continuous) {
+    /// - Parameter ledger: the account shared with the user's other processes; without one
+    ///   the budget is this process's alone.
+    public init(configuration: Configuration = Configuration(), clock: SchedulingClock = .continuous,
+                ledger: (any QuotaLedger)? = nil) {
         self.configuration = configuration
         self.clock = clock
+        self.sharedLedger = ledger
     }
+
+    /// Whether the budget is shared with the other processes right now.
+    public var sharing: QuotaSharing {
+        guard sharedLedger != nil else { return .inProcess }
+        if ledgerFailing, let ledgerFailure { return .fellBack(ledgerFailure) }
+        return .shared
+    }
+
+    /// The most recent failure of the ledger, even when it has worked again since.
+    public var lastLedgerFailure: QuotaLedgerFailure? { ledgerFailure }
 
     /// Waits until `units` fit the window for `lane`, then records them. Throws
     /// `CancellationError` if the task is cancelled while waiting (nothing is charged then).
@@ -112,8 +169,9 @@ public actor QuotaBucket {
         let now = clock.now()
         prune(now)
         let queueAhead = lane == .interactive ? !interactiveQueue.isEmpty : !(interactiveQueue.isEmpty && backgroundQueue.isEmpty)
-        if !queueAhead, fits(units, lane: lane, usage: usage(), limits: limits(at: now)) {
-            ledger.append(Entry(time: now, units: units, lane: lane))
+        if !queueAhead, Self.fits(units, lane: lane, usage: usage(), limits: limits(at: now)),
+           case .admitted = admitShared(units: units, lane: lane, now: now) {
+            record(Entry(time: now, units: units, lane: lane))
             return now
         }
         nextWaiterID += 1
@@ -140,6 +198,17 @@ public actor QuotaBucket {
             length = min(.seconds(retryAfter), configuration.maximumPenalty)
         }
         penaltyUntil = max(penaltyUntil ?? now, now + length)
+        guard let shared = usableLedger(now) else { return }
+        let configuration = self.configuration
+        do {
+            try shared.penalize { current in
+                QuotaPenalty(factor: max(configuration.minimumFactor, (current?.factor ?? 1) * configuration.penaltyFactor),
+                             remaining: max(current?.remaining ?? .zero, length))
+            }
+            ledgerWorked()
+        } catch {
+            ledgerFailed(error, at: now)
+        }
     }
 
     /// Units used per lane in the current window, the effective limits and the queue lengths.
@@ -163,23 +232,37 @@ public actor QuotaBucket {
         let now = clock.now()
         prune(now)
         let limit = limits(at: now)
-        while let head = interactiveQueue.first, fits(head.units, lane: .interactive, usage: usage(), limits: limit) {
+        // When the shared ledger refused the head, how long until it is worth asking again.
+        var sharedWait: Duration?
+        while let head = interactiveQueue.first, Self.fits(head.units, lane: .interactive, usage: usage(), limits: limit) {
+            if case .wait(let wait) = admitShared(units: head.units, lane: .interactive, now: now) {
+                sharedWait = wait
+                break
+            }
             interactiveQueue.removeFirst()
             admit(head, at: now)
         }
         // Strict priority: background waits while any interactive request waits.
         if interactiveQueue.isEmpty {
-            while let head = backgroundQueue.first, fits(head.units, lane: .background, usage: usage(), limits: limit) {
+            while let head = backgroundQueue.first, Self.fits(head.units, lane: .background, usage: usage(), limits: limit) {
+                if case .wait(let wait) = admitShared(units: head.units, lane: .background, now: now) {
+                    sharedWait = wait
+                    break
+                }
                 backgroundQueue.removeFirst()
                 admit(head, at: now)
             }
         }
+        maintainLease(now)
         guard let head = interactiveQueue.first ?? backgroundQueue.first else { return }
-        schedule(at: earliestAdmission(units: head.units, lane: head.lane, now: now))
+        var deadline = earliestAdmission(units: head.units, lane: head.lane, now: now)
+        if let sharedWait { deadline = max(deadline, now + sharedWait) }
+        if let leaseRenewal { deadline = min(deadline, leaseRenewal) }
+        schedule(at: deadline)
     }
 
     private func admit(_ waiter: Waiter, at now: Duration) {
-        ledger.append(Entry(time: now, units: waiter.units, lane: waiter.lane))
+        record(Entry(time: now, units: waiter.units, lane: waiter.lane))
         waiter.continuation.resume(returning: now)
     }
 
@@ -215,11 +298,24 @@ public actor QuotaBucket {
     private func prune(_ now: Duration) {
         refreshPenalty(now)
         let cutoff = now - configuration.window
-        if let firstKept = ledger.firstIndex(where: { $0.time > cutoff }) {
-            if firstKept > 0 { ledger.removeFirst(firstKept) }
-        } else {
-            ledger.removeAll()
+        while head < ledger.count, ledger[head].time <= cutoff {
+            used.total -= ledger[head].units
+            if ledger[head].lane == .background { used.background -= ledger[head].units }
+            head += 1
         }
+        if head == ledger.count {
+            ledger.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 64, head * 2 >= ledger.count {
+            ledger.removeFirst(head)
+            head = 0
+        }
+    }
+
+    private func record(_ entry: Entry) {
+        ledger.append(entry)
+        used.total += entry.units
+        if entry.lane == .background { used.background += entry.units }
     }
 
     private func refreshPenalty(_ now: Duration) {
@@ -229,46 +325,162 @@ public actor QuotaBucket {
         }
     }
 
-    private func usage() -> (total: Int, background: Int) {
-        ledger.reduce(into: (0, 0)) { sum, entry in
-            sum.0 += entry.units
-            if entry.lane == .background { sum.1 += entry.units }
-        }
+    private func usage() -> (total: Int, background: Int) { used }
+
+    /// The local penalty's factor at `time` (1 when none is in force).
+    private func localFactor(at time: Duration) -> Double {
+        penaltyUntil.map { time < $0 } ?? false ? factor : 1
     }
 
     private func limits(at time: Duration) -> Limits {
-        let penalised = penaltyUntil.map { time < $0 } ?? false
-        let total = max(1, Int(Double(configuration.budget) * (penalised ? factor : 1)))
+        Self.limits(configuration, factor: localFactor(at: time))
+    }
+
+    /// The limits of the whole window and of background for a budget shrunk by `factor`.
+    static func limits(_ configuration: Configuration, factor: Double) -> Limits {
+        let total = max(1, Int(Double(configuration.budget) * factor))
         let background = max(1, Int(Double(total) * configuration.backgroundShare))
         return Limits(total: total, background: background)
     }
 
-    private func fits(_ units: Int, lane: QuotaLane, usage: (total: Int, background: Int), limits: Limits) -> Bool {
+    static func fits(_ units: Int, lane: QuotaLane, usage: (total: Int, background: Int), limits: Limits) -> Bool {
         if usage.total == 0 { return true }
         guard usage.total + units <= limits.total else { return false }
         return lane == .interactive || usage.background + units <= limits.background
     }
 
-    /// The first instant at which `units` would fit for `lane`: usage only falls when an
-    /// entry leaves the window and limits only rise when a penalty ends, so those instants
-    /// are the only candidates. One pass over the time-ordered ledger.
+    /// The first instant at which `units` would fit for `lane` in this process's window.
     private func earliestAdmission(units: Int, lane: QuotaLane, now: Duration) -> Duration {
-        var remaining = usage()
-        var penaltyEnd = penaltyUntil.flatMap { $0 > now ? $0 : nil }
-        var index = 0
-        while index < ledger.count {
-            let expiry = ledger[index].time + configuration.window
-            if let end = penaltyEnd, end < expiry {
-                if fits(units, lane: lane, usage: remaining, limits: limits(at: end)) { return end }
-                penaltyEnd = nil
-            }
-            while index < ledger.count, ledger[index].time + configuration.window == expiry {
-                remaining.total -= ledger[index].units
-                if ledger[index].lane == .background { remaining.background -= ledger[index].units }
-                index += 1
-            }
-            if fits(units, lane: lane, usage: remaining, limits: limits(at: expiry)) { return expiry }
+        let window = configuration.window
+        let entries = ledger[head...].map { QuotaLedgerEntry(expiresIn: $0.time + window - now, units: $0.units, lane: $0.lane) }
+        let changes = penaltyUntil.map { [$0 - now] } ?? []
+        return now + Self.earliestFit(units: units, lane: lane, usage: usage(), entries: entries, limitChanges: changes) {
+            self.limits(at: now + $0)
         }
-        return max(now, penaltyEnd ?? now)
+    }
+
+    /// How long from now until `units` would fit for `lane` (zero if they fit now): usage only
+    /// falls when an entry leaves the window and limits only rise when a penalty ends, so
+    /// those instants are the only candidates. One pass over the entries, soonest to leave
+    /// first.
+    static func earliestFit(
+        units: Int, lane: QuotaLane, usage: (total: Int, background: Int), entries: [QuotaLedgerEntry],
+        limitChanges: [Duration], limits: (Duration) -> Limits
+    ) -> Duration {
+        if fits(units, lane: lane, usage: usage, limits: limits(.zero)) { return .zero }
+        var remaining = usage
+        var changes = limitChanges.filter { $0 > .zero }.sorted()[...]
+        var index = 0
+        var instant = Duration.zero
+        while index < entries.count || !changes.isEmpty {
+            if let change = changes.first, index == entries.count || change < entries[index].expiresIn {
+                instant = change
+                changes.removeFirst()
+            } else {
+                instant = entries[index].expiresIn
+                while index < entries.count, entries[index].expiresIn <= instant {
+                    remaining.total -= entries[index].units
+                    if entries[index].lane == .background { remaining.background -= entries[index].units }
+                    index += 1
+                }
+            }
+            if fits(units, lane: lane, usage: remaining, limits: limits(instant)) { return max(.zero, instant) }
+        }
+        return max(.zero, instant)
+    }
+
+    // MARK: - The shared ledger
+
+    /// The ledger, unless there is none or it failed less than `ledgerRetry` ago.
+    private func usableLedger(_ now: Duration) -> (any QuotaLedger)? {
+        guard let sharedLedger else { return nil }
+        if let retryAt = ledgerRetryAt, now < retryAt { return nil }
+        return sharedLedger
+    }
+
+    private func ledgerWorked() {
+        ledgerFailing = false
+        ledgerRetryAt = nil
+    }
+
+    /// Goes on without the ledger for `ledgerRetry`. An announced lease is left to lapse.
+    private func ledgerFailed(_ error: QuotaLedgerFailure, at now: Duration) {
+        ledgerFailure = error
+        ledgerFailing = true
+        ledgerRetryAt = now + configuration.ledgerRetry
+        leaseRenewal = nil
+    }
+
+    /// Asks the ledger to admit `units` that fit this process's own window. Without a usable
+    /// ledger the local decision stands (`.admitted`).
+    private func admitShared(units: Int, lane: QuotaLane, now: Duration) -> SharedAnswer {
+        guard let shared = usableLedger(now) else { return .admitted }
+        let configuration = self.configuration
+        let local = localFactor(at: now)
+        let answer: QuotaLedgerAdmission
+        do {
+            answer = try shared.admit(units: units, lane: lane, window: configuration.window) { view in
+                Self.fitsShared(units, lane: lane, view: view, localFactor: local, configuration: configuration)
+            }
+        } catch {
+            ledgerFailed(error, at: now)
+            return .admitted
+        }
+        ledgerWorked()
+        if answer.admitted { return .admitted }
+        return .wait(sharedWait(units: units, lane: lane, answer: answer, now: now))
+    }
+
+    /// The bucket's rules over the shared window: background also waits while another process
+    /// has an interactive request waiting, and the budget shrinks by the larger of the local
+    /// and the shared penalty.
+    static func fitsShared(_ units: Int, lane: QuotaLane, view: QuotaLedgerView, localFactor: Double,
+                           configuration: Configuration) -> Bool {
+        if lane == .background && view.othersWaitingInteractive { return false }
+        let factor = min(localFactor, view.penalty?.factor ?? 1)
+        return fits(units, lane: lane, usage: (view.totalUnits, view.backgroundUnits),
+                    limits: limits(configuration, factor: factor))
+    }
+
+    /// How long until a request the ledger refused is worth asking about again: when it would
+    /// fit the shared window as the ledger showed it, but no sooner than `sharedPoll` while
+    /// another process's waiting interactive request holds background back (it may be
+    /// admitted, or lapse, at any moment), and never longer than a window plus the longest
+    /// penalty (whatever the ledger said).
+    private func sharedWait(units: Int, lane: QuotaLane, answer: QuotaLedgerAdmission, now: Duration) -> Duration {
+        let view = answer.view
+        let localEnd = penaltyUntil.map { $0 - now }
+        let sharedEnd = view.penalty?.remaining
+        let configuration = self.configuration
+        let local = localFactor(at: now)
+        var wait = Self.earliestFit(
+            units: units, lane: lane, usage: (view.totalUnits, view.backgroundUnits), entries: answer.entries,
+            limitChanges: [localEnd, sharedEnd].compactMap { $0 }
+        ) { offset in
+            let localNow = localEnd.map { offset < $0 } ?? false ? local : 1
+            let sharedNow = sharedEnd.map { offset < $0 } ?? false ? (view.penalty?.factor ?? 1) : 1
+            return Self.limits(configuration, factor: min(localNow, sharedNow))
+        }
+        if lane == .background && view.othersWaitingInteractive { wait = max(wait, configuration.sharedPoll) }
+        return min(max(wait, .milliseconds(1)), configuration.window + configuration.maximumPenalty)
+    }
+
+    /// Announces, renews or withdraws the lease that holds back other processes' background
+    /// work while an interactive request of this process waits.
+    private func maintainLease(_ now: Duration) {
+        guard let shared = usableLedger(now) else { return }
+        do {
+            if !interactiveQueue.isEmpty {
+                if let renewal = leaseRenewal, now < renewal { return }
+                try shared.setInteractiveWaiting(lease: configuration.interactiveLease)
+                leaseRenewal = now + configuration.interactiveLease / 3
+            } else if leaseRenewal != nil {
+                leaseRenewal = nil
+                try shared.setInteractiveWaiting(lease: nil)
+            }
+            ledgerWorked()
+        } catch {
+            ledgerFailed(error, at: now)
+        }
     }
 }
