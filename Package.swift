@@ -6,6 +6,7 @@
 //   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery
 //   HudsonStore, HudsonGmail, HudsonMail <- HudsonSync
 //   HudsonOutput, HudsonStore <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
+//   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
 //
 // The read commands link HudsonCLI only, so they start without Foundation; the
 // commands that talk to Gmail add HudsonNetworkCLI. No outside packages: this machine
@@ -27,7 +28,7 @@ let package = Package(
     products: [
         .library(name: "HudsonCore", targets: [
             "SQLite", "HudsonQuery", "HudsonMail", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail",
-            "HudsonSync", "HudsonNetworkCLI",
+            "HudsonSync", "HudsonQuotaLedger", "HudsonNetworkCLI",
         ]),
     ],
     targets: [
@@ -43,9 +44,13 @@ let package = Package(
         .target(name: "HudsonOutput"),
         .target(name: "HudsonGmail"),
         .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail"]),
+        // The per-user quota shared by every process of an account: a small SQLite file that
+        // HudsonGmail's QuotaBucket consults through its QuotaLedger protocol.
+        .target(name: "HudsonQuotaLedger", dependencies: ["SQLite", "HudsonGmail"]),
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
         // CLI support for the commands that talk to Gmail (only they link Foundation's networking).
-        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail"]),
+        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail",
+                                                         "HudsonQuotaLedger"]),
 
         // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
         .executableTarget(name: "hd-ls", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"],
@@ -96,6 +101,7 @@ let package = Package(
         .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput"]),
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
+        .testTarget(name: "HudsonQuotaLedgerTests", dependencies: ["HudsonQuotaLedger", "HudsonGmail", "SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonTestSupport"], exclude: ["Snapshots"]),
         // Concurrency, crash, fault, file and hostile-input suites (docs/reliability.md).
