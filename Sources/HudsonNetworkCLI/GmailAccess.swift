@@ -2,11 +2,14 @@
  How a command reaches Gmail for an account: the endpoints from the environment
  (CONTRACT.md "Endpoints"), the stored credentials, one token provider, and two clients
  sharing one quota bucket — the interactive lane (triage, sends, on-demand bodies)
- and the background lane (polling, backfill, hydration).
+ and the background lane (polling, backfill, hydration). The bucket accounts through the
+ account's quota ledger (HudsonQuotaLedger), so every process of the account spends one
+ per-user budget (issue 17, point 5).
  */
 import Foundation
 import HudsonCLI
 import HudsonGmail
+import HudsonQuotaLedger
 
 public struct GmailEndpoints: Sendable {
     public var api: URL
@@ -44,6 +47,16 @@ public struct GmailAccess: Sendable {
     public let email: String
     public let interactive: GmailClient
     public let background: GmailClient
+    /// The file through which this account's processes share the quota.
+    public let quotaLedgerPath: String
+
+    /// The bucket both clients charge.
+    public var quota: QuotaBucket { interactive.quota }
+
+    /// Whether the quota is shared with the account's other processes right now; a command
+    /// may report `.fellBack` (the ledger could not be opened or written, and this process
+    /// schedules against the whole budget on its own).
+    public func quotaSharing() async -> QuotaSharing { await quota.sharing }
 
     /// Loads the account's credentials (refusing too-open files) and builds its clients.
     public init(email: String, configDirectory: String, endpoints: GmailEndpoints) throws {
@@ -52,7 +65,8 @@ public struct GmailAccess: Sendable {
         let tokens = try OAuthTokenProvider(credential: credential, store: store, tokenEndpointOverride: endpoints.token)
         var bucket = QuotaBucket.Configuration()
         bucket.budget = endpoints.quotaPerMinute
-        let quota = QuotaBucket(configuration: bucket)
+        quotaLedgerPath = Self.quotaLedgerPath(configDirectory: configDirectory, email: email)
+        let quota = QuotaBucket(configuration: bucket, ledger: SQLiteQuotaLedger(path: quotaLedgerPath))
         var configuration = GmailClientConfiguration()
         configuration.baseURL = endpoints.api
         configuration.userAgent = "hudson/\(hudsonVersion)"
@@ -61,5 +75,19 @@ public struct GmailAccess: Sendable {
         configuration.lane = .background
         background = try GmailClient(configuration: configuration, tokenProvider: tokens, quota: quota)
         self.email = email
+    }
+}
+
+extension GmailAccess {
+    /// `<configuration directory>/quota/<email>.sqlite3`. Beside the credentials rather than
+    /// beside the store: Gmail's per-user quota belongs to the user and the OAuth client,
+    /// which is what `credentials/<email>.json` names, so every process spending that quota
+    /// finds the same ledger whichever store it uses (`--db`, `$HUDSON_DB`); and this is the
+    /// one place every caller of `GmailAccess` already names. The file is opened on first use.
+    public static func quotaLedgerPath(configDirectory: String, email: String) -> String {
+        var directory = configDirectory
+        while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
+        let safe = email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
+        return "\(directory)/quota/\(safe).sqlite3"
     }
 }
