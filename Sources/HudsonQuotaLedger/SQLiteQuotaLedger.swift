@@ -275,7 +275,8 @@ public final class SQLiteQuotaLedger: QuotaLedger {
     /// Creates the tables in a new file; refuses a file that is another program's, or a
     /// ledger of a newer Hudson.
     private static func migrate(_ db: Connection, path: String) throws {
-        try db.write {
+        /// The file's version, once it is known to be a ledger this Hudson can use.
+        func version() throws -> Int64 {
             let application = try db.scalarInt("PRAGMA application_id") ?? 0
             let version = try db.scalarInt("PRAGMA user_version") ?? 0
             let tables = try db.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
@@ -285,16 +286,12 @@ public final class SQLiteQuotaLedger: QuotaLedger {
             if version > schemaVersion {
                 throw QuotaLedgerFailure(.open, "\(path): written by a newer Hudson (ledger version \(version))")
             }
-            guard version < schemaVersion else {
-                // Each step keeps the totals with the rows it changes; counting them again as a
-                // process opens the file costs one window's rows and rules out any drift.
-                try db.execute("""
-                    UPDATE totals SET
-                        interactive = (SELECT coalesce(sum(units), 0) FROM admissions WHERE lane = 0),
-                        background = (SELECT coalesce(sum(units), 0) FROM admissions WHERE lane = 1)
-                    """)
-                return
-            }
+            return version
+        }
+        // Read first: every process but the first finds the tables there, and takes no write lock.
+        if try db.read({ try version() }) == schemaVersion { return }
+        try db.write {
+            guard try version() < schemaVersion else { return }
             try db.execute("""
                 CREATE TABLE admissions (
                     at INTEGER NOT NULL,     -- CLOCK_BOOTTIME, nanoseconds
