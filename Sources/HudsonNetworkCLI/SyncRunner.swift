@@ -244,6 +244,10 @@ final class AccountWorker: Sendable {
     let storePath: String
     let progress: ProgressLine
     let warn: @Sendable (String) -> Void
+    /// The account's quota, shared with its other processes through the ledger.
+    let quota: QuotaBucket
+    /// Whether the quota's fall-back to this process alone was told already.
+    private let toldQuotaFallback = Atomic<Bool>(false)
 
     /// Bodies per pass with `--catch-up`. A pass in the background stays small (25, the
     /// engine's default) so it never holds the store or the quota for long; a catch-up is
@@ -262,6 +266,7 @@ final class AccountWorker: Sendable {
         self.database = database
         self.storePath = storePath
         self.progress = progress
+        quota = access.quota
         let name = invocation.name
         warn = { writeError("\(name): \($0)\n") }
         var report: (@Sendable (SyncProgress) -> Void)?
@@ -298,6 +303,10 @@ final class AccountWorker: Sendable {
         }
         totals.parked = parked
         tellParked(fresh)
+        if case .fellBack(let failure) = await quota.sharing, !toldQuotaFallback.exchange(true, ordering: .relaxed) {
+            progress.finish()
+            warn("\(email): the quota is not shared with other Hudson processes (\(failure)); scheduling alone")
+        }
         if let refusal {
             progress.finish()
             warn("\(flush.dropped) change(s) refused by Gmail (\(refusal)); hd-pending --rejected lists them")
