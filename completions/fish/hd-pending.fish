@@ -26,7 +26,8 @@ function __hudson_query
 end
 
 complete -c hd-pending -f
-complete -c hd-pending -l count -s c -d 'Print only the number of queued changes and messages (with --parked: of parked messages).'
+complete -c hd-pending -l count -s c -d 'Print only the number of records (queued changes and messages, or with --parked or --rejected, those).'
+complete -c hd-pending -l rejected -d 'List the changes Gmail refused for good in the last week, with its reason.'
 complete -c hd-pending -l parked -d 'List the messages hd-sync parked after Gmail would not serve them.'
 complete -c hd-pending -l json -d 'Print NDJSON records (docs/json.md).'
 complete -c hd-pending -l ids -d 'Print only the ids, one per line.'
