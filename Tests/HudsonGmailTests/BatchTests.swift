@@ -199,13 +199,14 @@ struct BatchTests {
         #expect(server.requests.map { BatchScript.parts(of: $0).map(\.messageID) } == [["a", "b"], ["a"]])
     }
 
-    @Test("a response that is not multipart fails every id with invalidResponse")
+    @Test("a response that is not multipart fails every id with invalidResponse, marked as the batch's failure, not the ids'")
     func nonMultipartResponse() async throws {
         let server = try TestHTTPServer(script: [.json(200, Fixture.profile)])
         defer { server.stop() }
         let client = try makeClient(server)
         let results = await client.getMessages(ids: ["a", "b"], format: "minimal")
-        #expect(results.values.allSatisfy { if case .failure(.invalidResponse) = $0 { true } else { false } })
+        #expect(results.count == 2)
+        #expect(results.values.allSatisfy { if case .failure(.batchFailed(.invalidResponse)) = $0 { true } else { false } })
     }
 
     @Test("ids are split into batches of batchSize, each charged 5 units per sub-request")
