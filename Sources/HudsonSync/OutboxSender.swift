@@ -173,7 +173,9 @@ public actor OutboxSender {
     }
 
     /// At most this many messages added to SENT since the attempt are read for their
-    /// Message-ID (the newest); more than that, and the search decides alone.
+    /// Message-ID: the newest, since the history read starts at the last sync, before the
+    /// attempt, while the probe comes soon after it. More than that, and the search
+    /// decides alone.
     static let historyProbeLimit = 100
 
     /// The message Gmail stored for the entry, from history: every messageAdded of a SENT
@@ -183,6 +185,7 @@ public actor OutboxSender {
     private func findInHistory(_ claim: OutboxClaim) async throws -> (id: String, threadID: String?)? {
         guard let start = claim.entry.attemptHistoryID else { return nil }
         var added: [String] = []
+        var seen = Set<String>()
         var token: String?
         var seenTokens = Set<String>()
         repeat {
@@ -194,7 +197,7 @@ public actor OutboxSender {
             }
             for record in page.history {
                 for change in record.messagesAdded {
-                    if let id = change.message?.id, !id.isEmpty, !added.contains(id) { added.append(id) }
+                    if let id = change.message?.id, !id.isEmpty, seen.insert(id).inserted { added.append(id) }
                 }
             }
             token = page.nextPageToken
