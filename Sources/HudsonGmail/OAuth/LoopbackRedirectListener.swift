@@ -3,7 +3,9 @@
  listener on 127.0.0.1 on any free port"). Foundation on Linux has no server API (swift-linux-notes.md),
  so this is Glibc sockets: bind 127.0.0.1 port 0, read the port back with getsockname, accept until one
  request for the redirect path settles the outcome. Blocking socket work runs on a dedicated Thread, off
- Swift's cooperative pool, and is bridged to async with a continuation. One poll() covers the listening
+ Swift's cooperative pool, from the moment the wait starts, and its outcome is handed to whichever task
+ awaits it, whenever that task runs: on a busy pool the browser is still answered, and the deadline still
+ kept, on time (`OAuthLogin` starts the wait before it shows the URL). One poll() covers the listening
  socket, every open connection and a wake-up pipe, so cancelling the awaiting task or reaching the overall
  deadline ends the wait promptly, and connections are served side by side; each has its own short
  deadline and a bounded head size, so an idle browser preconnect or a hostile local client cannot hold
@@ -77,6 +79,14 @@ public final class LoopbackRedirectListener: Sendable {
     /// `state` fails with `.stateMismatch`, `error=access_denied` with `.accessDenied`; the browser is shown
     /// a page saying what happened either way. The listener is closed when this returns or throws.
     public func waitForRedirect(expectedState: String, timeout: Duration) async throws -> String {
+        try await start(expectedState: expectedState, timeout: timeout).code
+    }
+
+    /// Starts serving now, on the listener's own thread, and returns the wait to await: what
+    /// `waitForRedirect` does, split so a caller can start serving before it shows the consent URL and
+    /// await the outcome afterwards. The listener then answers the browser, and its deadline runs, from
+    /// this call on, however late the awaiting task runs again (a busy cooperative pool).
+    func start(expectedState: String, timeout: Duration) throws -> LoopbackRedirectWait {
         let fds: (Int32, Int32)? = descriptors.withLock { state in
             guard !state.started, !state.closed else { return nil }
             state.started = true
@@ -85,22 +95,18 @@ public final class LoopbackRedirectListener: Sendable {
         guard let fds else { throw LoopbackRedirectError.alreadyUsed }
         let (listener, wake) = fds
         let deadline = ContinuousClock.now.advanced(by: timeout)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, Error>) in
-                let worker = Thread { [self] in
-                    let result = Result {
-                        try serve(listener: listener, wake: wake, expectedState: expectedState,
-                                  deadline: deadline, timeout: timeout)
-                    }
-                    closeAll()
-                    continuation.resume(with: result)
-                }
-                worker.name = "hudson-oauth-loopback"
-                worker.start()
+        let wait = LoopbackRedirectWait(wakeListener: { [self] in wakeUp() })
+        let worker = Thread { [self] in
+            let result = Result {
+                try serve(listener: listener, wake: wake, expectedState: expectedState,
+                          deadline: deadline, timeout: timeout)
             }
-        } onCancel: {
-            wakeUp()
+            closeAll()
+            wait.settle(result)
         }
+        worker.name = "hudson-oauth-loopback"
+        worker.start()
+        return wait
     }
 
     /// One accepted connection whose request head is still arriving; `fd` is -1 once it is closed.
@@ -223,6 +229,65 @@ public final class LoopbackRedirectListener: Sendable {
             Glibc.close(state.wakeRead)
             Glibc.close(state.wakeWrite)
         }
+    }
+}
+
+/// A started wait for the redirect (`LoopbackRedirectListener.start`). The listener's thread settles it
+/// once, whether or not a task awaits it yet; `code` then returns at once.
+final class LoopbackRedirectWait: Sendable {
+    private struct State {
+        var outcome: Result<String, any Error>?
+        var waiters: [CheckedContinuation<String, any Error>] = []
+        var settledAt: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
+    private let wakeListener: @Sendable () -> Void
+
+    fileprivate init(wakeListener: @escaping @Sendable () -> Void) {
+        self.wakeListener = wakeListener
+    }
+
+    /// The authorisation code, or the error that ended the wait. Cancelling the awaiting task ends the
+    /// wait itself (with `CancellationError`), as it would end `waitForRedirect`.
+    var code: String {
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<String, any Error>) in
+                    let outcome: Result<String, any Error>? = state.withLock { state in
+                        if let outcome = state.outcome { return outcome }
+                        state.waiters.append(continuation)
+                        return nil
+                    }
+                    if let outcome { continuation.resume(with: outcome) }
+                }
+            } onCancel: {
+                cancel()
+            }
+        }
+    }
+
+    /// Ends the wait with `CancellationError`, promptly, unless it has already settled.
+    func cancel() {
+        wakeListener()
+    }
+
+    /// When the listener's thread settled the outcome, its sockets already closed; nil while it serves.
+    /// Tests time the listener by this, not by when their awaiting task happened to run again.
+    var settledAt: ContinuousClock.Instant? { state.withLock { $0.settledAt } }
+
+    /// Whether a task is suspended in `code`.
+    var isAwaited: Bool { state.withLock { !$0.waiters.isEmpty } }
+
+    fileprivate func settle(_ outcome: Result<String, any Error>) {
+        let waiters = state.withLock { state -> [CheckedContinuation<String, any Error>] in
+            guard state.outcome == nil else { return [] }
+            state.outcome = outcome
+            state.settledAt = .now
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume(with: outcome) }
     }
 }
 

@@ -40,10 +40,16 @@ public enum OAuthLogin {
             authEndpoint: clientSecret.authEndpoint(override: authEndpoint), clientID: clientSecret.clientID,
             redirectURI: listener.redirectURI, scopes: scope, pkce: pkce, state: state, loginHint: loginHint)
 
-        // Listen before presenting: the browser (or a test playing it) may answer while the URL is shown.
-        async let code = listener.waitForRedirect(expectedState: state, timeout: timeout)
-        await presentConsentURL(consentURL)
-        let authorisationCode = try await code
+        // Serve before presenting: the browser (or a test playing it) may answer while the URL is shown. The
+        // listener's own thread answers it from now on; a child task would start serving only once the
+        // cooperative pool got round to it, which on a busy machine can be after the browser gave up.
+        let redirect = try listener.start(expectedState: state, timeout: timeout)
+        await withTaskCancellationHandler {
+            await presentConsentURL(consentURL)
+        } onCancel: {
+            redirect.cancel()
+        }
+        let authorisationCode = try await redirect.code
         return try await client.exchange(code: authorisationCode, verifier: pkce.verifier,
                                          redirectURI: listener.redirectURI)
     }

@@ -1,18 +1,26 @@
 // The loopback redirect listener (gmail-api.md §7 steps 3 and 5), end to end over real sockets: the test
 // plays the browser with URLSession or, for misbehaving clients, a raw socket.
+//
+// `swift test` runs every suite at once on the cooperative pool, which on a two-core machine has two
+// threads, mostly held by suites that wait for processes. A task that awaits may then run again only a
+// minute or more later. So nothing here is timed by when the test's task runs: the listener serves on its
+// own thread from `start`, the browser plays on its own thread (`oauthTestOffPool`), and durations are
+// taken on those threads (`LoopbackRedirectWait.settledAt`, the browser's own clock).
 import Foundation
 @testable import HudsonGmail
 import Testing
 
 @Suite("Loopback redirect listener")
 struct LoopbackRedirectListenerTests {
-    /// Runs `browser` while the listener waits, and returns the wait's result and the browser's.
+    /// Starts the listener's wait, runs `browser` on a thread of its own meanwhile, and returns the wait's
+    /// result and the browser's. The timeout only ends a wait that would never end: each exchange takes
+    /// milliseconds, but a machine busy with builds and parallel suites may take seconds to run a thread.
     private func run<T: Sendable>(_ listener: LoopbackRedirectListener, state: String = "expected-state",
-                                  timeout: Duration = .seconds(10),
-                                  browser: @escaping @Sendable () async throws -> T) async -> (Result<String, Error>, T?) {
-        async let code = oauthTestResult { try await listener.waitForRedirect(expectedState: state, timeout: timeout) }
-        let seen = try? await browser()
-        return (await code, seen)
+                                  timeout: Duration = .seconds(90),
+                                  browser: @escaping @Sendable () throws -> T) async throws -> (Result<String, Error>, T?) {
+        let wait = try listener.start(expectedState: state, timeout: timeout)
+        let seen = try? await oauthTestOffPool(browser).get()
+        return (await oauthTestResult { try await wait.code }, seen)
     }
 
     @Test("binds 127.0.0.1 on a kernel-chosen port and names it in the redirect URI")
@@ -28,7 +36,7 @@ struct LoopbackRedirectListenerTests {
     func success() async throws {
         let listener = try LoopbackRedirectListener()
         let url = URL(string: listener.redirectURI + "/?state=expected-state&code=4%2F0AX-code&scope=x")!
-        let (result, page) = await run(listener) { try await oauthTestBrowserGET(url) }
+        let (result, page) = try await run(listener) { try oauthTestBrowserGETBlocking(url) }
         #expect(try result.get() == "4/0AX-code")
         #expect(page?.status == 200)
         #expect(page?.body.contains("Hudson is authorised; you can close this tab.") == true)
@@ -38,11 +46,23 @@ struct LoopbackRedirectListenerTests {
         #expect(page?.body.contains("0AX-code") == false)
     }
 
+    @Test("start serves from the call on: the browser is answered before any task awaits the outcome")
+    func servesBeforeAwaited() async throws {
+        // What OAuthLogin relies on: it starts the wait, then shows the URL, and awaits only afterwards.
+        let listener = try LoopbackRedirectListener()
+        let wait = try listener.start(expectedState: "expected-state", timeout: .seconds(90))
+        // On this task's own thread, with nothing awaiting the wait yet (a few milliseconds of blocking).
+        let page = try oauthTestBrowserGETBlocking(URL(string: listener.redirectURI + "/?state=expected-state&code=early")!)
+        #expect(page.status == 200)
+        #expect(!wait.isAwaited)
+        #expect(try await wait.code == "early")
+    }
+
     @Test("a redirect with another state is refused, and the page says so")
     func stateMismatch() async throws {
         let listener = try LoopbackRedirectListener()
         let url = URL(string: listener.redirectURI + "/?state=forged&code=c")!
-        let (result, page) = await run(listener) { try await oauthTestBrowserGET(url) }
+        let (result, page) = try await run(listener) { try oauthTestBrowserGETBlocking(url) }
         #expect(throws: LoopbackRedirectError.stateMismatch) { try result.get() }
         #expect(page?.status == 400)
         #expect(page?.body.contains("state mismatch") == true)
@@ -52,13 +72,13 @@ struct LoopbackRedirectListenerTests {
     func accessDenied() async throws {
         let listener = try LoopbackRedirectListener()
         let url = URL(string: listener.redirectURI + "/?error=access_denied&state=expected-state")!
-        let (result, page) = await run(listener) { try await oauthTestBrowserGET(url) }
+        let (result, page) = try await run(listener) { try oauthTestBrowserGETBlocking(url) }
         #expect(throws: LoopbackRedirectError.accessDenied) { try result.get() }
         #expect(page?.body.contains("declined") == true)
 
         let other = try LoopbackRedirectListener()
         let forged = URL(string: other.redirectURI + "/?error=access_denied&state=wrong")!
-        let (otherResult, _) = await run(other) { try await oauthTestBrowserGET(forged) }
+        let (otherResult, _) = try await run(other) { try oauthTestBrowserGETBlocking(forged) }
         #expect(throws: LoopbackRedirectError.stateMismatch) { try otherResult.get() }
     }
 
@@ -66,7 +86,7 @@ struct LoopbackRedirectListenerTests {
     func otherError() async throws {
         let listener = try LoopbackRedirectListener()
         let url = URL(string: listener.redirectURI + "/?error=%3Cscript%3Eserver_error&state=expected-state")!
-        let (result, page) = await run(listener) { try await oauthTestBrowserGET(url) }
+        let (result, page) = try await run(listener) { try oauthTestBrowserGETBlocking(url) }
         #expect(throws: LoopbackRedirectError.authorisationFailed(error: "scriptserver_error")) { try result.get() }
         #expect(page?.body.contains("<script>") == false)
     }
@@ -75,10 +95,10 @@ struct LoopbackRedirectListenerTests {
     func faviconIgnored() async throws {
         let listener = try LoopbackRedirectListener()
         let base = listener.redirectURI
-        let (result, statuses) = await run(listener) { () async throws -> [Int] in
-            let favicon = try await oauthTestBrowserGET(URL(string: base + "/favicon.ico")!)
-            let bare = try await oauthTestBrowserGET(URL(string: base + "/")!)
-            let redirect = try await oauthTestBrowserGET(URL(string: base + "/?state=expected-state&code=abc")!)
+        let (result, statuses) = try await run(listener) { () throws -> [Int] in
+            let favicon = try oauthTestBrowserGETBlocking(URL(string: base + "/favicon.ico")!)
+            let bare = try oauthTestBrowserGETBlocking(URL(string: base + "/")!)
+            let redirect = try oauthTestBrowserGETBlocking(URL(string: base + "/?state=expected-state&code=abc")!)
             return [favicon.status, bare.status, redirect.status]
         }
         #expect(try result.get() == "abc")
@@ -87,20 +107,24 @@ struct LoopbackRedirectListenerTests {
 
     @Test("idle or half-sent connections (browser preconnects) do not delay the real redirect")
     func idleConnectionsDoNotBlock() async throws {
-        let listener = try LoopbackRedirectListener(connectionTimeout: .seconds(30))
+        // A listener serving one connection at a time would answer the redirect only once the idle ones
+        // were dropped, after 120 s (or time out at 90 s).
+        let listener = try LoopbackRedirectListener(connectionTimeout: .seconds(120))
         let port = listener.port
         let started = ContinuousClock.now
-        let (result, status) = await run(listener) { () async throws -> Int in
+        let (result, answer) = try await run(listener) { () throws -> (status: Int, at: ContinuousClock.Instant) in
             let silent = OAuthTestRawClient(port: port)
             let partial = OAuthTestRawClient(port: port)
             partial?.send("GET /?state=expected-state&co")
             defer { _ = (silent, partial) }
-            return try await oauthTestBrowserGET(URL(string: "http://127.0.0.1:\(port)/?state=expected-state&code=late")!).status
+            let status = try oauthTestBrowserGETBlocking(URL(string: "http://127.0.0.1:\(port)/?state=expected-state&code=late")!).status
+            return (status, .now)
         }
         #expect(try result.get() == "late")
-        #expect(status == 200)
-        // Well under the 30 s an idle connection could hold it (generous: CI machines are busy).
-        #expect(ContinuousClock.now - started < .seconds(25))
+        #expect(answer?.status == 200)
+        // Timed on the browser's thread, when the page arrived: well under the 120 s, even on a busy machine.
+        let answered = try #require(answer?.at)
+        #expect(answered - started < .seconds(60))
     }
 
     @Test("a client that sends no complete request in time is dropped; junk gets 400; the wait goes on")
@@ -108,13 +132,13 @@ struct LoopbackRedirectListenerTests {
         // Long enough that a busy machine still reads the junk request before dropping it.
         let listener = try LoopbackRedirectListener(connectionTimeout: .seconds(2))
         let port = listener.port
-        let (result, answers) = await run(listener) { () async throws -> [String] in
+        let (result, answers) = try await run(listener) { () throws -> [String] in
             let silent = OAuthTestRawClient(port: port)
             let junk = OAuthTestRawClient(port: port)
             junk?.send("hello\r\n\r\n")
             let silentAnswer = silent?.readAll() ?? "refused"  // returns when the listener closes it
             let junkAnswer = junk?.readAll() ?? "refused"
-            let redirect = try await oauthTestBrowserGET(URL(string: "http://127.0.0.1:\(port)/?state=expected-state&code=c")!)
+            let redirect = try oauthTestBrowserGETBlocking(URL(string: "http://127.0.0.1:\(port)/?state=expected-state&code=c")!)
             return [silentAnswer, String(junkAnswer.prefix(12)), String(redirect.status)]
         }
         #expect(try result.get() == "c")
@@ -125,21 +149,39 @@ struct LoopbackRedirectListenerTests {
     func timeout() async throws {
         let listener = try LoopbackRedirectListener()
         let started = ContinuousClock.now
-        await #expect(throws: LoopbackRedirectError.timedOut(seconds: 0)) {
-            try await listener.waitForRedirect(expectedState: "s", timeout: .milliseconds(200))
-        }
-        #expect(ContinuousClock.now - started < .seconds(30))  // ends, rather than waiting forever
+        let wait = try listener.start(expectedState: "s", timeout: .milliseconds(200))
+        await #expect(throws: LoopbackRedirectError.timedOut(seconds: 0)) { try await wait.code }
+        // The listener ended the wait at its deadline rather than waiting forever; timed by when its thread
+        // settled the wait, not by when this task ran again.
+        let settled = try #require(wait.settledAt)
+        #expect(settled - started >= .milliseconds(200))
+        #expect(settled - started < .seconds(30))
     }
 
     @Test("cancelling the waiting task ends the wait promptly")
     func cancellation() async throws {
         let listener = try LoopbackRedirectListener()
-        let task = Task { try await listener.waitForRedirect(expectedState: "s", timeout: .seconds(60)) }
-        try await Task.sleep(for: .milliseconds(100))
-        let started = ContinuousClock.now
+        let wait = try listener.start(expectedState: "s", timeout: .seconds(300))
+        let task = Task { try await wait.code }
+        try #require(await oauthTestEventually { wait.isAwaited })
+        let cancelled = ContinuousClock.now
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
-        #expect(ContinuousClock.now - started < .seconds(5))
+        let settled = try #require(wait.settledAt)
+        #expect(settled - cancelled < .seconds(5))
+    }
+
+    @Test("a task cancelled before it awaits the redirect ends the wait too")
+    func cancelledBeforeAwaiting() async throws {
+        let listener = try LoopbackRedirectListener()
+        let wait = try listener.start(expectedState: "s", timeout: .seconds(300))
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await wait.code
+        }
+        await #expect(throws: CancellationError.self) { try await task.value }
+        #expect(wait.settledAt != nil)
+        #expect(OAuthTestRawClient(port: listener.port) == nil)
     }
 
     @Test("the socket is closed once the wait ends, on success and on error, and a listener serves once")
@@ -147,7 +189,7 @@ struct LoopbackRedirectListenerTests {
         let listener = try LoopbackRedirectListener()
         let port = listener.port
         let url = URL(string: listener.redirectURI + "/?state=expected-state&code=abc")!
-        _ = await run(listener) { try await oauthTestBrowserGET(url) }
+        _ = try await run(listener) { try oauthTestBrowserGETBlocking(url) }
         #expect(OAuthTestRawClient(port: port) == nil)
         await #expect(throws: LoopbackRedirectError.alreadyUsed) {
             try await listener.waitForRedirect(expectedState: "s", timeout: .seconds(1))

@@ -73,6 +73,25 @@ struct OAuthLoginTests {
         #expect(server.requests.allSatisfy { $0.path == "/auth" })
     }
 
+    @Test("login: cancelled while the URL is shown, it ends with CancellationError and closes the listener")
+    func cancelledWhilePresenting() async throws {
+        let presented = OAuthTestLocked<URL?>(nil)
+        let login = Task {
+            try await OAuthLogin.run(clientSecret: ClientSecret(clientID: "c", clientSecret: "s"),
+                                     authEndpoint: URL(string: "https://accounts.example.com/auth")!,
+                                     timeout: .seconds(300)) { url in
+                presented.update { $0 = url }
+                try? await Task.sleep(for: .seconds(300))  // a person reading the URL; ends when cancelled
+            }
+        }
+        try #require(await oauthTestEventually { presented.value != nil })
+        login.cancel()
+        await #expect(throws: CancellationError.self) { try await login.value }
+        let redirectURI = try #require(OAuthTestRequest.form(presented.value?.query ?? "")["redirect_uri"])
+        let port = try #require(URL(string: redirectURI)?.port)
+        #expect(OAuthTestRawClient(port: UInt16(port)) == nil)
+    }
+
     @Test("login: endpoints are checked before anything is presented")
     func insecureEndpointBeforePresenting() async {
         let presented = OAuthTestLocked(false)

@@ -70,10 +70,16 @@ struct OAuthSecretRedactionTests {
     func redirectErrors() async throws {
         let listener = try LoopbackRedirectListener()
         let url = URL(string: listener.redirectURI + "/?state=wrong&code=4%2F0AX-auth-code-XYZ")!
-        async let wait = oauthTestResult { try await listener.waitForRedirect(expectedState: "state", timeout: .seconds(10)) }
+        // Serving from now on, on the listener's thread (an `async let` would serve only once the busy
+        // cooperative pool ran it, possibly after the browser's request had timed out).
+        let wait = try listener.start(expectedState: "state", timeout: .seconds(90))
         let page = try await oauthTestBrowserGET(url)
         #expect(!page.body.contains("auth-code-XYZ"))
-        if case .failure(let error) = await wait { expectClean(error, "state mismatch") } else { Issue.record("must fail") }
+        if case .failure(let error) = await oauthTestResult({ try await wait.code }) {
+            expectClean(error, "state mismatch")
+        } else {
+            Issue.record("must fail")
+        }
     }
 
     @Test("tokens, credentials and client secrets print redacted")

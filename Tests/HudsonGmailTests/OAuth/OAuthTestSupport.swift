@@ -143,7 +143,8 @@ final class OAuthTestHTTPServer: Sendable {
 }
 
 /// A raw TCP connection to 127.0.0.1, for clients a browser would never be (slow, silent, early close).
-final class OAuthTestRawClient {
+/// Sendable so a test can connect it and hand it to the browser's thread; one thread uses it at a time.
+final class OAuthTestRawClient: @unchecked Sendable {
     let fd: Int32
 
     /// nil when the connection is refused.
@@ -168,9 +169,11 @@ final class OAuthTestRawClient {
         _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
-    /// Everything until the peer closes (5 s at most).
+    /// Everything until the peer closes. The 60 s bound only catches a listener that never answers: a
+    /// busy machine may take seconds to run the listener's thread, and a cut-off read would look like a
+    /// close.
     func readAll() -> String {
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var result: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -199,15 +202,60 @@ final class OAuthTestDirectory: Sendable {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
+/// A page as the browser saw it.
+typealias OAuthTestPage = (status: Int, headers: [String: String], body: String)
+
 /// The browser's part: GET `url`, following redirects, and return the final status, headers and page.
-func oauthTestBrowserGET(_ url: URL) async throws -> (status: Int, headers: [String: String], body: String) {
+/// The request runs on its own thread (`oauthTestBrowserGETBlocking`), so it is sent at once and its
+/// answer read at once, however busy the cooperative pool is.
+func oauthTestBrowserGET(_ url: URL) async throws -> OAuthTestPage {
+    try await oauthTestOffPool { try oauthTestBrowserGETBlocking(url) }.get()
+}
+
+/// The browser's part for a thread that may block (`oauthTestOffPool`): one GET, following redirects.
+func oauthTestBrowserGETBlocking(_ url: URL) throws -> OAuthTestPage {
     let session = URLSession(configuration: .ephemeral)
     defer { session.finishTasksAndInvalidate() }
-    let (data, response) = try await session.data(from: url)
-    let http = response as! HTTPURLResponse
-    var headers: [String: String] = [:]
-    for (key, value) in http.allHeaderFields { headers[String(describing: key).lowercased()] = String(describing: value) }
-    return (http.statusCode, headers, String(decoding: data, as: UTF8.self))
+    let outcome = OAuthTestLocked<Result<OAuthTestPage, any Error>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+    // URLSession's own request timeout (60 s without a byte) ends the task, so this wait ends too.
+    session.dataTask(with: url) { data, response, error in
+        outcome.update { value in
+            if let http = response as? HTTPURLResponse, let data {
+                var headers: [String: String] = [:]
+                for (key, value) in http.allHeaderFields { headers[String(describing: key).lowercased()] = String(describing: value) }
+                value = .success((http.statusCode, headers, String(decoding: data, as: UTF8.self)))
+            } else {
+                value = .failure(error ?? URLError(.badServerResponse))
+            }
+        }
+        done.signal()
+    }.resume()
+    done.wait()
+    return try outcome.value!.get()
+}
+
+/// Runs `body` on a thread of its own and returns its outcome. For the parts of a test that play a
+/// browser or another client: they block (sockets, URLSession), and on the cooperative pool they would
+/// both hold one of its few threads and run only when the pool got round to them, which, with the
+/// other suites running in parallel on a two-core machine, can be a minute later. The listener under
+/// test has its own thread too, so their whole exchange is timed by the machine, not by the pool.
+func oauthTestOffPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, any Error> {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, any Error>, Never>) in
+        let thread = Thread { continuation.resume(returning: Result { try body() }) }
+        thread.name = "hudson-oauth-test-client"
+        thread.start()
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds; false after `limit` (generous: only a hang takes it).
+func oauthTestEventually(limit: Duration = .seconds(300), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now.advanced(by: limit)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return true
 }
 
 /// `mode & 0o7777` of a path (not following symlinks).
