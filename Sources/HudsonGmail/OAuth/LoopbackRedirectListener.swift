@@ -125,16 +125,13 @@ public final class LoopbackRedirectListener: Sendable {
         var pending: [Pending] = []
         defer { for client in pending where client.fd >= 0 { finish(client.fd, with: nil) } }
         while true {
-            // A client that has not sent its head in time is dropped; the wait goes on.
+            // A client that has not sent its head in time is dropped, and the wait goes on; but only after
+            // one more look at what it has sent, so a thread that ran late (a busy machine) never drops a
+            // request that did arrive in time, nor times out with the redirect waiting unread.
             let now = ContinuousClock.now
-            for index in pending.indices where pending[index].deadline <= now {
-                finish(pending[index].fd, with: nil)
-                pending[index].fd = -1
-            }
-            pending.removeAll { $0.fd < 0 }
-            if deadline <= now { throw LoopbackRedirectError.timedOut(seconds: Int(timeout.components.seconds)) }
-
-            let wakeAt = pending.map(\.deadline).reduce(deadline, min)
+            let expired = pending.indices.filter { pending[$0].deadline <= now }
+            let overdue = deadline <= now
+            let wakeAt = overdue || !expired.isEmpty ? now : pending.map(\.deadline).reduce(deadline, min)
             var fds = [pollfd(fd: wake, events: Int16(POLLIN), revents: 0),
                        pollfd(fd: pending.count < maximumConnections ? listener : -1, events: Int16(POLLIN), revents: 0)]
             fds += pending.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
@@ -154,6 +151,13 @@ public final class LoopbackRedirectListener: Sendable {
                 case .ignore, nil: break
                 }
             }
+            for index in expired where pending[index].fd >= 0 {
+                finish(pending[index].fd, with: nil)
+                pending[index].fd = -1
+            }
+            pending.removeAll { $0.fd < 0 }
+            if overdue { throw LoopbackRedirectError.timedOut(seconds: Int(timeout.components.seconds)) }
+
             if fds[1].revents != 0 {
                 let connection = accept(listener, nil, nil)
                 if connection >= 0 {

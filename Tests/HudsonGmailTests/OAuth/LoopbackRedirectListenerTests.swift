@@ -129,20 +129,39 @@ struct LoopbackRedirectListenerTests {
 
     @Test("a client that sends no complete request in time is dropped; junk gets 400; the wait goes on")
     func perConnectionTimeout() async throws {
-        // Long enough that a busy machine still reads the junk request before dropping it.
         let listener = try LoopbackRedirectListener(connectionTimeout: .seconds(2))
         let port = listener.port
+        // Both connect, and the junk is sent, before the listener serves (the kernel queues them): the junk
+        // has arrived when it is accepted, so it is answered however late the listener's thread runs.
+        let silent = try #require(OAuthTestRawClient(port: port))
+        let junk = try #require(OAuthTestRawClient(port: port))
+        junk.send("hello\r\n\r\n")
         let (result, answers) = try await run(listener) { () throws -> [String] in
-            let silent = OAuthTestRawClient(port: port)
-            let junk = OAuthTestRawClient(port: port)
-            junk?.send("hello\r\n\r\n")
-            let silentAnswer = silent?.readAll() ?? "refused"  // returns when the listener closes it
-            let junkAnswer = junk?.readAll() ?? "refused"
+            let silentAnswer = silent.readAll()  // returns when the listener drops it, 2 s after accepting it
+            let junkAnswer = junk.readAll()
             let redirect = try oauthTestBrowserGETBlocking(URL(string: "http://127.0.0.1:\(port)/?state=expected-state&code=c")!)
             return [silentAnswer, String(junkAnswer.prefix(12)), String(redirect.status)]
         }
         #expect(try result.get() == "c")
         #expect(answers == ["", "HTTP/1.1 400", "200"])
+    }
+
+    @Test("a request that arrived in time is answered even when the listener gets to it after its deadline")
+    func lateListenerStillReads() async throws {
+        // A zero connection timeout puts every connection past its deadline as soon as it is accepted, as
+        // when the listener's thread gets no CPU for a while on a busy machine. What the client sent by then
+        // must still be read: the favicon answered 404, the redirect accepted.
+        let listener = try LoopbackRedirectListener(connectionTimeout: .zero)
+        let port = listener.port
+        let favicon = try #require(OAuthTestRawClient(port: port))
+        favicon.send("GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let redirect = try #require(OAuthTestRawClient(port: port))
+        redirect.send("GET /?state=expected-state&code=on-time HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let (result, answers) = try await run(listener, timeout: .seconds(20)) { () throws -> [String] in
+            [String(favicon.readAll().prefix(12)), String(redirect.readAll().prefix(12))]
+        }
+        #expect(try result.get() == "on-time")
+        #expect(answers == ["HTTP/1.1 404", "HTTP/1.1 200"])
     }
 
     @Test("no redirect within the timeout is an error")
