@@ -232,6 +232,7 @@ struct BatchTests {
         final class Flight: @unchecked Sendable {
             let condition = NSCondition()
             var current = 0, peak = 0, done = 0
+            var gaveUp = false
         }
         let flight = Flight()
         let total = 8, limit = 2
@@ -241,10 +242,14 @@ struct BatchTests {
             flight.peak = max(flight.peak, flight.current)
             flight.condition.broadcast()
             // Hold each batch until `limit` are in flight (or all that remain), so a client
-            // that ignored the bound would pile up more than `limit` here. The deadline only
-            // keeps a broken client from hanging the suite.
-            let deadline = Date().addingTimeInterval(5)
-            while flight.current < min(limit, total - flight.done), flight.condition.wait(until: deadline) {}
+            // that ignored the bound would pile up more than `limit` here. The client's batches
+            // start as tasks, which parallel suites can keep waiting for a minute: the deadline
+            // is only there so that a client sending fewer than `limit` at once ends the wait
+            // (once; then peak < limit fails the test) instead of hanging the suite.
+            let deadline = Date().addingTimeInterval(300)
+            while !flight.gaveUp, flight.current < min(limit, total - flight.done) {
+                if !flight.condition.wait(until: deadline) { flight.gaveUp = true }
+            }
             flight.current -= 1
             flight.done += 1
             flight.condition.broadcast()

@@ -48,7 +48,12 @@ struct ClientSchedulingTests {
     func cancelInFlight() async throws {
         let release = DispatchSemaphore(value: 0)
         let server = try TestHTTPServer { _ in
-            _ = release.wait(timeout: .now() + 5)
+            // Held until the test has cancelled (the defer releases it, and each release passes on to
+            // any other request held here). It used to be held 5 s at most: when the parallel suites
+            // kept this test's task from running for longer, the answer went out before the cancel.
+            // The bound now only frees the server's thread if the test never gets that far.
+            _ = release.wait(timeout: .now() + 600)
+            release.signal()
             return .json(200, Fixture.profile)
         }
         defer {

@@ -127,13 +127,20 @@ extension Duration {
     }
 }
 
-/// Polls `condition` with yields (no sleeping) until it holds; false if it never does.
+/// Polls `condition` until it holds; false if it still does not after 300 s. Polls yield (no
+/// sleeping) at first, then sleep a millisecond between polls. The bound is in time, not polls,
+/// and generous: a condition may wait for a server's thread and URLSession, which a machine busy
+/// with other builds runs slowly, or for another task, which parallel suites can keep from
+/// running for a minute or more; 200,000 yields lasted well under a second when the pool was free.
 func eventually(_ condition: () async -> Bool) async -> Bool {
-    for _ in 0..<200_000 {
+    let deadline = ContinuousClock.now.advanced(by: .seconds(300))
+    var polls = 0
+    while true {
         if await condition() { return true }
-        await Task.yield()
+        guard ContinuousClock.now < deadline else { return false }
+        polls += 1
+        if polls < 10_000 { await Task.yield() } else { try? await Task.sleep(for: .milliseconds(1)) }
     }
-    return false
 }
 
 /// A lock-protected value that closures running on other tasks and threads may share.
