@@ -1,6 +1,8 @@
 // The credentials files of CONTRACT.md "Files": 0700/0600 regardless of umask, atomic replacement, and
 // the ssh-like refusal of files others could read, symlinks, foreign owners and open directories.
-// Serialized: one test changes the process umask.
+// The umask test keeps its umask to a thread of its own (oauthTestWithUmask), not the process's, which
+// the suites running alongside share. Serialized for where that is refused and it falls back to the
+// process's umask.
 import Foundation
 import Glibc
 @testable import HudsonGmail
@@ -20,10 +22,9 @@ struct CredentialStoreTests {
     }
 
     @Test("directories are created 0700 and files written 0600 even under umask 000")
-    func modesUnderPermissiveUmask() throws {
-        let old = umask(0)
-        defer { umask(old) }
-        try store.save(credential())
+    func modesUnderPermissiveUmask() async throws {
+        let store = store, credential = credential()
+        try await oauthTestWithUmask(0) { try store.save(credential) }
         #expect(oauthTestMode(dir.path("config")) == 0o700)
         #expect(oauthTestMode(dir.path("config/hudson")) == 0o700)
         #expect(oauthTestMode(dir.path("config/hudson/credentials")) == 0o700)

@@ -258,6 +258,29 @@ func oauthTestEventually(limit: Duration = .seconds(300), _ condition: () -> Boo
     return true
 }
 
+/// Runs `body` under the file-creation mask `mask`, on a thread of its own that has its own umask.
+///
+/// The umask belongs to the whole process, and `swift test` runs other suites in this process at the
+/// same time: whatever they create (files, and the processes they start, which inherit it) would be
+/// created under `mask` too, and two tests restoring it out of order would leave it changed for the
+/// rest of the run. unshare(CLONE_FS) gives the calling thread its own copy of the umask (and working
+/// directory); the thread ends with the body. Where unshare is refused (a container's seccomp filter)
+/// the process's umask is changed instead, as before, for as long as the body runs.
+func oauthTestWithUmask<T: Sendable>(_ mask: mode_t, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await oauthTestOffPool {
+        _ = oauthTestUnshareFS?(0x0000_0200)  // CLONE_FS: not visible to Swift without _GNU_SOURCE
+        let old = umask(mask)
+        defer { umask(old) }
+        return try body()
+    }.get()
+}
+
+/// unshare(2), looked up at run time: Glibc declares it only under _GNU_SOURCE.
+private let oauthTestUnshareFS: (@convention(c) (Int32) -> Int32)? = {
+    guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "unshare") else { return nil }
+    return unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)
+}()
+
 /// `mode & 0o7777` of a path (not following symlinks).
 func oauthTestMode(_ path: String) -> mode_t {
     var info = stat()
