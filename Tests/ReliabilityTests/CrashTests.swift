@@ -85,19 +85,35 @@ struct CrashTests {
     /// Starts `hd-sync --catch-up` on `rig` again and again, killing it after a random
     /// delay in `delays`, until `kills` kills have landed or a run finishes by itself;
     /// then one run to the end. Returns the number of kills that landed.
-    func killRepeatedly(_ rig: Rig, kills: Int, delays: ClosedRange<Double>, generator: inout SeededGenerator) throws -> Int {
+    ///
+    /// A run that finishes first gets `moreWork` (when given) and the killing goes on, for
+    /// four times `kills` runs at most: the delays come from a reference run timed once,
+    /// and a machine whose load changes (other builds, parallel suites) runs the next one
+    /// faster, or a kill lands after the work's last commit and leaves nothing to redo.
+    func killRepeatedly(_ rig: Rig, kills: Int, delays: ClosedRange<Double>, generator: inout SeededGenerator,
+                        moreWork: (() throws -> Void)? = nil) throws -> Int {
         var killed = 0
-        while killed < kills {
+        var runs = 0
+        while killed < kills && runs < kills * 4 {
+            runs += 1
             let sync = try rig.start("hd-sync", catchUp)
             Thread.sleep(forTimeInterval: Double.random(in: delays, using: &generator))
             guard sync.isRunning else {
                 let exit = rig.finish(sync)
                 #expect(exit.status == 0 && !exit.killed, "\(exit)")
-                break
+                guard let moreWork else { break }
+                try moreWork()
+                continue
             }
             let exit = rig.kill9(sync)
             #expect(exit.killed || exit.status == 0, "\(exit)")
-            if exit.killed { killed += 1 } else { break }
+            if exit.killed {
+                killed += 1
+            } else if let moreWork {
+                try moreWork()
+            } else {
+                break
+            }
         }
         let final = try rig.run("hd-sync", catchUp)
         #expect(final.status == 0, "\(final)")
@@ -139,8 +155,14 @@ struct CrashTests {
         try queueMarks(crashed, on: marked)
         let poll = try timedCatchUp(reference)
         // Each kill lands before the poll's end: the whole poll is redone after each.
-        let pollKills = try killRepeatedly(crashed, kills: kills, delays: 0.05...max(0.1, poll * 0.6), generator: &generator)
+        // A run that polled to the end before its kill gets new changes on the server to poll.
+        var round = 1
+        let pollKills = try killRepeatedly(crashed, kills: kills, delays: 0.05...max(0.1, poll * 0.6), generator: &generator) {
+            round += 1
+            try changeServer(fake, seed: round, count: Scale.pick(300, long: 1200))
+        }
         #expect(pollKills >= kills / 2, "too few kills landed while hd-sync was polling (\(pollKills))")
+        if round > 1 { _ = try timedCatchUp(reference) }  // the reference polls those changes too
         Report.note("kills: \(backfillKills) during backfill (\(backfill) s), \(pollKills) during polling (\(poll) s)")
         StoreDump.expectEqual(try StoreDump.dump(crashed.storePath), try StoreDump.dump(reference.storePath), "after history")
         try StoreDump.expectSound(crashed.storePath)

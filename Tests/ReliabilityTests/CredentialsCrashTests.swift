@@ -16,12 +16,21 @@ struct CredentialsCrashTests {
         var generator = SeededGenerator(seed: 7)
         var versions = Set<Int>()
         for _ in 0..<Scale.pick(25, long: 200) {
+            let started = Date()
             let helper = try rig.start(BuiltProducts.executable("hudson-reliability-helper").path,
                                        ["save-credentials", rig.configDirectory, email])
-            // Wait until the first version is on disk, then let it run a random while.
-            let deadline = Date().addingTimeInterval(20)
-            while !FileManager.default.fileExists(atPath: path) && Date() < deadline { Thread.sleep(forTimeInterval: 0.002) }
-            Thread.sleep(forTimeInterval: Double.random(in: 0.001...0.08, using: &generator))
+            // Wait until this helper's first version is on disk (it prints "saving"; the file
+            // itself is there from the previous helper), then let it run a random while: up
+            // to twice as long as it took to start and save once, and to 80 ms at least, so
+            // that on a machine busy with builds and parallel suites kills still land in the
+            // later versions too.
+            let deadline = Date().addingTimeInterval(60)
+            while (try? String(contentsOfFile: helper.outPath, encoding: .utf8))?.hasPrefix("saving") != true,
+                  helper.isRunning, Date() < deadline {
+                Thread.sleep(forTimeInterval: 0.002)
+            }
+            let firstSave = Date().timeIntervalSince(started)
+            Thread.sleep(forTimeInterval: Double.random(in: 0.001...max(0.08, 2 * firstSave), using: &generator))
             let exit = rig.kill9(helper)
             #expect(exit.killed, "\(exit)")
             let data = try #require(FileManager.default.contents(atPath: path))

@@ -302,11 +302,13 @@ struct HostileMailTests {
         ]
         var slowest = 0.0
         for query in queries {
+            // Bounded in CPU time: `ulimit -t 10` kills a query that computes for 10 s (SIGXCPU,
+            // not an allowed status). Wall time is no measure on a machine busy with other builds
+            // and parallel suites: a query of 2 s there took 13; the timeout only catches a hang.
             let started = Date()
-            let result = try rig.run("hd-search", ["--count", "--", query], timeout: 60)
+            let result = try rig.run(after: "ulimit -t 10", "hd-search", ["--count", "--", query], timeout: 120)
             let elapsed = Date().timeIntervalSince(started)
             #expect([0, 1, 65].contains(result.status), "\(query.prefix(40).debugDescription): \(result)")
-            #expect(elapsed < 10, "\(query.prefix(40).debugDescription) took \(elapsed) s")
             slowest = max(slowest, elapsed)
             expectScrubbed(result, "query \(query.prefix(20).debugDescription)")
             #expect(result.stderr.split(separator: "\n").count <= 1)
