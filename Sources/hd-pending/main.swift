@@ -39,40 +39,21 @@ Main.run(spec) { cli in
     if cli.arguments.flag("parked") && cli.arguments.flag("rejected") {
         throw UsageError("--parked and --rejected cannot be combined")
     }
+    let records: [Record]
     if cli.arguments.flag("rejected") {
-        let rejected = try store.rejectedChanges(accountID: account?.id)
-        if cli.arguments.flag("count") {
-            try cli.stdout.write("\(rejected.count)\n")
-            return .success
-        }
-        let sink = cli.makeSink()
-        for change in rejected { try sink.emit(Records.rejected(change, now: now)) }
-        try sink.finish()
-        return .success
+        records = try store.rejectedChanges(accountID: account?.id).map { Records.rejected($0, now: now) }
+    } else if cli.arguments.flag("parked") {
+        records = try store.parkedMessages(accountID: account?.id).map { Records.parked($0, now: now) }
+    } else {
+        records = try store.queuedMutations(accountID: account?.id).map { Records.queued($0, now: now) }
+            + store.pendingOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
     }
-    if cli.arguments.flag("parked") {
-        let parked = try store.parkedMessages(accountID: account?.id)
-        if cli.arguments.flag("count") {
-            try cli.stdout.write("\(parked.count)\n")
-            return .success
-        }
-        let sink = cli.makeSink()
-        for entry in parked { try sink.emit(Records.parked(entry, now: now)) }
-        try sink.finish()
-        return .success
-    }
-    let outbox = try store.pendingOutbox(accountID: account?.id)
     if cli.arguments.flag("count") {
-        try cli.stdout.write("\(try store.queuedMutationCount(accountID: account?.id) + outbox.count)\n")
+        try cli.stdout.write("\(records.count)\n")
         return .success
     }
     let sink = cli.makeSink()
-    for row in try store.queuedMutations(accountID: account?.id) {
-        try sink.emit(Records.queued(row, now: now))
-    }
-    for entry in outbox {
-        try sink.emit(Records.outbox(entry, now: now))
-    }
+    for record in records { try sink.emit(record) }
     try sink.finish()
     return .success
 }

@@ -6,14 +6,7 @@ import Testing
 
 @Suite("MutationFlusher: claim, send, gate, retire on echo")
 struct FlusherTests {
-    /// A synced mailbox of `count` one-message threads, all in the inbox.
-    func synced(_ count: Int = 3) async throws -> (SyncFixture, SyncEngine) {
-        let f = try SyncFixture()
-        for i in 0..<count { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
-        let engine = f.engine()
-        try await f.syncUntilComplete(engine)
-        return (f, engine)
-    }
+    func synced(_ count: Int = 3) async throws -> (SyncFixture, SyncEngine) { try await SyncFixture.synced(count) }
 
     @Test("retire on echo, not on 2xx: between the send and the echo the thread stays out of the inbox")
     func retireOnEcho() async throws {

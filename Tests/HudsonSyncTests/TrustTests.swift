@@ -11,13 +11,7 @@ import Testing
 
 @Suite("Trust under faults: the queue and the poll (issue 17)")
 struct TrustTests {
-    func synced(_ count: Int = 3) async throws -> (SyncFixture, SyncEngine) {
-        let f = try SyncFixture()
-        for i in 0..<count { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
-        let engine = f.engine()
-        try await f.syncUntilComplete(engine)
-        return (f, engine)
-    }
+    func synced(_ count: Int = 3) async throws -> (SyncFixture, SyncEngine) { try await SyncFixture.synced(count) }
 
     // MARK: §0 — nothing depends on a field Gmail does not promise
 

@@ -72,6 +72,15 @@ final class SyncFixture: @unchecked Sendable {
         _ = try database.write { try $0.perform(actions, on: references) }
     }
 
+    /// A synced mailbox of `count` one-message threads, all in the inbox, and its engine.
+    static func synced(_ count: Int = 3) async throws -> (SyncFixture, SyncEngine) {
+        let f = try SyncFixture()
+        for i in 0..<count { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
+        let engine = f.engine()
+        try await f.syncUntilComplete(engine)
+        return (f, engine)
+    }
+
     /// Runs passes until backfill is complete.
     func syncUntilComplete(_ engine: SyncEngine, passes: Int = 50) async throws {
         for _ in 0..<passes {
