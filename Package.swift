@@ -3,7 +3,7 @@
 // Hudson: a local-first Gmail toolkit of small Unix commands over one SQLite file.
 // Dependencies point one way only (docs/architecture.md):
 //
-//   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery
+//   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonOutput
 //   HudsonStore, HudsonGmail, HudsonMail <- HudsonSync
 //   HudsonOutput, HudsonStore <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
 //   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
@@ -40,7 +40,8 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         .target(name: "HudsonQuery"),
         .target(name: "HudsonMail"),
-        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery"]),
+        // HudsonOutput: the index holds text as TerminalSafety shows it (migration 009).
+        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery", "HudsonOutput"]),
         .target(name: "HudsonOutput"),
         .target(name: "HudsonGmail"),
         .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail"]),

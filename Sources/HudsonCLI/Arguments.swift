@@ -1,3 +1,4 @@
+import HudsonOutput
 /*!
  The argument parser, driven by a `CommandSpec`. GNU and BSD conventions: `--opt=value`
  and `--opt value`, `-o value` and `-ovalue`, combined short flags (`-0n`), `--` ends
@@ -35,9 +36,9 @@ public struct ParsedArguments: Sendable {
         guard let text = string(long) else { return nil }
         guard let value = Int(text), range.contains(value) else {
             if Int(text) != nil {
-                throw UsageError("--\(long): \(text) is out of range (\(range.lowerBound)–\(range.upperBound))")
+                throw UsageError("--\(long): \(TerminalSafety.quoted(text)) is out of range (\(range.lowerBound)–\(range.upperBound))")
             }
-            throw UsageError("--\(long): \(text): not a whole number")
+            throw UsageError("--\(long): \(TerminalSafety.quoted(text)): not a whole number")
         }
         return value
     }
@@ -64,7 +65,7 @@ public enum ArgumentParser {
             }
             guard let value else { throw UsageError("--\(option.long) needs a value (\(option.valueName ?? "VALUE"))") }
             if case .choice(let choices) = option.kind, !choices.contains(value) {
-                throw UsageError("--\(option.long): \(value): expected one of \(choices.joined(separator: ", "))")
+                throw UsageError("--\(option.long): \(TerminalSafety.quoted(value)): expected one of \(choices.joined(separator: ", "))")
             }
             if option.repeatable {
                 parsed.values[option.long, default: []].append(value)
@@ -79,7 +80,7 @@ public enum ArgumentParser {
             if onlyOperands || argument == "-" || !argument.hasPrefix("-") {
                 if !onlyOperands, parsed.operands.isEmpty, !current.subcommands.isEmpty {
                     guard let sub = current.subcommand(named: argument) else {
-                        throw UsageError("\(argument): unknown command (expected \(current.subcommands.map(\.name).joined(separator: ", ")))")
+                        throw UsageError("\(TerminalSafety.quoted(argument)): unknown command (expected \(current.subcommands.map(\.name).joined(separator: ", ")))")
                     }
                     parsed.subcommandPath.append(argument)
                     current = sub
@@ -104,7 +105,7 @@ public enum ArgumentParser {
                     name = String(body)
                 }
                 guard let spec = option(long: name) else {
-                    throw UsageError("--\(name): unknown option")
+                    throw UsageError("--\(TerminalSafety.quoted(name)): unknown option")
                 }
                 if spec.isFlag {
                     if inlineValue != nil { throw UsageError("--\(name) takes no value") }
@@ -131,7 +132,7 @@ public enum ArgumentParser {
                 let character = cluster[position]
                 position += 1
                 guard let spec = option(short: character) else {
-                    throw UsageError("-\(character): unknown option")
+                    throw UsageError("-\(TerminalSafety.quoted(String(character))): unknown option")
                 }
                 if spec.isFlag {
                     try record(spec, value: nil)
@@ -199,7 +200,7 @@ public enum ArgumentParser {
             throw UsageError("missing \(missing)")
         }
         if let maximum, operands.count > maximum {
-            throw UsageError("\(operands[maximum]): unexpected operand")
+            throw UsageError("\(TerminalSafety.quoted(operands[maximum])): unexpected operand")
         }
     }
 }

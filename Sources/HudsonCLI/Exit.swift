@@ -70,7 +70,7 @@ public enum Exit {
         case let error as UsageError:
             return ClassifiedError(.usage, error.message)
         case let error as StoreError:
-            return ClassifiedError(status(of: error), error.description)
+            return ClassifiedError(status(of: error), error.description(quoting: { TerminalSafety.quoted($0, limit: 200) }))
         case let error as OutboxError:
             // A message that cannot be queued, or a send that cannot be undone (65).
             return ClassifiedError(.dataError, error.description)

@@ -138,8 +138,16 @@ public enum Main {
     }
 }
 
-/// Writes to standard error, unbuffered (diagnostics must not wait for a flush).
+/// Writes a diagnostic to standard error, unbuffered (diagnostics must not wait for a
+/// flush), through `TerminalSafety.diagnostic`: whatever an error quotes (a reference, a
+/// label, a server's message) cannot drive the terminal or run to a megabyte.
 public func writeError(_ text: String) {
+    writeTerminalControl(TerminalSafety.diagnostic(text))
+}
+
+/// Writes to standard error as is: only for Hudson's own control sequences (a progress
+/// line's carriage return and erase), never for text that quotes input.
+public func writeTerminalControl(_ text: String) {
     var bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {

@@ -35,6 +35,18 @@ public struct LabelNames {
 }
 
 public enum Records {
+    /// What text output shows for a message with no From or no Subject (as Gmail and
+    /// mutt do), so a missing field is not an empty column that shifts the eye; JSON
+    /// keeps null.
+    public static let noSender = "(no sender)"
+    public static let noSubject = "(no subject)"
+
+    /// `text`, or `placeholder` when it is missing or shows as nothing.
+    public static func orPlaceholder(_ text: String?, _ placeholder: String) -> String {
+        guard let text, !TerminalSafety.field(text).allSatisfy({ $0 == " " }) else { return placeholder }
+        return text
+    }
+
     /// The local zone offset for a timestamp (the CLI looks it up; output cannot).
     static func shortDate(_ milliseconds: Int64) -> String {
         DateText.short(milliseconds: milliseconds, offsetSeconds: LocalTime.offset(atEpochSeconds: milliseconds / 1000))
@@ -66,8 +78,8 @@ public enum Records {
                 ("label_ids", .array(thread.labels.map { .string($0) })),
             ],
             columns: [
-                shortDate(thread.lastMessageAt), count, thread.participants.joined(separator: ", "),
-                thread.subject ?? "", labelNames.joined(separator: ","),
+                shortDate(thread.lastMessageAt), count, orPlaceholder(thread.participants.joined(separator: ", "), noSender),
+                orPlaceholder(thread.subject, noSubject), labelNames.joined(separator: ","),
             ],
             emphasis: thread.unread ? .strong : .normal)
     }
@@ -94,7 +106,8 @@ public enum Records {
                 ("label_ids", .array(message.labels.map { .string($0) })),
             ],
             columns: [
-                shortDate(message.internalDate), Store.displaySender(message.sender), message.subject ?? "",
+                shortDate(message.internalDate), orPlaceholder(Store.displaySender(message.sender), noSender),
+                orPlaceholder(message.subject, noSubject),
                 labelNames.joined(separator: ","),
             ],
             emphasis: message.labels.contains("UNREAD") ? .strong : .normal)

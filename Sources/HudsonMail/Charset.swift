@@ -22,17 +22,31 @@ public enum Charset {
     /// - anything else through iconv, with U+FFFD for each byte it rejects.
     /// A leading UTF-8 byte-order mark is dropped.
     public static func decodeText(bytes: [UInt8], charset: String?) -> String {
-        if bytes.isEmpty { return "" }
-        guard let label = normalize(charset) else { return decodeUnlabelled(bytes) }
+        decode(bytes: bytes, charset: charset).text
+    }
+
+    /// `decodeText`, and the charset name when the part named one Hudson cannot decode
+    /// (so the reader is told the text is a guess, not shown mojibake without a word).
+    public static func decode(bytes: [UInt8], charset: String?) -> (text: String, unknownCharset: String?) {
+        if bytes.isEmpty { return ("", nil) }
+        guard let label = normalize(charset) else {
+            // An implausible name (`x/y`) is named all the same; an empty one is no name.
+            let named = charset.map { $0.contains(where: { $0 != " " && $0 != "\"" && $0 != "'" }) } ?? false
+            return (decodeUnlabelled(bytes), named ? charset : nil)
+        }
         switch label {
-        case "utf-8":
-            return decodeDeclaredUTF8(bytes)
-        case "us-ascii":
-            return decodeUnlabelled(bytes)
-        case "iso-8859-1", "windows-1252":
-            return decodeWindows1252(bytes)
+        case "utf-8", "us-ascii", "iso-8859-1", "windows-1252": return (decodeKnown(bytes, label: label), nil)
         default:
-            return decodeWithIconv(bytes, from: iconvName(for: label)) ?? decodeUnlabelled(bytes)
+            if let text = decodeWithIconv(bytes, from: iconvName(for: label)) { return (text, nil) }
+            return (decodeUnlabelled(bytes), charset)
+        }
+    }
+
+    private static func decodeKnown(_ bytes: [UInt8], label: String) -> String {
+        switch label {
+        case "utf-8": return decodeDeclaredUTF8(bytes)
+        case "iso-8859-1", "windows-1252": return decodeWindows1252(bytes)
+        default: return decodeUnlabelled(bytes)  // us-ascii: often 8-bit in practice
         }
     }
 
@@ -68,10 +82,11 @@ public enum Charset {
         return check.valid ? utf8String(bytes) : decodeWindows1252(bytes)
     }
 
+    /// A part that says it is UTF-8 is read as UTF-8, each invalid byte a U+FFFD, as
+    /// Gmail shows it: guessing Windows-1252 for it turned a broken sequence into
+    /// mojibake that looked like text (issue 18). Unlabelled text still gets the guess.
     private static func decodeDeclaredUTF8(_ bytes: [UInt8]) -> String {
-        let check = validateUTF8(bytes)
-        if !check.valid && !check.sawMultibyte { return decodeWindows1252(bytes) }
-        return utf8String(bytes)
+        utf8String(bytes)
     }
 
     private static func utf8String(_ bytes: [UInt8]) -> String {

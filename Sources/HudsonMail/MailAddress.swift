@@ -16,8 +16,13 @@ public struct MailAddress: Hashable, Sendable, CustomStringConvertible {
         self.address = address
     }
 
-    /// The name when there is one, else the address: what a list view shows.
-    public var displayName: String { name.isEmpty ? address : name }
+    /// The name when there is one, else the address: what a list view shows. A name
+    /// that is itself an address (`"ceo@bank.example" <thief@evil.example>`) is not
+    /// shown: it would pass for the sender's address, so the real address is shown.
+    public var displayName: String {
+        if name.isEmpty || name.contains("@") { return address }
+        return name
+    }
 
     public var description: String {
         if name.isEmpty { return address }

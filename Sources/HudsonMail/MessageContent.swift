@@ -74,7 +74,7 @@ public enum MessageContent {
     }
 
     static let encryptedNote = "[encrypted message]"
-    static let tooDeepNote = "[message nested too deeply to show]"
+    static let tooDeepNote = "[message nested too deeply to show: parts more than \(maximumDepth) levels down are left out]"
 }
 
 /// A piece of displayable text; HTML is converted only if the piece is chosen.
@@ -122,6 +122,9 @@ struct Walker {
         let type = part.normalizedMIMEType
         if type.hasPrefix("multipart/") {
             if part.parts.isEmpty {
+                // At the parser's depth limit a multipart is left unopened (RFC822.swift):
+                // its body is the raw markup of every level below, which is no text to show.
+                if depth >= RFC822.maximumDepth { return Body(segments: [.note(MessageContent.tooDeepNote)]) }
                 // A multipart whose boundary never occurred: its body is plain text.
                 guard let data = part.decodedBody, !data.isEmpty else { return Body() }
                 return Body(segments: [.plain(decode(data, of: part))])
@@ -165,16 +168,23 @@ struct Walker {
             list(part)
             return Body()
         }
-        let text = decode(data, of: part)
-        if type == "text/html" { return Body(segments: [.html(text)], htmlSources: [text]) }
-        return Body(segments: [.plain(text)])
+        let (text, unknown) = decodeNoting(data, of: part)
+        // A charset Hudson cannot read is said, not hidden: the text below it is a guess.
+        let note: [Segment] = unknown.map { [.note("[unknown charset \"\(String($0.prefix(40)))\"; shown as UTF-8 or Windows-1252]")] } ?? []
+        if type == "text/html" { return Body(segments: note + [.html(text)], htmlSources: [text]) }
+        return Body(segments: note + [.plain(text)])
     }
 
     /// The text of a part in its declared charset; HTML without one may name it in a `<meta>`.
     func decode(_ data: [UInt8], of part: MIMEPart) -> String {
+        decodeNoting(data, of: part).text
+    }
+
+    /// `decode`, and the charset named when Hudson cannot read it.
+    func decodeNoting(_ data: [UInt8], of part: MIMEPart) -> (text: String, unknownCharset: String?) {
         var charset = part.contentType[parameter: "charset"]
         if charset == nil && part.normalizedMIMEType == "text/html" { charset = Self.metaCharset(data) }
-        return Charset.decodeText(bytes: data, charset: charset)
+        return Charset.decode(bytes: data, charset: charset)
     }
 
     // MARK: - Multiparts
@@ -269,6 +279,11 @@ struct Walker {
     }
 
     mutating func list(_ part: MIMEPart, isResource: Bool = false) {
+        // A part with no name and no content at all (the empty body of a headers-only
+        // message, an empty multipart) is nothing to show or save: no phantom 0-byte file.
+        if part.size == 0 && part.attachmentID == nil && (part.bodyData?.isEmpty ?? true) && Self.filename(of: part).isEmpty {
+            return
+        }
         let disposition = part.contentDisposition?.value
         let contentID = part.contentID
         let isInline = disposition == "inline"

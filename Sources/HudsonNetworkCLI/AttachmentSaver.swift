@@ -11,15 +11,55 @@ import HudsonCLI
 import HudsonOutput
 
 public enum AttachmentSaver {
-    /// A safe file name from an attachment's name: its last path component, without
-    /// controls, never empty, "." or "..".
+    /// A safe file name from an attachment's name (docs/reliability.md, "Attachment
+    /// names"): its last path component; ESC sequences and other unsafe characters
+    /// removed; the characters Windows and Samba refuse (`<>:"|?*`, so no `file:stream`)
+    /// made `_`; no leading dot or space (a mail cannot plant `.bashrc` or `.profile`) and
+    /// no trailing dot or space; a Windows device name (`CON`, `aux.txt`, `LPT1`) prefixed
+    /// with `_`; at most `maximumNameBytes` bytes with the extension kept. Never empty,
+    /// "." or "..": the fallback then.
     public static func safeName(_ name: String, fallback: String) -> String {
         let last = name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).last.map(String.init) ?? ""
-        var cleaned = String(String.UnicodeScalarView(last.unicodeScalars.filter { !TerminalSafety.isUnsafe($0) }))
-            .trimmingCharacters(in: " ")
-        if cleaned.utf8.count > 200 { cleaned = String(cleaned.prefix(120)) }
-        if cleaned.isEmpty || cleaned == "." || cleaned == ".." { return fallback }
-        return cleaned
+        var scalars = String.UnicodeScalarView()
+        for scalar in TerminalSafety.shown(last).unicodeScalars {
+            switch scalar {
+            case "\t", "\n", "\r": scalars.append(" ")
+            case "<", ">", ":", "\"", "|", "?", "*": scalars.append("_")
+            default: scalars.append(scalar)
+            }
+        }
+        var cleaned = Substring(String(scalars))
+        while let first = cleaned.first, first == "." || first == " " { cleaned = cleaned.dropFirst() }
+        while let last = cleaned.last, last == "." || last == " " { cleaned = cleaned.dropLast() }
+        guard !cleaned.isEmpty else { return fallback }
+        var result = String(cleaned)
+        let stem = result.split(separator: ".", maxSplits: 1).first.map { $0.lowercased().trimmingCharacters(in: " ") } ?? ""
+        if windowsDeviceNames.contains(stem) { result = "_" + result }
+        return fitted(result, bytes: maximumNameBytes)
+    }
+
+    /// Room below NAME_MAX (255 bytes) for the " (12)" `save` adds to a taken name.
+    static let maximumNameBytes = 200
+
+    /// Names Windows reserves for devices, with or without an extension.
+    static let windowsDeviceNames: Set<String> = Set(["con", "prn", "aux", "nul", "conin$", "conout$"]
+        + (0...9).flatMap { ["com\($0)", "lpt\($0)"] })
+
+    /// `name` cut to at most `bytes` UTF-8 bytes at a character boundary, the extension
+    /// (a last dot and up to 16 bytes after it) kept.
+    static func fitted(_ name: String, bytes: Int) -> String {
+        guard name.utf8.count > bytes else { return name }
+        var (stem, ext) = split(name)
+        if ext.utf8.count > 17 { (stem, ext) = (name, "") }
+        var kept = ""
+        var used = ext.utf8.count
+        for character in stem {
+            let size = character.utf8.count
+            if used + size > bytes { break }
+            kept.append(character)
+            used += size
+        }
+        return kept + ext
     }
 
     /// Writes `bytes` to a new file in `directory` named after `name`, adding " (1)",

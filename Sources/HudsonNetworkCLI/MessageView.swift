@@ -14,13 +14,13 @@ public enum MessageView {
         func header(_ name: String, _ value: String?) {
             if let value, !value.isEmpty { lines.append("\(name): \(TerminalSafety.field(value))") }
         }
-        header("From", message.headers.from)
+        header("From", Records.orPlaceholder(message.headers.from, Records.noSender))
         header("To", message.headers.to)
         header("Cc", message.headers.cc)
         header("Bcc", message.headers.bcc)
         header("Reply-To", message.headers.replyTo)
         header("Date", message.headers.date ?? DateText.rfc3339UTC(milliseconds: message.internalDate))
-        header("Subject", message.headers.subject)
+        header("Subject", Records.orPlaceholder(message.headers.subject, Records.noSubject))
         header("Labels", labels.names(message.labels, account: message.accountID).joined(separator: ", "))
         for attachment in message.body?.attachments ?? [] where !attachment.isInline || !attachment.filename.isEmpty {
             let name = attachment.filename.isEmpty ? "(no name)" : attachment.filename
@@ -66,6 +66,23 @@ public enum MessageView {
                 ("attachments", .array(attachments)),
             ],
             columns: [])
+    }
+
+    /// `--html`: to a pipe the HTML as sent but for control characters (no page needs
+    /// them); on a terminal also without bidirectional controls, as every text shown there
+    /// (docs/reliability.md, "Hostile input").
+    public static func html(_ html: String, onTerminal: Bool) -> String {
+        let safe = onTerminal ? TerminalSafety.text(html) : TerminalSafety.htmlForPipe(html)
+        return safe.hasSuffix("\n") ? safe : safe + "\n"
+    }
+
+    /// `--raw` and `--mbox`: byte for byte to a pipe (a program may need the exact
+    /// source); on a terminal, as text made safe like a body, so the source of a hostile
+    /// message cannot drive the terminal a user reads it on.
+    public static func source(_ bytes: [UInt8], onTerminal: Bool) -> [UInt8] {
+        guard onTerminal else { return bytes }
+        let text = TerminalSafety.text(String(decoding: bytes, as: UTF8.self))
+        return Array((text.hasSuffix("\n") ? text : text + "\n").utf8)
     }
 
     /// 312 B, 40 KB, 3.1 MB.

@@ -6,6 +6,7 @@
  */
 import Foundation
 import HudsonCLI
+import HudsonOutput
 import HudsonSync
 import Synchronization
 
@@ -42,7 +43,12 @@ final class ProgressLine: Sendable {
             return parts.joined(separator: " · ")
         }
         guard let line else { return }
-        writeError(verbose ? "hd-sync: \(line)\n" : "\r\u{1B}[K\(line)")
+        if verbose {
+            writeError("hd-sync: \(line)\n")
+        } else {
+            // The line names an account: scrubbed like any diagnostic, then drawn over the last.
+            writeTerminalControl("\r\u{1B}[K" + TerminalSafety.field(line))
+        }
     }
 
     func finish() {
@@ -50,6 +56,6 @@ final class ProgressLine: Sendable {
             defer { state.shown = false }
             return state.shown
         }
-        if shown && !verbose { writeError("\r\u{1B}[K") }
+        if shown && !verbose { writeTerminalControl("\r\u{1B}[K") }
     }
 }

@@ -110,18 +110,26 @@ public final class AlignedTextSink: Sink {
                 widths[index] = min(Self.maximumColumnWidth, max(widths[index], DisplayWidth.of(field)))
             }
         }
+        let limit = terminal.width > 0 ? terminal.width : Int.max
         for (record, row) in zip(batch, rows) {
+            // Every cell is cut to the room left on the line, padding included: a line
+            // never wraps, whatever the subjects and names hold.
             var line = ""
             var used = 0
             for (index, field) in row.enumerated() {
+                let room = limit == Int.max ? Int.max : limit - used
+                if room <= 0 { break }
                 let isLast = index == row.count - 1
-                let room = terminal.width > 0 ? max(0, terminal.width - used) : Int.max
                 var cell = DisplayWidth.truncate(field, to: isLast ? room : min(widths[index], room))
-                if !isLast { cell += String(repeating: " ", count: max(0, widths[index] - DisplayWidth.of(cell))) + "  " }
+                var cellWidth = DisplayWidth.of(cell)
+                if !isLast {
+                    let padded = min(widths[index] + 2, room)
+                    cell += String(repeating: " ", count: max(0, padded - cellWidth))
+                    cellWidth = max(cellWidth, padded)
+                }
                 if terminal.color && index == 0 { cell = "\u{1B}[2m" + cell + "\u{1B}[0m" }
                 line += cell
-                used += (isLast ? 0 : widths[index] + 2)
-                if room == 0 { break }
+                used += cellWidth
             }
             if terminal.color && record.emphasis == .strong { line = "\u{1B}[1m" + line + "\u{1B}[0m" }
             if terminal.color && record.emphasis == .dim { line = "\u{1B}[2m" + line + "\u{1B}[0m" }
@@ -139,10 +147,15 @@ public enum DisplayWidth {
 
     static func cells(_ scalar: Unicode.Scalar) -> Int {
         let v = scalar.value
-        if scalar.properties.generalCategory == .nonspacingMark || scalar.properties.generalCategory == .enclosingMark
-            || v == 0x200B || v == 0x200D || (0xFE00...0xFE0F).contains(v) {
-            return 0
+        if v < 0x300 { return 1 }  // Latin text: no property lookups
+        let properties = scalar.properties
+        switch properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0  // combining marks, ZWSP, ZWJ, BOM, WJ
+        default: break
         }
+        if (0xFE00...0xFE0F).contains(v) { return 0 }
+        // Emoji shown as pictures by default take two cells wherever they are (⌚, ⚡, 🀄).
+        if properties.isEmojiPresentation { return 2 }
         if (0x1100...0x115F).contains(v) || (0x2E80...0xA4CF).contains(v) || (0xAC00...0xD7A3).contains(v)
             || (0xF900...0xFAFF).contains(v) || (0xFE30...0xFE4F).contains(v) || (0xFF00...0xFF60).contains(v)
             || (0xFFE0...0xFFE6).contains(v) || (0x1F300...0x1FAFF).contains(v) || (0x20000...0x3FFFD).contains(v) {

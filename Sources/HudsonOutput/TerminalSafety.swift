@@ -65,6 +65,59 @@ public enum TerminalSafety {
         }
     }
 
+    /// The text as a reader sees it: ESC sequences (as a whole) and every other unsafe
+    /// character removed, TAB, LF and CR kept. The full-text index holds this, so the
+    /// words shown are the words found: `Invoice ESC[5mURGENT` is shown, and indexed, as
+    /// `Invoice URGENT`, not as the word `5murgent` (docs/reliability.md, "Hostile input").
+    public static func shown(_ text: String) -> String {
+        guard containsUnsafeBeyondWhitespace(text) else { return text }
+        var output = String.UnicodeScalarView()
+        var iterator = text.unicodeScalars.makeIterator()
+        while let scalar = iterator.next() {
+            switch scalar.value {
+            case 0x09, 0x0A, 0x0D: output.append(scalar)
+            case 0x1B: skipEscapeSequence(&iterator)
+            case 0x9B: skipControlSequence(&iterator)
+            default: if !isUnsafe(scalar) { output.append(scalar) }
+            }
+        }
+        return String(output)
+    }
+
+    /// Whether `text` holds an unsafe character other than TAB, LF and CR, from its UTF-8
+    /// bytes exactly (C1 is C2 80–9F; the bidi marks E2 80 8E/8F, AA–AE and E2 81 A6–A9;
+    /// U+061C D8 9C; U+FFF9–U+FFFB EF BF B9–BB): a body full of dashes and quotes, which
+    /// share those lead bytes, is passed over without being rebuilt.
+    static func containsUnsafeBeyondWhitespace(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            let count = bytes.count
+            var index = 0
+            while index < count {
+                let byte = bytes[index]
+                switch byte {
+                case 0x09, 0x0A, 0x0D: break
+                case 0x00...0x1F, 0x7F: return true
+                case 0xC2:
+                    if index + 1 < count, (0x80...0x9F).contains(bytes[index + 1]) { return true }
+                case 0xD8:
+                    if index + 1 < count, bytes[index + 1] == 0x9C { return true }
+                case 0xE2:
+                    if index + 2 < count {
+                        let second = bytes[index + 1], third = bytes[index + 2]
+                        if second == 0x80 && (third == 0x8E || third == 0x8F || (0xAA...0xAE).contains(third)) { return true }
+                        if second == 0x81 && (0xA6...0xA9).contains(third) { return true }
+                    }
+                case 0xEF:
+                    if index + 2 < count, bytes[index + 1] == 0xBF, (0xB9...0xBB).contains(bytes[index + 2]) { return true }
+                default: break
+                }
+                index += 1
+            }
+            return false
+        }
+    }
+
     /// Multi-line text (a message body): lines are kept, everything else as `field`.
     public static func text(_ text: String) -> String {
         var lines: [String] = []
@@ -78,6 +131,85 @@ public enum TerminalSafety {
             lines.append(cleaned)
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// Text the user or the mail gave, quoted in a diagnostic so the reader sees what was
+    /// there: every unsafe character written as a visible escape (`\e`, `\a`, `\0`,
+    /// `\u{202E}`), and a long text cut to `limit` characters with how much was left out.
+    /// A reference of 1 MB gives an error line of a hundred characters, not of 1 MB.
+    public static func quoted(_ text: String, limit: Int = 80) -> String {
+        var output = String.UnicodeScalarView()
+        var printed = 0  // the limit is on what is printed: an escape counts for all it takes
+        var scalars = text.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            if printed >= limit {
+                var rest = 1
+                while scalars.next() != nil { rest += 1 }
+                return String(output) + "…(\(rest) more characters)"
+            }
+            let escape: String?
+            switch scalar.value {
+            case 0x1B: escape = "\\e"
+            case 0x07: escape = "\\a"
+            case 0x00: escape = "\\0"
+            case 0x09: escape = "\\t"
+            case 0x0A: escape = "\\n"
+            case 0x0D: escape = "\\r"
+            default: escape = isUnsafe(scalar) ? "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}" : nil
+            }
+            if let escape {
+                output.append(contentsOf: escape.unicodeScalars)
+                printed += escape.unicodeScalars.count
+            } else {
+                output.append(scalar)
+                printed += 1
+            }
+        }
+        return String(output)
+    }
+
+    /// The longest diagnostic line, in characters: anything longer is cut. Quoted input
+    /// is already short (`quoted`); this bounds whatever else an error may carry.
+    public static let diagnosticLineLimit = 2_000
+
+    /// A diagnostic for standard error: lines kept, unsafe characters removed as in
+    /// `field`, each line cut to `diagnosticLineLimit`. Every line Hudson writes to
+    /// standard error goes through here (CONTRACT.md "Output": nothing from mail or from
+    /// the user may drive the terminal), whatever its source.
+    public static func diagnostic(_ text: String) -> String {
+        var lines: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            var cleaned = field(String(line))
+            if cleaned.unicodeScalars.count > diagnosticLineLimit {
+                cleaned = String(String.UnicodeScalarView(cleaned.unicodeScalars.prefix(diagnosticLineLimit))) + "…"
+            }
+            lines.append(cleaned)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// HTML for a program reading a pipe (`hd-show --html`): C0 controls other than TAB,
+    /// LF and CR, DEL and C1 controls removed, ESC sequences as a whole. The HTML standard
+    /// makes them parse errors and no page needs them; bidirectional characters stay, as
+    /// they are text a browser lays out. On a terminal the HTML goes through `text`.
+    public static func htmlForPipe(_ html: String) -> String {
+        var needsWork = false
+        for scalar in html.unicodeScalars where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
+            if scalar.value != 0x09 && scalar.value != 0x0A && scalar.value != 0x0D { needsWork = true; break }
+        }
+        guard needsWork else { return html }
+        var output = String.UnicodeScalarView()
+        var iterator = html.unicodeScalars.makeIterator()
+        while let scalar = iterator.next() {
+            switch scalar.value {
+            case 0x09, 0x0A, 0x0D: output.append(scalar)
+            case 0x1B: skipEscapeSequence(&iterator)
+            case 0x9B: skipControlSequence(&iterator)
+            case 0x00...0x1F, 0x7F...0x9F: continue
+            default: output.append(scalar)
+            }
+        }
+        return String(output)
     }
 
     /// ESC [ ... final, ESC ] ... BEL/ST, ESC P/X/^/_ ... ST, or ESC plus one character.

@@ -6,6 +6,7 @@
  The store never prints, reads the environment or exits; it throws `StoreError`.
  */
 import Glibc
+import HudsonOutput
 import SQLite
 
 public final class Store {
@@ -46,6 +47,11 @@ public final class Store {
         testing: TestingHooks = TestingHooks()
     ) throws -> Store {
         let exists = fileExists(path)
+        // A directory, a device or a pipe where the store should be is a configuration
+        // error (78), said as such, not a failure of SQLite to open it.
+        if exists, let kind = nonRegularKind(path) {
+            throw StoreError.unusable(path: path, reason: "\(kind), not a store file")
+        }
         switch access {
         case .readOnly, .readWrite:
             guard exists else { throw StoreError.noStore(path: path) }
@@ -60,7 +66,10 @@ public final class Store {
         do {
             db = try Connection(path: path, options: ConnectionOptions(
                 access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous,
-                cacheKiB: cacheKiB, checkpointPages: checkpointPages, testing: testing))
+                cacheKiB: cacheKiB, checkpointPages: checkpointPages, testing: testing, deferWriteSetup: true))
+            // The index and its content view call hudson_shown (migration 009); every
+            // connection that can fire the triggers or read the view defines it.
+            try db.defineTextFunction("hudson_shown", TerminalSafety.shown)
             // SQLite opens a file it cannot write read-only without a word; a command that
             // writes would then fail at its first change, after doing its work.
             if access != .readOnly && db.isMainDatabaseReadOnly {
@@ -70,6 +79,9 @@ public final class Store {
             // is a damaged store, not an empty mailbox (a crash between creating the file and
             // its first migration leaves one, which hd-auth, creating, picks up).
             try checkIsHudsonStore(db, path: path, allowEmpty: access == .create)
+            // Only now, with the file known to be a store (or a new one), does a writer
+            // switch it to WAL: that writes the header of another program's database too.
+            try db.configureForWriting()
             if access == .readOnly {
                 try Schema.migrator.verifyCurrent(db)
             } else {
@@ -164,6 +176,20 @@ public final class Store {
             return "\(verb): its directory \(directory) is read-only, and SQLite keeps the store's -wal and -shm files beside it"
         }
         return nil
+    }
+
+    /// "a directory", "a device"..., or nil for a regular file (or a link to one).
+    private static func nonRegularKind(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFDIR: return "a directory"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFIFO: return "a pipe"
+        case S_IFSOCK: return "a socket"
+        default: return "not a regular file"
+        }
     }
 
     private static func fileExists(_ path: String) -> Bool {

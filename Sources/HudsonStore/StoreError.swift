@@ -20,28 +20,33 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case nothingToUndo
     case invalidArgument(String)
 
-    public var description: String {
+    public var description: String { description(quoting: { $0 }) }
+
+    /// The description with every text that came from outside (a path, an account, a
+    /// label name, an action id) passed through `quote`: the CLI quotes them so that a
+    /// name holding ESC or a megabyte of text prints safely and short.
+    public func description(quoting quote: (String) -> String) -> String {
         switch self {
         case .noStore(let path):
-            return "no store at \(path); run hd-auth"
+            return "no store at \(quote(path)); run hd-auth"
         case .cannotCreate(let path, let reason):
-            return "cannot create store at \(path): \(reason)"
+            return "cannot create store at \(quote(path)): \(reason)"
         case .notAStore(let path, let reason):
-            return "\(path): \(reason)"
+            return "\(quote(path)): \(reason)"
         case .unusable(let path, let reason):
-            return "\(path): \(reason)"
+            return "\(quote(path)): \(reason)"
         case .newerSchema(let path):
-            return "\(path): store written by a newer Hudson; upgrade Hudson"
+            return "\(quote(path)): store written by a newer Hudson; upgrade Hudson"
         case .olderSchema(let path):
-            return "\(path): store written by an older Hudson; run hd-sync once to upgrade it"
+            return "\(quote(path)): store written by an older Hudson; run hd-sync once to upgrade it"
         case .migrationFailed(let path, let reason):
-            return "\(path): \(reason)"
+            return "\(quote(path)): \(reason)"
         case .unknownAccount(let email):
-            return "\(email): no such account"
+            return "\(quote(email)): no such account"
         case .accountExists(let email):
-            return "\(email): account already exists"
+            return "\(quote(email)): account already exists"
         case .unknownLabel(let name):
-            return "\(name): no such label"
+            return "\(quote(name)): no such label"
         case .noSuchAction(let id):
             return "\(id): no such action"
         case .nothingToUndo:

@@ -34,11 +34,17 @@ public struct ConnectionOptions: Sendable {
     public var checkpointPages: Int?
     /// Test seams; inert unless set (see `TestingHooks`).
     public var testing: TestingHooks
+    /// Leaves the writing setup (WAL, `synchronous`, checkpoints) to an explicit
+    /// `configureForWriting()`. Switching to WAL writes the file's header, so a caller
+    /// that must first check whose file it is (the store: another program's database is
+    /// refused, never changed) opens with this and configures after the check.
+    public var deferWriteSetup: Bool
 
     public init(
         access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal, cacheKiB: Int? = nil,
-        checkpointPages: Int? = nil, testing: TestingHooks = TestingHooks()
+        checkpointPages: Int? = nil, testing: TestingHooks = TestingHooks(), deferWriteSetup: Bool = false
     ) {
+        self.deferWriteSetup = deferWriteSetup
         self.access = access
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
@@ -128,17 +134,24 @@ public final class Connection {
         if let cacheKiB = options.cacheKiB {
             try execute("PRAGMA cache_size = -\(max(1, cacheKiB))")
         }
-        if !isReadOnly {
-            // WAL is a property of the file, but setting it is idempotent and cheap, and it
-            // must be set before the first write of a new store.
-            let mode = try enableWAL()
-            guard mode?.lowercased() == "wal" else {
-                throw SQLiteError(extendedCode: SQLITE_ERROR, message: "cannot enable WAL journal mode (got \(mode ?? "nothing"))")
-            }
-            try execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
-            if let pages = options.checkpointPages {
-                try execute("PRAGMA wal_autocheckpoint = \(max(1, pages))")
-            }
+        if !isReadOnly && !options.deferWriteSetup {
+            try configureForWriting()
+        }
+    }
+
+    /// The setup of a connection that writes: WAL, `synchronous`, the checkpoint
+    /// interval. Done by `init` unless `deferWriteSetup`; idempotent.
+    public func configureForWriting() throws {
+        guard !isReadOnly else { return }
+        // WAL is a property of the file, but setting it is idempotent and cheap, and it
+        // must be set before the first write of a new store.
+        let mode = try enableWAL()
+        guard mode?.lowercased() == "wal" else {
+            throw SQLiteError(extendedCode: SQLITE_ERROR, message: "cannot enable WAL journal mode (got \(mode ?? "nothing"))")
+        }
+        try execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+        if let pages = options.checkpointPages {
+            try execute("PRAGMA wal_autocheckpoint = \(max(1, pages))")
         }
     }
 

@@ -44,7 +44,7 @@ Main.run(spec) { cli in
         if let reference = Reference(parsing: text) {
             references.append(reference)
         } else {
-            cli.warn("\(text): not a reference")
+            cli.warn("\(TerminalSafety.quoted(text)): not a reference")
             failures += 1
         }
     }

@@ -37,7 +37,12 @@ Main.run(spec) { cli in
         let compiled = try store.compileSearch(query, options: options)
         var text = "query: \(query.simplified())\n\(compiled)\nplan:\n"
         for line in try store.searchPlan(query, options: options) { text += "  \(line)\n" }
-        try cli.stdout.write(text)
+        // The query's own characters are shown as escapes: an explanation must show what
+        // was parsed, and a query's ESC or U+202E must not act on the terminal.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            TerminalSafety.quoted(String($0), limit: .max)
+        }
+        try cli.stdout.write(lines.joined(separator: "\n"))
         return .success
     }
     if cli.arguments.flag("count") {

@@ -33,7 +33,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
     var references: [Reference] = []
     for text in try cli.referenceTexts(cli.arguments.operands) {
         if let reference = Reference(parsing: text) { references.append(reference) } else {
-            cli.warn("\(text): not a reference")
+            cli.warn("\(TerminalSafety.quoted(text)): not a reference")
             failures += 1
         }
     }
@@ -88,11 +88,12 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
     if raw {
         for message in messages {
             let source = try await fetch.raw(messageID: message.messageID, email: names.email(message.accountID))
+            let onTerminal = cli.terminal.isTerminal
             if messages.count == 1 && !mbox {
-                try cli.stdout.write(bytes: source)
+                try cli.stdout.write(bytes: MessageView.source(source, onTerminal: onTerminal))
             } else {
                 let sender = MailAddress.parseList(message.headers.from ?? "").first?.address ?? ""
-                try cli.stdout.write(bytes: Mbox.entry(source, sender: sender, date: message.internalDate))
+                try cli.stdout.write(bytes: MessageView.source(Mbox.entry(source, sender: sender, date: message.internalDate), onTerminal: onTerminal))
             }
         }
         return failures > 0 ? .partialFailure : .success
@@ -107,7 +108,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
                 cli.warn("message:\(message.messageID): no HTML part")
                 continue
             }
-            try cli.stdout.write(html + (html.hasSuffix("\n") ? "" : "\n"))
+            try cli.stdout.write(MessageView.html(html, onTerminal: cli.terminal.isTerminal))
         }
     } else {
         for (index, message) in messages.enumerated() {

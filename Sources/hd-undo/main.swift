@@ -38,7 +38,7 @@ Main.run(spec) { cli in
         return .success
     }
     if let operand, operand.hasPrefix("outbox:") {
-        guard let id = Int64(operand.dropFirst("outbox:".count)), id > 0 else { throw UsageError("\(operand): not an outbox id") }
+        guard let id = Int64(operand.dropFirst("outbox:".count)), id > 0 else { throw UsageError("\(TerminalSafety.quoted(operand)): not an outbox id") }
         let store = try cli.openStore(.readWrite, durable: true)
         if try store.cancelOutbox(id: id) == .alreadyCancelled {
             cli.warn("\(operand) was already cancelled")
@@ -50,7 +50,7 @@ Main.run(spec) { cli in
     var actionID: Int64?
     if let text = operand {
         let digits = text.hasPrefix("action:") ? String(text.dropFirst("action:".count)) : text
-        guard let id = Int64(digits), id > 0 else { throw UsageError("\(text): not an action id") }
+        guard let id = Int64(digits), id > 0 else { throw UsageError("\(TerminalSafety.quoted(text)): not an action id") }
         actionID = id
     }
     let store = try cli.openStore(.readWrite, durable: true)

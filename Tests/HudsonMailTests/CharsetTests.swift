@@ -52,9 +52,10 @@ struct CharsetTests {
         #expect(Charset.decodeText(bytes: [0xE9], charset: "us-ascii") == "é")
     }
 
-    @Test("declared UTF-8 holding Latin-1 bytes falls back to Windows-1252")
+    @Test("declared UTF-8 holding invalid bytes shows U+FFFD for each, never Windows-1252 mojibake")
     func lyingUTF8() {
-        #expect(Charset.decodeText(bytes: [0x47, 0x72, 0xFC, 0xDF, 0x65], charset: "utf-8") == "Grüße")
+        #expect(Charset.decodeText(bytes: [0x47, 0x72, 0xFC, 0xDF, 0x65], charset: "utf-8") == "Gr\u{FFFD}\u{FFFD}e")
+        #expect(Charset.decodeText(bytes: [0xC3, 0x28, 0x20, 0xE9, 0x74], charset: "UTF-8") == "\u{FFFD}( \u{FFFD}t")
     }
 
     @Test("declared UTF-8 with a few bad bytes keeps the good text and marks the bad with U+FFFD")

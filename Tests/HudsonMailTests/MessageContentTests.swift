@@ -228,7 +228,7 @@ struct MessageContentTests {
         var part = leaf("x", "text/plain", "bottom")
         for _ in 0..<1000 { part = multipart("m", "mixed", [part]) }
         let content = MessageContent.extract(from: part)
-        #expect(content.text == "[message nested too deeply to show]")
+        #expect(content.text == "[message nested too deeply to show: parts more than 64 levels down are left out]")
         var shallow = leaf("x", "text/plain", "bottom")
         for _ in 0..<10 { shallow = multipart("m", "mixed", [shallow]) }
         #expect(MessageContent.extract(from: shallow).text == "bottom")

@@ -7,6 +7,7 @@
 // integrity check, foreign keys, the full-text index against its content, and no
 // duplicate message.
 import Foundation
+import HudsonStore
 import HudsonTestSupport
 import SQLite
 import Testing
@@ -106,7 +107,8 @@ enum StoreDump {
             #expect(missing == 0, "threads without a rollup row", sourceLocation: sourceLocation)
             try db.execute("VACUUM INTO '\(copy)'")
         }
-        let writable = try Connection(path: copy, options: ConnectionOptions(access: .readWrite))
+        // Opened as a store: the index's content view calls hudson_shown, which Store.open defines.
+        let writable = try Store.open(path: copy, access: .readWrite).db
         do {
             try writable.execute("INSERT INTO fts_messages (fts_messages) VALUES ('integrity-check')")
         } catch {
