@@ -13,15 +13,27 @@ public final class LineReader {
     private var buffer: [UInt8] = []
     private var start = 0
     private var atEnd = false
+    /// Where the search for the next line end resumes: bytes before it hold none, so a
+    /// long line is scanned once, not once per chunk read.
+    private var scanned = 0
 
-    public init(fd: Int32 = 0) { self.fd = fd }
+    /// The longest line read: past it the line is an error, not a growing buffer (a
+    /// reference is short; an `hd-show --json` line holds a whole message, so the bound
+    /// is generous).
+    public let maximumLineBytes: Int
+
+    public init(fd: Int32 = 0, maximumLineBytes: Int = 64 << 20) {
+        self.fd = fd
+        self.maximumLineBytes = maximumLineBytes
+    }
 
     /// The next line without its terminator, or nil at end of input.
-    public func next() -> String? {
+    public func next() throws -> String? {
         while true {
-            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = buffer[max(start, scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: buffer[start..<newline], as: UTF8.self)
                 start = newline + 1
+                scanned = start
                 return line.hasSuffix("\r") ? String(line.dropLast()) : line
             }
             if atEnd {
@@ -30,8 +42,14 @@ public final class LineReader {
                 start = buffer.count
                 return line
             }
+            scanned = buffer.count
+            // No line end in what is buffered: a line past the bound is refused here.
+            if buffer.count - start > maximumLineBytes {
+                throw CommandFailure(.dataError, "standard input: a line longer than \(maximumLineBytes >> 20) MiB")
+            }
             if start > 0 {
                 buffer.removeFirst(start)
+                scanned -= start
                 start = 0
             }
             var chunk = [UInt8](repeating: 0, count: 64 * 1024)

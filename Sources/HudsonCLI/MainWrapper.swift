@@ -269,7 +269,7 @@ public final class Invocation {
         }
         var result = operands.filter { $0 != "-" }
         let reader = LineReader()
-        while let line = reader.next() {
+        while let line = try reader.next() {
             if let text = try Input.referenceText(line: line) { result.append(text) }
         }
         return result

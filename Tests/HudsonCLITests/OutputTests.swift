@@ -1,5 +1,6 @@
+import Foundation
 import HudsonCLI
-import HudsonOutput
+@testable import HudsonOutput
 import Testing
 
 @Suite("Output: JSON, terminal safety, dates, input lines")
@@ -56,5 +57,66 @@ struct OutputTests {
         #expect(try Input.referenceText(line: #"{"type":"thread","id":"thread:t1"}"#) == "thread:t1")
         #expect(try Input.referenceText(line: "   ") == nil)
         #expect(throws: JSONParseError.self) { try Input.referenceText(line: #"{"type":"thread"}"#) }
+    }
+
+    @Test("quoted input shows every unsafe character as a visible escape and is cut to its limit, escapes included")
+    func quotedInput() {
+        #expect(TerminalSafety.quoted("thread:a\u{1B}[31mb") == #"thread:a\e[31mb"#)
+        #expect(TerminalSafety.quoted("x\u{07}\u{0}\t\n\r\u{202E}\u{9B}y") == #"x\a\0\t\n\r\u{202E}\u{9B}y"#)
+        #expect(TerminalSafety.quoted("plain café 資料") == "plain café 資料")
+        let long = TerminalSafety.quoted(String(repeating: "\u{202E}", count: 1_000_000), limit: 80)
+        #expect(long.unicodeScalars.count < 120 && long.hasSuffix("more characters)"), "\(long)")
+        #expect(!long.unicodeScalars.contains { TerminalSafety.isUnsafe($0) })
+        #expect(TerminalSafety.quoted(String(repeating: "a", count: 81), limit: 80).hasSuffix("…(1 more characters)"))
+    }
+
+    @Test("a diagnostic keeps its lines, loses every unsafe character, and no line passes the limit")
+    func diagnostics() {
+        let text = "hd-x: \u{1B}]52;c;ZXZpbA==\u{07}bad\u{202E}\nusage: hd-x\n" + String(repeating: "y", count: 10_000)
+        let lines = TerminalSafety.diagnostic(text).split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines[0] == "hd-x: bad" && lines[1] == "usage: hd-x")
+        #expect(lines[2].count == TerminalSafety.diagnosticLineLimit + 1 && lines[2].hasSuffix("…"))
+    }
+
+    @Test("text as shown: escape sequences and bidi controls gone, line breaks and tabs kept, plain text returned as is")
+    func shownText() {
+        #expect(TerminalSafety.shown("Invoice \u{1B}[5mURGENT") == "Invoice URGENT")
+        #expect(TerminalSafety.shown("\u{2066}word\u{2069} \u{1B}]0;title\u{07}x") == "word x")
+        #expect(TerminalSafety.shown("a\tb\r\nc") == "a\tb\r\nc")
+        #expect(TerminalSafety.shown("smart “quotes” — and… \u{A0}nbsp ﻿bom") == "smart “quotes” — and… \u{A0}nbsp ﻿bom")
+        #expect(TerminalSafety.shown("c1\u{85}\u{9B}2Jx") == "c1x")
+        #expect(!TerminalSafety.containsUnsafeBeyondWhitespace("“—…’ ا ‎x".replacingOccurrences(of: "\u{200E}", with: "")))
+        #expect(TerminalSafety.containsUnsafeBeyondWhitespace("\u{061C}") && TerminalSafety.containsUnsafeBeyondWhitespace("\u{FFFA}"))
+    }
+
+    @Test("HTML for a pipe loses controls and keeps bidi characters; plain HTML is returned as is")
+    func htmlForPipe() {
+        #expect(TerminalSafety.htmlForPipe("<p>\u{1B}]52;c;eA==\u{07}Pay\u{85} \u{202E}now</p>\r\n\t") == "<p>Pay \u{202E}now</p>\r\n\t")
+        #expect(TerminalSafety.htmlForPipe("<p>ok</p>\n") == "<p>ok</p>\n")
+    }
+
+    @Test("an aligned line never passes the terminal's width, whatever its cells hold")
+    func alignedLinesFit() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hudson-sink-\(UUID().uuidString)").path
+        defer { unlink(path) }
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let subjects = [String(repeating: "会議", count: 80), String(repeating: "⌚😀", count: 50), String(repeating: "e\u{301}", count: 300),
+                        String(repeating: "x", count: 500)]
+        for width in [20, 40, 80, 120] {
+            let sink = AlignedTextSink(output: OutputStream(fd: fd), terminal: TerminalInfo(isTerminal: true, width: width, color: false))
+            for subject in subjects {
+                try sink.emit(Record(type: "thread", id: "thread:0123456789abcdef", fields: [],
+                                     columns: ["2026-12-04 10:00", "[3]", String(repeating: "名前", count: 30), subject, "INBOX"]))
+            }
+            try sink.finish()
+        }
+        close(fd)
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        let widths = [20, 40, 80, 120].flatMap { Array(repeating: $0, count: subjects.count) }
+        #expect(lines.count == widths.count)
+        for (line, width) in zip(lines, widths) {
+            #expect(DisplayWidth.of(String(line)) <= width, "\(DisplayWidth.of(String(line))) cells on \(width): \(line)")
+        }
+        #expect(DisplayWidth.of("⌚") == 2 && DisplayWidth.of("\u{200B}\u{FEFF}") == 0 && DisplayWidth.of("e\u{301}") == 1)
     }
 }

@@ -106,6 +106,9 @@ struct HostileInputTests {
             #expect(longest <= 500, "\(what): a diagnostic line of \(longest) characters")
             #expect(!result.stderr.isEmpty, "\(what): no diagnostic at all")
         }
+        // A line past LineReader's bound (64 MiB) is refused, not buffered without end.
+        let endless = try rig.run("hd-mark", ["--no-flush", "archive"], stdin: String(repeating: "x", count: 65 << 20))
+        #expect(endless.status == 65 && endless.stderr == "hd-mark: standard input: a line longer than 64 MiB\n", "\(endless.status) \(endless.stderr)")
         // The quote shows what was there, visibly: the user can see why it is not a reference.
         #expect(!real.isEmpty)
         let shown = try rig.run("hd-mark", "--no-flush", "archive", "thread:a\u{1B}[31mb")
