@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mkcorpus.py: Hudson's synthetic Gmail mailbox, the same for every seed on every machine.
+"""mkcorpus.py: Hudson's synthetic Gmail mailbox; one seed gives the same bytes everywhere.
 
 Writes COUNT messages (default 100,000) of one account (alex.hudson@example.com) as any of:
 
@@ -29,7 +29,8 @@ Probe words are put into bodies at fixed rates (one message in 5, 20, 100, 500, 
 
 Deterministic: the same --seed and --count give byte-identical files whatever the
 machine, hash seed, locale, time zone or date. Only Python's standard library is used,
-and only arithmetic IEEE 754 rounds the same everywhere (no log, exp or pow of floats).
+and of floating point only what IEEE 754 rounds the same everywhere (+, -, *, /, sqrt;
+no log, exp or pow).
 """
 import argparse
 import base64
@@ -49,6 +50,7 @@ ME_ADDR = "alex.hudson@example.com"
 SPAN_START = 1656633600            # 2022-07-01T00:00:00Z
 SPAN_END = 1767225600              # 2026-01-01T00:00:00Z
 VOCABULARY_SEED = 20260101         # the words are the same for every --seed
+HISTORY_START = 1000000            # historyIds grow with the date from here
 
 # Words put into bodies at fixed rates, one message in N: never drawn otherwise.
 PROBES = [("meeting", 5), ("budget", 20), ("invoice", 100), ("quindelor", 500),
@@ -263,17 +265,17 @@ def b64url(data, padded):
 class Leaf:
     """A body part: its bytes, how they travel, and Gmail's view of it."""
 
-    def __init__(self, mime, data, charset=None, filename=None, encoding=None, extra=()):
-        self.mime, self.data, self.charset, self.filename = mime, data, charset, filename
+    def __init__(self, mime, data, utf8=False, filename=None, encoding=None, extra=()):
+        self.mime, self.data, self.utf8, self.filename = mime, data, utf8, filename
         self.encoding, self.extra = encoding, list(extra)
 
     def headers(self):
         """[(name, raw value, decoded value)] of this part."""
-        ctype = self.mime + ('; charset="UTF-8"' if self.charset else "")
+        ctype = self.mime + ('; charset="UTF-8"' if self.utf8 else "")
         shown_type = ctype
         hs = []
         if self.filename is not None:
-            raw_name, param = filename_params(self.filename)
+            param = filename_params(self.filename)
             ctype += "; " + param.replace("filename", "name")
             shown_type += '; name="%s"' % self.filename
             hs.append(("Content-Type", ctype, shown_type))
@@ -300,12 +302,12 @@ def filename_params(name):
     """A filename parameter: plain, RFC 2231 (filename*=UTF-8''...) or, as Gmail's web
     client writes it, an RFC 2047 word in quotes; the form depends on the name only."""
     if name.isascii():
-        return name, 'filename="%s"' % name
+        return 'filename="%s"' % name
     if stable_hash(name) % 2:
         quoted = "".join(c if c.isascii() and (c.isalnum() or c in "-._") else
                          "".join("%%%02X" % b for b in c.encode("utf-8")) for c in name)
-        return name, "filename*=UTF-8''%s" % quoted
-    return name, 'filename="%s"' % encoded_words(name).replace("\n ", " ")
+        return "filename*=UTF-8''%s" % quoted
+    return 'filename="%s"' % encoded_words(name).replace("\n ", " ")
 
 
 class Multi:
@@ -513,7 +515,7 @@ def text_leaf(text, subtype, r):
     else:
         x = r.random()
         encoding = "quoted-printable" if x < 0.5 else "base64" if x < 0.8 else "8bit"
-    return Leaf("text/" + subtype, data, charset=True, encoding=encoding)
+    return Leaf("text/" + subtype, data, utf8=True, encoding=encoding)
 
 
 ATTACHMENTS = {
@@ -833,7 +835,7 @@ def snippet(text):
             .replace('"', "&quot;").replace("'", "&#39;"))
 
 
-def write_thread(messages, outputs, stats, history):
+def write_thread(messages, outputs, stats):
     for i, m in enumerate(messages):
         labels = m["labels"]
         if outputs.maildir:
@@ -856,7 +858,7 @@ def write_thread(messages, outputs, stats, history):
             outputs.mbox.write(mboxrd_escape(m["text"]) + "\n")
         if outputs.ndjson:
             record = {"id": m["id"], "threadId": m["thread_id"], "labelIds": labels,
-                      "snippet": m["snippet"], "historyId": str(history + (m["timestamp"] - SPAN_START) // 8),
+                      "snippet": m["snippet"], "historyId": str(HISTORY_START + (m["timestamp"] - SPAN_START) // 8),
                       "internalDate": str(m["timestamp"] * 1000), "sizeEstimate": len(m["text"].encode("utf-8")),
                       "payload": m["payload"]}
             outputs.ndjson.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -890,7 +892,7 @@ def _cjk(word):
     return any("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in word)
 
 
-def summary(g, args, stats, threads):
+def summary(args, stats, threads):
     automated = {a for _, a, _, _, _ in AUTOMATED}
     ranked = sorted(stats.senders.items(), key=lambda kv: (-kv[1], kv[0]))
     rates = dict(PROBES)
@@ -921,7 +923,7 @@ def labels_list():
 
 def main(argv=None):
     p = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0].split(": ", 1)[1],
+        description=__doc__.split(": ", 1)[1],
         epilog="Example: bench/mkcorpus.py --count 2000 --maildir md --gmail-ndjson mail.ndjson "
                "--labels-json labels.json --summary-json summary.json",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -946,14 +948,14 @@ def main(argv=None):
         for automated, size, start in plan:
             messages = thread_messages(g, automated, size, start)
             bump(stats.thread_sizes, len(messages))
-            write_thread(messages, outputs, stats, 1000000)
+            write_thread(messages, outputs, stats)
     finally:
         outputs.close()
     if args.labels_json:
         with open(args.labels_json, "w", encoding="utf-8", newline="\n") as f:
             json.dump(labels_list(), f, ensure_ascii=False, indent=1)
             f.write("\n")
-    result = summary(g, args, stats, len(plan))
+    result = summary(args, stats, len(plan))
     if args.summary_json:
         with open(args.summary_json, "w", encoding="utf-8", newline="\n") as f:
             json.dump(result, f, ensure_ascii=False, indent=1)
@@ -967,4 +969,8 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except OSError as error:  # an output that cannot be written: one line, EX_CANTCREAT
+        print("mkcorpus.py: %s: %s" % (error.filename, error.strerror), file=sys.stderr)
+        sys.exit(73)

@@ -317,7 +317,11 @@ class Determinism(unittest.TestCase):
         self.assertIn("--gmail-ndjson", shown.stdout)
         refused = subprocess.run([sys.executable, MKCORPUS, "--count", "0"], capture_output=True, text=True)
         self.assertEqual(refused.returncode, 2)
-        self.assertEqual(len(refused.stderr.strip().splitlines()[-1:]), 1)
+        self.assertIn("--count must be at least 1", refused.stderr)
+        unwritable = subprocess.run([sys.executable, MKCORPUS, "--count", "3", "--gmail-ndjson",
+                                     os.path.join(self.dir, "missing", "mail.ndjson")], capture_output=True, text=True)
+        self.assertEqual((unwritable.returncode, len(unwritable.stderr.splitlines())), (73, 1), unwritable.stderr)
+        self.assertIn("No such file or directory", unwritable.stderr)
 
 
 if __name__ == "__main__":
