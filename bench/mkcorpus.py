@@ -609,6 +609,8 @@ class Stats:
         self.senders, self.labels, self.thread_sizes = {}, {}, {}
         self.mime, self.languages = {}, {}
         self.probes = {w: 0 for w in [w for w, _ in PROBES] + WATCHED}
+        self.cjk_words = [w for w in self.probes if is_cjk(w)]
+        self.whole_words = [w for w in self.probes if not is_cjk(w)]
         self.phrases = {p: 0 for p in PHRASES}
         self.attachments = self.non_ascii = self.html = 0
         self.first = self.last = None
@@ -878,17 +880,18 @@ def count(m, stats):
     stats.non_ascii += not m["text"].isascii()
     text = m["searchable"]
     tokens = set(WORD.findall(text))
-    for w in stats.probes:
-        # CJK words are found inside runs of text; the others only as whole words.
-        if (w in text) if _cjk(w) else (w in tokens):
-            stats.probes[w] += 1
+    # CJK words are found inside runs of text; the others only as whole words.
+    for w in stats.whole_words:
+        stats.probes[w] += w in tokens
+    for w in stats.cjk_words:
+        stats.probes[w] += w in text
     for p in stats.phrases:
         stats.phrases[p] += p in text
     stats.first = m["timestamp"] if stats.first is None else min(stats.first, m["timestamp"])
     stats.last = m["timestamp"] if stats.last is None else max(stats.last, m["timestamp"])
 
 
-def _cjk(word):
+def is_cjk(word):
     return any("\u3040" <= c <= "\u9fff" or "\uac00" <= c <= "\ud7af" for c in word)
 
 
