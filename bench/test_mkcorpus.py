@@ -7,6 +7,7 @@ tools/fake-gmail/test_loaders.py checks that the fake Gmail loads and serves wha
 import base64
 import email
 import email.policy
+import email.utils
 import glob
 import json
 import os
