@@ -6,7 +6,7 @@ Everything it generates (corpus, stores, notmuch and mu databases, results) goes
 scratch directory (`bench/out/` by default, ignored by git), never into the repository.
 
 Steps, each recorded under OUT/results/<size>/:
-  corpus     mkcorpus.py (../shared/corpus): Maildir, Gmail-API NDJSON, labels, summary
+  corpus     bench/mkcorpus.py: Maildir, Gmail-API NDJSON, labels, summary
   ingest     the fake Gmail (latency 0, no quota) -> hd-auth add -> hd-sync --catch-up
              --prefetch-days 0 (lookback 0) under /usr/bin/time -v: messages/s, peak RSS
   notmuch    notmuch new + labels as tags (notmuch tag --batch), timed
@@ -31,6 +31,7 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MKCORPUS = os.path.join(ROOT, "bench", "mkcorpus.py")
 ACCOUNT = "alex.hudson@example.com"
 # QuotaBucket's defaults (Sources/HudsonGmail/QuotaBucket.swift): background may use 70 %.
 BACKGROUND_SHARE = 0.7
@@ -190,15 +191,11 @@ class Bench:
             shutil.rmtree(c, ignore_errors=True)
             os.makedirs(c)
             started = time.time()
-            outputs = ["--gmail-ndjson", self.paths["ndjson"], "--summary-json", self.paths["summary"]]
+            outputs = ["--gmail-ndjson", self.paths["ndjson"], "--summary-json", self.paths["summary"],
+                       "--labels-json", self.paths["labels_json"]]
             if self.args.baselines:  # notmuch and mu read the Maildir; the tags come from the TSV
                 outputs += ["--maildir", self.paths["maildir"], "--labels-tsv", self.paths["labels_tsv"]]
-            run([sys.executable, self.args.mkcorpus, "--count", str(self.size), "--seed", "42"] + outputs)
-            with open(self.paths["summary"]) as f:
-                summary = json.load(f)
-            write_json(self.paths["labels_json"], {"labels": [
-                {"id": lid, "name": name, "type": "user", "messageListVisibility": "show",
-                 "labelListVisibility": "labelShow"} for lid, name in summary["user_labels"].items()]})
+            run([sys.executable, MKCORPUS, "--count", str(self.size), "--seed", "42"] + outputs)
             with open(done, "w") as f:
                 f.write("%.1f\n" % (time.time() - started))
         with open(self.paths["summary"]) as f:
@@ -360,11 +357,13 @@ class Bench:
         """The searches, chosen from the corpus summary so every size asks the same kind of thing."""
         s = self.summary
         probes = s["probe_words"]
-        common = max((w for w in probes if w.isascii() and w.isalpha()), key=lambda w: probes[w]["df_min"])
+        # The word put into one message in 5; the invented word whose count is nearest one
+        # message in 2,000 (at least 3), so that small sizes still find something.
+        common = min((w for w in probes if probes[w]["one_in"]), key=lambda w: (probes[w]["one_in"], w))
         target = max(3, self.size // 2000)
-        synthetic = [w for w in probes if w.isascii() and w.isalpha() and probes[w]["rank"] > 1000
-                     and probes[w]["df_min"] >= 3]
-        rare = min(synthetic, key=lambda w: (abs(probes[w]["df_min"] - target), w))
+        invented = [w for w in probes if probes[w]["invented"]]
+        found = [w for w in invented if probes[w]["messages"] >= 3] or invented
+        rare = min(found, key=lambda w: (abs(probes[w]["messages"] - target), w))
         sender = s["top_human_sender"]
         # The most used user label, so the half-year below holds some of its mail at every
         # size (the first label had none of its 14 messages there at 2,000).
@@ -677,7 +676,6 @@ def main():
     p.add_argument("--size", type=int, default=100_000)
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "out"))
     p.add_argument("--bin", required=True, help="directory of the hd-* binaries")
-    p.add_argument("--mkcorpus", required=True)
     p.add_argument("--runs", type=int, default=30)
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--paced-seconds", type=float, default=150)

@@ -1,4 +1,4 @@
-"""Loading mkcorpus.py output (NDJSON, Maildir, mbox) and eml directories."""
+"""Loading bench/mkcorpus.py's mailbox (NDJSON, Maildir, mbox) and eml directories."""
 import base64
 import json
 import os
@@ -12,7 +12,6 @@ from fakegmail import mime
 from fgtestlib import MKCORPUS, LiveServer, check_schema
 
 
-@unittest.skipUnless(os.path.exists(MKCORPUS), "mkcorpus.py not available")
 class CorpusTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -20,23 +19,30 @@ class CorpusTests(unittest.TestCase):
         cls.ndjson = os.path.join(cls.tmp, "c.ndjson")
         cls.maildir = os.path.join(cls.tmp, "md")
         cls.mbox = os.path.join(cls.tmp, "c.mbox")
+        cls.labels_json = os.path.join(cls.tmp, "labels.json")
         tsv = os.path.join(cls.tmp, "labels.tsv")
-        subprocess.run([sys.executable, MKCORPUS, "--count", "120", "--seed", "7",
+        subprocess.run([sys.executable, MKCORPUS, "--count", "300", "--seed", "7",
                         "--gmail-ndjson", cls.ndjson, "--maildir", cls.maildir,
-                        "--mbox", cls.mbox, "--labels-tsv", tsv],
+                        "--mbox", cls.mbox, "--labels-tsv", tsv, "--labels-json", cls.labels_json],
                        check=True, stdout=subprocess.DEVNULL)
         with open(cls.ndjson, encoding="utf-8") as f:
             cls.lines = [json.loads(line) for line in f]
         with open(tsv, encoding="utf-8") as f:
             rows = [line.rstrip("\n").split("\t") for line in f]
         cls.tsv = {"<%s>" % row[0]: row for row in rows}
+        with open(cls.labels_json, encoding="utf-8") as f:
+            cls.user_labels = {e["id"]: e["name"] for e in json.load(f)["labels"]}
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    def label_names(self, label_ids, names):
+        """Label ids as names: system ids stay, user labels by their name."""
+        return sorted(names.get(lid, lid) for lid in label_ids)
+
     def test_ndjson_kept_as_given(self):
-        srv = LiveServer("--gmail-ndjson", self.ndjson)
+        srv = LiveServer("--gmail-ndjson", self.ndjson, "--labels-json", self.labels_json)
         try:
             profile = srv.get("profile")
             self.assertEqual(profile["messagesTotal"], len(self.lines))
@@ -75,32 +81,39 @@ class CorpusTests(unittest.TestCase):
         finally:
             srv.stop()
 
+    def test_ndjson_labels_named(self):
+        state, _ = self.state("--gmail-ndjson", self.ndjson, "--labels-json", self.labels_json)
+        names = {e["id"]: e["name"] for e in state["labels"]}
+        self.assertIn("Travel/2026", names.values())
+        for d in self.lines:
+            for lid in d["labelIds"]:
+                self.assertIn(lid, names)
+
     def test_maildir(self):
+        """Same messages, labels (by name) and threads as the NDJSON."""
         state, _ = self.state("--eml-dir", self.maildir)
         self.assertEqual(len(state["messages"]), len(self.lines))
-        system = {"INBOX", "SENT", "UNREAD", "STARRED", "IMPORTANT"}
+        names = {e["id"]: e["name"] for e in state["labels"]}
         groups_here, groups_there = {}, {}
         for m in state["messages"]:
             row = self.tsv[m["messageId"]]
-            want = set(row[3].split(",")) & system if row[3] else set()
-            self.assertEqual(set(m["labelIds"]) & system, want, m["messageId"])
+            want = self.label_names(row[3].split(","), self.user_labels)
+            self.assertEqual(self.label_names(m["labelIds"], names), want, m["messageId"])
             groups_here.setdefault(m["threadId"], set()).add(m["messageId"])
             groups_there.setdefault(row[2], set()).add(m["messageId"])
         self.assertEqual(sorted(map(sorted, groups_here.values())),
                          sorted(map(sorted, groups_there.values())))
 
     def test_mbox_takeout_headers(self):
+        """Same ids, threads and labels (by name) as the NDJSON."""
         state, _ = self.state("--mbox", self.mbox)
         self.assertEqual(len(state["messages"]), len(self.lines))
         names = {e["id"]: e["name"] for e in state["labels"]}
         for m in state["messages"]:
             row = self.tsv[m["messageId"]]
-            if int(row[2], 16) < 2 ** 63:
-                self.assertEqual(m["threadId"], row[2])
-            want = {lab for lab in row[3].split(",") if not lab.startswith("Label_")} \
-                if row[3] else set()
-            got = {lab for lab in m["labelIds"] if names[lab] == lab}
-            self.assertEqual(got, want)
+            self.assertEqual((m["id"], m["threadId"]), (row[1], row[2]))
+            self.assertEqual(self.label_names(m["labelIds"], names),
+                             self.label_names(row[3].split(","), self.user_labels))
 
 
 class EmlDirTests(unittest.TestCase):

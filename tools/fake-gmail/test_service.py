@@ -19,7 +19,6 @@ SYSTEM = ["INBOX", "SPAM", "TRASH", "UNREAD", "STARRED", "IMPORTANT", "SENT", "D
           "CATEGORY_FORUMS"]
 
 
-@unittest.skipUnless(discovery(), "gmail.v1.json not available: schema checks skipped")
 class DiscoveryTests(unittest.TestCase):
     def test_discovery_document_is_used(self):
         doc = discovery()

@@ -3,7 +3,7 @@
 - ``load_eml_dir``: every file under the directory (recursively, Maildir
   ``cur/`` and ``new/`` included, Maildir ``tmp/`` and dot-files skipped) is
   one RFC 822 message.  Labels come from ``X-Gmail-Labels`` (Google Takeout
-  names) or ``X-Keywords`` (offlineimap, as mkcorpus.py's Maildir writes),
+  names) or ``X-Keywords`` (offlineimap, as bench/mkcorpus.py's Maildir writes),
   plus Maildir flags (no ``S`` -> UNREAD, ``F`` -> STARRED); with none of
   these a message is in INBOX.  The thread is ``X-GM-THRID`` when present,
   else found through References / In-Reply-To.

@@ -1,6 +1,7 @@
 """Small shared helpers: base64url, JSON, Google error envelopes, ids, clock.
 
-References are to /work/shared/reference/gmail-api.md ("gmail-api.md §N").
+References ("gmail-api.md §N") are to the developers' notes on Google's Gmail API
+documentation, which are not part of this repository.
 """
 import base64
 import binascii
