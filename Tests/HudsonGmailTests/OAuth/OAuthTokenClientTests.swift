@@ -136,7 +136,7 @@ struct OAuthTokenClientTests {
         await #expect(throws: OAuthTokenError.malformedResponse(status: 200, detail: "not a JSON object")) {
             try await c.refresh(refreshToken: "nojson")
         }
-        await #expect(throws: OAuthTokenError.malformedResponse(status: 200, detail: "no access_token")) {
+        await #expect(throws: OAuthTokenError.malformedResponse(status: 200, detail: "no access_token string")) {
             try await c.refresh(refreshToken: "notoken")
         }
         await #expect(throws: OAuthTokenError.rejected(status: 400, error: "invalid_request", serverDescription: "Missing parameter")) {
