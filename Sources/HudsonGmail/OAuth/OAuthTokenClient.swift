@@ -7,6 +7,11 @@
  how to recover (including the 7-day expiry of "Testing" apps), `invalid_client` is configuration, and
  network failures, 429 and 5xx become `OAuthTransientError`. Server text is scrubbed of every secret the
  request carried before it reaches an error, so no token, code, verifier or client secret is ever in one.
+ What an endpoint can make it do is bounded (docs/reliability.md, "What servers are allowed to make Hudson
+ do"): one request lasts at most `requestTimeout`, connection to last byte; at most `maximumAnswerBytes`
+ of an answer is read; a token longer than `maximumTokenLength` is refused, so it never reaches the
+ credentials file. An answer outside the protocol is `malformedResponse` or `oversized`: the endpoint is
+ broken, not the grant.
  */
 import Foundation
 #if canImport(FoundationNetworking)
