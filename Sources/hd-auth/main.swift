@@ -12,7 +12,7 @@ let lookback = OptionSpec.value(
 
 let spec = CommandSpec(
     name: "hd-auth",
-    abstract: "Connect Gmail accounts, list them, remove them.",
+    abstract: "Connect Gmail accounts, check them, list them, remove them.",
     subcommands: [
         CommandSpec(
             name: "login", abstract: "Authorise an account in the browser (OAuth with a loopback redirect).",

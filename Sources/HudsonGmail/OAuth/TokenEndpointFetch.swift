@@ -29,6 +29,7 @@ final class TokenEndpointFetch: NSObject, URLSessionDataDelegate, @unchecked Sen
     private var continuation: CheckedContinuation<(Data, URLResponse), Error>?
     private var task: URLSessionDataTask?
     private var finished = false
+    private var cancelled = false
 
     private init(limit: Int) {
         self.limit = limit
@@ -45,31 +46,62 @@ final class TokenEndpointFetch: NSObject, URLSessionDataDelegate, @unchecked Sen
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let task = session.dataTask(with: request)
-                fetch.lock.withLock {
+                let alreadyCancelled = fetch.lock.withLock {
                     fetch.continuation = continuation
                     fetch.task = task
+                    return fetch.cancelled
+                }
+                // The cancellation handler ran before there was anything to cancel.
+                if alreadyCancelled {
+                    fetch.finish(.failure(CancellationError()))
+                    return
                 }
                 task.resume()
                 DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { fetch.stop(.deadline) }
             }
         } onCancel: {
-            fetch.lock.withLock { fetch.task }?.cancel()
+            fetch.cancel()
         }
     }
 
+    /// Resumes the caller once, with the first outcome; later ones are dropped.
+    private func finish(_ result: Result<(Data, URLResponse), Error>) {
+        let waiting: CheckedContinuation<(Data, URLResponse), Error>? = lock.withLock {
+            defer { continuation = nil }
+            return continuation
+        }
+        waiting?.resume(with: result)
+    }
+
+    /// Ends the exchange now for `reason`. The caller is answered at once rather than when the
+    /// cancelled task reports back: a task cancelled before it really started (a busy machine)
+    /// may not report back until the server is done.
     private func stop(_ reason: TokenEndpointFetchLimit) {
         let task: URLSessionDataTask? = lock.withLock {
             guard !finished, stopped == nil else { return nil }
             stopped = reason
+            body = Data()
             return self.task
         }
+        guard let task else { return }
+        finish(.failure(reason))
+        task.cancel()
+    }
+
+    /// Cancellation of the calling Swift task: answer it now, and cancel the transfer.
+    private func cancel() {
+        let task: URLSessionDataTask? = lock.withLock {
+            cancelled = true
+            return self.task
+        }
+        finish(.failure(CancellationError()))
         task?.cancel()
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
         if response.expectedContentLength > Int64(limit) {
-            lock.withLock { stopped = stopped ?? .tooLarge(limit: limit) }
+            stop(.tooLarge(limit: limit))
             completionHandler(.cancel)
             return
         }
@@ -80,30 +112,24 @@ final class TokenEndpointFetch: NSObject, URLSessionDataDelegate, @unchecked Sen
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let over: Bool = lock.withLock {
             guard stopped == nil else { return false }
-            guard body.count + data.count <= limit else {
-                stopped = .tooLarge(limit: limit)
-                body = Data()
-                return true
-            }
+            guard body.count + data.count <= limit else { return true }
             body.append(data)
             return false
         }
-        if over { dataTask.cancel() }
+        if over { stop(.tooLarge(limit: limit)) }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        let (continuation, result): (CheckedContinuation<(Data, URLResponse), Error>?, Result<(Data, URLResponse), Error>) = lock.withLock {
+        let result: Result<(Data, URLResponse), Error> = lock.withLock {
             finished = true
-            let waiting = self.continuation
-            self.continuation = nil
-            if let stopped { return (waiting, .failure(stopped)) }
+            if let stopped { return .failure(stopped) }
             if let error {
                 let cancelled = (error as? URLError)?.code == .cancelled
-                return (waiting, .failure(cancelled ? CancellationError() : error))
+                return .failure(cancelled ? CancellationError() : error)
             }
-            guard let response = self.response ?? task.response else { return (waiting, .failure(URLError(.badServerResponse))) }
-            return (waiting, .success((body, response)))
+            guard let response = self.response ?? task.response else { return .failure(URLError(.badServerResponse)) }
+            return .success((body, response))
         }
-        continuation?.resume(with: result)
+        finish(result)
     }
 }
