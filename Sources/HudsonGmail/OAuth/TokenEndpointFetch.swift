@@ -19,6 +19,10 @@ enum TokenEndpointFetchLimit: Error {
     case deadline
 }
 
+/// Where deadlines fire: a queue of its own, so a global pool kept busy by other work cannot
+/// postpone one.
+private let deadlines = DispatchQueue(label: "hudson.token-endpoint.deadlines")
+
 /// A single bounded exchange; create one per request.
 final class TokenEndpointFetch: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private let limit: Int
@@ -57,7 +61,7 @@ final class TokenEndpointFetch: NSObject, URLSessionDataDelegate, @unchecked Sen
                     return
                 }
                 task.resume()
-                DispatchQueue.global().asyncAfter(deadline: .now() + deadline) { fetch.stop(.deadline) }
+                deadlines.asyncAfter(deadline: .now() + deadline) { fetch.stop(.deadline) }
             }
         } onCancel: {
             fetch.cancel()
