@@ -43,8 +43,6 @@ enum ErrorClassifier {
     /// Reasons that mean "slow down", not "not allowed" (§4 table, §9.10).
     static let rateLimitReasons: Set<String> = ["userRateLimitExceeded", "rateLimitExceeded"]
 
-    /// Longest wait Hudson will believe from a server (a sending-limit 429 can ask for hours).
-    static let maximumRetryAfter: Double = 7 * 24 * 3600
 
     /// Classifies a non-2xx response. `secret` is the access token that was sent, so that a
     /// server echoing it back cannot leak it into an error description.
@@ -88,14 +86,14 @@ enum ErrorClassifier {
     static func retryAfter(header: String?, now: Date) -> Double? {
         guard let value = header?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-            return Double(value).map { min($0, maximumRetryAfter) }
+            return Double(value).map(RetryAfterCap.apply)
         }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: value) else { return nil }
-        return min(max(0, date.timeIntervalSince(now)), maximumRetryAfter)
+        return RetryAfterCap.apply(max(0, date.timeIntervalSince(now)))
     }
 
     /// The "Retry after 2024-12-02T12:34:56.789Z" that a sending-limit 429 may carry in its
@@ -106,7 +104,7 @@ enum ErrorClassifier {
         let date = (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
             ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
         guard let date else { return nil }
-        return min(max(0, date.timeIntervalSince(now)), maximumRetryAfter)
+        return RetryAfterCap.apply(max(0, date.timeIntervalSince(now)))
     }
 
     /// Maps a transport failure to `.network`, in fixed words: URLError descriptions carry

@@ -80,7 +80,10 @@ public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
             return Self.forbiddenDescription(reason)
         case .rateLimited(let retryAfter):
             if let retryAfter {
-                return "rate limited by Gmail: retry after \(Self.seconds(retryAfter))"
+                // Waits are capped when read (RetryPolicy.maximumRetryAfter), so the cap means "asked for at least this".
+                let capped = retryAfter >= RetryPolicy.maximumRetryAfter
+                    ? " (the server asked for longer; Hudson waits at most \(Self.seconds(RetryPolicy.maximumRetryAfter)))" : ""
+                return "rate limited by Gmail: retry after \(Self.seconds(retryAfter))\(capped)"
             }
             return "rate limited by Gmail: retry later"
         case .server(let status):

@@ -4,10 +4,39 @@
  spreads clients apart better than a fixed schedule plus small jitter; a server's
  `Retry-After` is a floor under that (gmail-api.md §4 "Retry policy"). Attempts are bounded
  by count and by total time, so a caller never waits longer than it configured.
+
+ A server's `Retry-After` (header, HTTP-date or the "Retry after <time>" of a sending-limit
+ 429) is believed up to `maximumRetryAfter`, 15 minutes, and no further: a proxy, a bug or a
+ hostile server asking for a day would otherwise park the queue and the outbox for that long.
+ Asking again after 15 minutes costs one request, and a limit that still holds answers with a
+ new Retry-After. An error whose wait was cut says so (`GmailError.description`).
  */
+
+import Synchronization
+
+/// How often this process has cut a server's `Retry-After` to `RetryPolicy.maximumRetryAfter`,
+/// so that a command can say so (hd-sync does, once per account and pass).
+public enum RetryAfterCap {
+    private static let count = Atomic<Int>(0)
+
+    /// The longest wait obeyed, in seconds.
+    public static var seconds: Double { RetryPolicy.maximumRetryAfter }
+    /// Cuts seen so far in this process.
+    public static var timesApplied: Int { count.load(ordering: .relaxed) }
+
+    /// `seconds` from a server, capped; a cut is counted.
+    static func apply(_ seconds: Double) -> Double {
+        guard seconds > RetryPolicy.maximumRetryAfter else { return seconds }
+        count.add(1, ordering: .relaxed)
+        return RetryPolicy.maximumRetryAfter
+    }
+}
 
 /// Backoff and retry bounds, copied from the client configuration.
 struct RetryPolicy: Sendable, Equatable {
+    /// The longest `Retry-After` Hudson obeys, in seconds (see the comment at the top).
+    static let maximumRetryAfter: Double = 15 * 60
+
     var maxAttempts: Int
     var maxRetryDuration: Duration
     var initialBackoff: Duration
@@ -32,7 +61,7 @@ struct RetryPolicy: Sendable, Equatable {
     func delay(retry n: Int, retryAfter: Double?, unit: Double) -> Duration {
         let jittered = ceiling(retry: n) * min(max(0, unit), 1)
         guard let retryAfter, retryAfter.isFinite, retryAfter > 0 else { return jittered }
-        return max(jittered, .seconds(retryAfter))
+        return max(jittered, .seconds(min(retryAfter, Self.maximumRetryAfter)))
     }
 
     /// Whether a retry after `attemptsMade` attempts and `elapsed` time, waiting `delay`,

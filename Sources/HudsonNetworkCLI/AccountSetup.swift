@@ -17,6 +17,7 @@ public enum AccountSetup {
         configuration.baseURL = endpoints.api
         configuration.lane = .interactive
         configuration.userAgent = "hudson/\(hudsonVersion)"
+        NetworkPatience.interactive.configure(&configuration)
         let client = try GmailClient(configuration: configuration,
                                      tokenProvider: StaticAccessTokenProvider(token: accessToken.value))
         guard let email = try await client.getProfile().emailAddress, !email.isEmpty else {

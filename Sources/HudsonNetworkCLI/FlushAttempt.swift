@@ -14,15 +14,19 @@ import HudsonSync
 @MainActor
 public enum FlushAttempt {
     /// Tries to send the queue of each account for at most `timeout`. Returns the
-    /// accounts whose changes are still queued.
+    /// accounts whose changes are still queued, and the exit status that says why when it
+    /// is not temporary: 78 for credentials that cannot be used (a directory, a device, too
+    /// open), 77 for none or a revoked grant. Retrying cannot fix those.
     @discardableResult
-    static func run(_ invocation: Invocation, accounts emails: [String], timeout: Duration = .seconds(4)) async -> [String] {
+    static func run(_ invocation: Invocation, accounts emails: [String],
+                    timeout: Duration = .seconds(4)) async -> (stillQueued: [String], lasting: ExitStatus?) {
         var stillQueued: [String] = []
-        guard !emails.isEmpty else { return [] }
+        var lasting: ExitStatus?
+        guard !emails.isEmpty else { return ([], nil) }
         guard let endpoints = try? GmailEndpoints(environment: invocation.environment),
               let configDirectory = try? invocation.configDirectory(),
               let store = try? invocation.openStore(.readWrite, durable: true)
-        else { return emails }
+        else { return (emails, nil) }
         let database = HudsonDatabase(store)
         for email in emails {
             do {
@@ -45,21 +49,29 @@ public enum FlushAttempt {
                 }
                 if !remaining.isEmpty { stillQueued.append(email) }
             } catch {
-                if invocation.debug { invocation.warn("\(email): not sent: \(error)") }
+                let classified = NetworkExit.classify(error)
+                if let classified, [.configuration, .notAuthorized].contains(classified.status) {
+                    invocation.warn("\(email): \(classified.message)")
+                    if lasting != .configuration { lasting = classified.status }
+                } else if invocation.debug {
+                    invocation.warn("\(email): not sent: \(error)")
+                }
                 stillQueued.append(email)
             }
         }
         if !stillQueued.isEmpty {
             invocation.warn("queued; the next hd-sync will send it")
         }
-        return stillQueued
+        return (stillQueued, lasting)
     }
 
     /// `hd-sync --push`: the attempt for the selected account, or every account. Exit 75
-    /// (temporary failure) when something is still queued, 0 when all was sent.
+    /// (temporary failure) when something is still queued, 78 or 77 when the credentials
+    /// are the reason, 0 when all was sent.
     public static func push(_ invocation: Invocation) async throws -> ExitStatus {
         let store = try invocation.store()
         let emails = try invocation.selectedAccount(in: store).map { [$0.email] } ?? store.accounts().map(\.email)
-        return await run(invocation, accounts: emails).isEmpty ? .success : .temporaryFailure
+        let (stillQueued, lasting) = await run(invocation, accounts: emails)
+        return stillQueued.isEmpty ? .success : lasting ?? .temporaryFailure
     }
 }

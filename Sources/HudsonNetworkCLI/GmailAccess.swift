@@ -42,6 +42,36 @@ public struct GmailEndpoints: Sendable {
     }
 }
 
+/// How long a command waits on the token endpoint and on Gmail. A person is waiting on an
+/// interactive command (`hd-show`, `hd-send`, `hd-auth`, `hd-sync` and its `--push` from
+/// `hd-mark`), so it gives up soon and says so: exit 75, and whatever it queued stays queued. A
+/// catch-up or a watch runs unattended and may wait out a slow server. docs/reliability.md
+/// ("What servers are allowed to make Hudson do") gives the figures.
+public enum NetworkPatience: Sendable {
+    case interactive
+    case unattended
+
+    /// The longest one token request may take, connection to last byte.
+    public var tokenRequestTimeout: TimeInterval {
+        switch self {
+        case .interactive: return 5
+        case .unattended: return 30
+        }
+    }
+
+    /// Gmail's per-exchange timeout and the span within which a failed request is retried.
+    func configure(_ configuration: inout GmailClientConfiguration) {
+        switch self {
+        case .interactive:
+            configuration.requestTimeout = .seconds(10)
+            configuration.maxRetryDuration = .seconds(10)
+        case .unattended:
+            configuration.requestTimeout = .seconds(30)
+            configuration.maxRetryDuration = .seconds(60)
+        }
+    }
+}
+
 /// The Gmail clients of one account.
 public struct GmailAccess: Sendable {
     public let email: String
@@ -59,10 +89,11 @@ public struct GmailAccess: Sendable {
     public func quotaSharing() async -> QuotaSharing { await quota.sharing }
 
     /// Loads the account's credentials (refusing too-open files) and builds its clients.
-    public init(email: String, configDirectory: String, endpoints: GmailEndpoints) throws {
+    public init(email: String, configDirectory: String, endpoints: GmailEndpoints, patience: NetworkPatience = .interactive) throws {
         let store = CredentialStore(configDirectory: configDirectory)
         let credential = try store.load(email: email)
-        let tokens = try OAuthTokenProvider(credential: credential, store: store, tokenEndpointOverride: endpoints.token)
+        let tokens = try OAuthTokenProvider(credential: credential, store: store, tokenEndpointOverride: endpoints.token,
+                                            requestTimeout: patience.tokenRequestTimeout)
         var bucket = QuotaBucket.Configuration()
         bucket.budget = endpoints.quotaPerMinute
         quotaLedgerPath = Self.quotaLedgerPath(configDirectory: configDirectory, email: email)
@@ -70,6 +101,7 @@ public struct GmailAccess: Sendable {
         var configuration = GmailClientConfiguration()
         configuration.baseURL = endpoints.api
         configuration.userAgent = "hudson/\(hudsonVersion)"
+        patience.configure(&configuration)
         configuration.lane = .interactive
         interactive = try GmailClient(configuration: configuration, tokenProvider: tokens, quota: quota)
         configuration.lane = .background

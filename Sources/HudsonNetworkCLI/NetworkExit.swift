@@ -11,7 +11,16 @@ public enum NetworkExit {
     public static let classify: ErrorClassifier = { error in
         switch error {
         case let error as GmailError:
-            return ClassifiedError(status(of: error), "gmail: \(error)")
+            // The two ways an authorisation stops working say what happened and what to do,
+            // the same words whether the token endpoint or Gmail noticed.
+            switch error.unwrapped {
+            case .authorizationRevoked(let detail):
+                return ClassifiedError(.notAuthorized, OAuthGuidance.revoked(serverDescription: detail))
+            case .forbidden(reason: "insufficientPermissions"):
+                return ClassifiedError(.notAuthorized, OAuthGuidance.missingScopes([OAuthScope.gmailModify]))
+            default:
+                return ClassifiedError(status(of: error), "gmail: \(error)")
+            }
         case let error as any OAuthFailure:
             switch error.kind {
             case .notAuthorised: return ClassifiedError(.notAuthorized, error.description)

@@ -21,7 +21,9 @@ public enum OutboxAttempt {
         do {
             if let lock = try SendLock(storePath: try invocation.storePath(), email: email) {
                 let access = try GmailAccess(email: email, configDirectory: try invocation.configDirectory(),
-                                             endpoints: try GmailEndpoints(environment: invocation.environment))
+                                             endpoints: try GmailEndpoints(environment: invocation.environment),
+                                             // An upload may be large; `timeout` already bounds the whole attempt.
+                                             patience: .unattended)
                 let sender = OutboxSender(api: access.interactive, database: database, account: email, exclusive: true,
                                           afterSendBeforeRecording: afterSend)
                 try await withThrowingTaskGroup(of: Void.self) { group in

@@ -148,7 +148,8 @@ public final class SyncRunner {
                 continue
             }
             locks.append(lock)
-            let access = try GmailAccess(email: email, configDirectory: configDirectory, endpoints: endpoints)
+            let access = try GmailAccess(email: email, configDirectory: configDirectory, endpoints: endpoints,
+                                         patience: mode == .once ? .interactive : .unattended)
             if let lookbackDays {
                 try database.write { store in
                     try store.widenBackfillWindow(accountID: try store.requireAccount(email: email).id, lookbackDays: lookbackDays)
@@ -288,6 +289,7 @@ final class AccountWorker: Sendable {
     func pass(maxPages: Int) async throws -> (PassTotals, (any Error)?) {
         var totals = PassTotals()
         var stepFailure: (any Error)?
+        let waitsCutBefore = RetryAfterCap.timesApplied
         var sent = OutboxReport()
         do { sent = try await sendOutbox() } catch { stepFailure = error }
         var flush = FlushReport()
@@ -310,6 +312,11 @@ final class AccountWorker: Sendable {
         if let refusal {
             progress.finish()
             warn("\(flush.dropped) change(s) refused by Gmail (\(refusal)); hd-pending --rejected lists them")
+        }
+        if RetryAfterCap.timesApplied > waitsCutBefore {
+            progress.finish()
+            warn("\(email): Gmail asked to wait longer than \(Int(RetryAfterCap.seconds / 60)) minutes (Retry-After); "
+                 + "Hudson waits at most that long, then tries again")
         }
         return (totals, stepFailure)
     }

@@ -12,7 +12,7 @@ let lookback = OptionSpec.value(
 
 let spec = CommandSpec(
     name: "hd-auth",
-    abstract: "Connect Gmail accounts, list them, remove them.",
+    abstract: "Connect Gmail accounts, check them, list them, remove them.",
     subcommands: [
         CommandSpec(
             name: "login", abstract: "Authorise an account in the browser (OAuth with a loopback redirect).",
@@ -42,6 +42,19 @@ let spec = CommandSpec(
             name: "list", abstract: "List the accounts and the state of their credentials.",
             options: OutputOptions.all, access: .none,
             exitStatuses: [.usage, .configuration]),
+        CommandSpec(
+            name: "status", abstract: "Check each account's authorisation with one token refresh, and show its sync state.",
+            discussion: """
+                For each account (or EMAIL): whether its refresh token still works (one refresh, as hd-sync
+                does it), the scopes Google granted, the backfill window, the last sync, and the queued
+                changes, unsent messages and parked messages. Exits 77 when an account needs a new consent,
+                naming the command that gives it; 78 when a credentials file cannot be used; 75 when the
+                token endpoint could not answer.
+                """,
+            options: OutputOptions.all,
+            operands: [OperandSpec("EMAIL", kind: .account, arity: .optional, help: "Only this account.")],
+            access: .none,
+            exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration]),
         CommandSpec(
             name: "remove", abstract: "Remove an account's credentials; --purge also deletes its mail from the store.",
             options: [.flag("purge", help: "Also delete the account's messages, labels and queued changes from the store.")],
@@ -84,7 +97,9 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
               let refreshToken = String(data: contents, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
               !refreshToken.isEmpty
         else { throw CommandFailure(.configuration, "\(tokenFile): cannot read a refresh token") }
-        let client = try OAuthTokenClient(clientSecret: secret, tokenEndpointOverride: endpoints.token, requiredScopes: [])
+        // The same scope check as a login: a token that cannot modify mail is refused before anything is stored.
+        let client = try OAuthTokenClient(clientSecret: secret, tokenEndpointOverride: endpoints.token,
+                                          requestTimeout: NetworkPatience.interactive.tokenRequestTimeout)
         let access = try await client.refresh(refreshToken: refreshToken)
         let actual = try await AccountSetup.profileEmail(accessToken: access, endpoints: endpoints)
         guard actual.lowercased() == email.lowercased() else {
@@ -98,18 +113,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
 
     case "list":
         let credentials = CredentialStore(configDirectory: try cli.configDirectory())
-        var accounts: [Account] = []
-        if FileManager.default.fileExists(atPath: try cli.storePath()) {
-            accounts = try cli.openStore(.readOnly).accounts()
-        }
-        var emails = accounts.map(\.email)
-        for email in (try? credentials.list()) ?? [] where !emails.contains(where: { $0.lowercased() == email.lowercased() }) {
-            emails.append(email)
-        }
-        if let selected = cli.arguments.string("account") ?? cli.environment["HUDSON_ACCOUNT"].flatMap({ $0.isEmpty ? nil : $0 }) {
-            emails = emails.filter { $0.lowercased() == selected.lowercased() }
-            if emails.isEmpty { throw StoreError.unknownAccount(selected) }
-        }
+        let (emails, accounts) = try AccountRecord.known(cli, credentials: credentials, selected: nil)
         let sink = cli.makeSink()
         for email in emails.sorted() {
             let account = accounts.first { $0.email.lowercased() == email.lowercased() }
@@ -117,6 +121,33 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
         }
         try sink.finish()
         return .success
+
+    case "status":
+        let credentials = CredentialStore(configDirectory: try cli.configDirectory())
+        let (emails, accounts) = try AccountRecord.known(cli, credentials: credentials, selected: cli.arguments.operands.first)
+        guard !emails.isEmpty else { throw CommandFailure(.notAuthorized, "no accounts; run 'hd-auth login'") }
+        let store = accounts.isEmpty ? nil : try cli.openStore(.readOnly)
+        let defaultSecret = try cli.configDirectory() + "/client_secret.json"
+        let loginCommand = FileManager.default.fileExists(atPath: defaultSecret)
+            ? OAuthGuidance.loginCommand : OAuthGuidance.loginCommand + " --client-secret FILE"
+        let sink = cli.makeSink()
+        var statuses: [AccountStatus] = []
+        for email in emails.sorted() {
+            let account = accounts.first { $0.email.lowercased() == email.lowercased() }
+            let status = await AccountStatus.check(email: email, account: account, store: store, credentials: credentials,
+                                                   endpoints: endpoints, loginCommand: loginCommand)
+            try sink.emit(status.record)
+            statuses.append(status)
+        }
+        try sink.finish()
+        for status in statuses {
+            if let problem = status.problem { cli.warn("\(status.email): \(problem)") }
+            if let fix = status.fix {
+                let file = fix.hasSuffix("FILE") ? " (FILE: the Desktop app client JSON downloaded from Google Cloud)" : ""
+                cli.warn("\(status.email): to grant access again, run: \(fix)\(file)")
+            }
+        }
+        return AccountStatus.exitStatus(statuses)
 
     case "remove":
         let email = cli.arguments.operands[0]
@@ -134,6 +165,7 @@ await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
         return .success
 
     default:
-        throw UsageError("a command is needed (login, add, list, remove)")
+        throw UsageError("a command is needed (login, add, list, status, remove)")
     }
 }
+

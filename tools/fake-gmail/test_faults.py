@@ -82,6 +82,25 @@ class FaultTests(ServerTestCase):
         self.assertEqual(status, 200)
         self.assertIsInstance(json.loads(body), list)
 
+    def test_wrong_type_and_oversized(self):
+        self.srv.token()
+        self.faults({"path": "/messages$", "mode": "wrong_type"},
+                    {"path": "^/token$", "mode": "wrong_type"},
+                    {"path": "/messages$", "mode": "oversized", "size": 1000},
+                    {"path": "^/token$", "mode": "oversized", "size": 5000})
+        status, _, body = self.srv.request("GET", API + "messages", headers=self.auth())
+        self.assertEqual((status, json.loads(body)["id"]), (200, 42))
+        form = (b"grant_type=refresh_token&refresh_token=demo-refresh-token"
+                b"&client_id=hudson-demo-client&client_secret=hudson-demo-secret")
+        ctype = {"Content-Type": "application/x-www-form-urlencoded"}
+        status, _, body = self.srv.request("POST", "/token", form, ctype)
+        self.assertEqual((status, json.loads(body)["access_token"]), (200, 1234567))
+        status, _, body = self.srv.request("GET", API + "messages", headers=self.auth())
+        self.assertEqual((status, len(json.loads(body)["filler"])), (200, 1000))
+        status, _, body = self.srv.request("POST", "/token", form, ctype)
+        token = json.loads(body)
+        self.assertEqual((status, len(token["access_token"]), token["token_type"]), (200, 5005, "Bearer"))
+
     def test_apply_then_drop_send(self):
         self.srv.token()
         raw = (b"From: demo@hudson.test\r\nTo: x@example.org\r\nSubject: once\r\n"

@@ -185,3 +185,22 @@ class RevokeTests(ServerTestCase):
         status, err = token_call(self.srv, grant_type="refresh_token",
                                   refresh_token="demo-refresh-token")
         self.assertEqual((status, err["error"]), (400, "invalid_grant"))
+
+
+class ScopeTests(ServerTestCase):
+    """Own server: narrowing the pre-registered grant would break later tests."""
+
+    def test_admin_scope_narrows_the_grant_of_a_refresh_token(self):
+        readonly = "https://www.googleapis.com/auth/gmail.readonly"
+        status, before = token_call(self.srv, grant_type="refresh_token", refresh_token="demo-refresh-token")
+        self.assertEqual((status, before["scope"]), (200, MODIFY))
+        self.assertEqual(self.srv.admin("POST", "scope", {"refresh_token": "demo-refresh-token",
+                                                          "scope": readonly}), {"scope": readonly})
+        status, after = token_call(self.srv, grant_type="refresh_token", refresh_token="demo-refresh-token")
+        self.assertEqual((status, after["scope"]), (200, readonly))
+        # The access token made before the change lost the permission too.
+        status, _ = self.srv.api("POST", "messages/batchModify", body={"ids": [], "addLabelIds": ["STARRED"]},
+                                 token=before["access_token"])
+        self.assertEqual(status, 403)
+        with self.assertRaises(AssertionError):
+            self.srv.admin("POST", "scope", {"refresh_token": "no-such-token", "scope": readonly})

@@ -65,21 +65,22 @@ public enum OAuthTokenError: OAuthFailure, Equatable {
     case malformedResponse(status: Int, detail: String)
     /// An http URL to a non-loopback host (CONTRACT.md "Endpoints").
     case insecureEndpoint(String)
+    /// An answer or a token beyond Hudson's bounds (`OAuthTokenClient.maximumAnswerBytes`,
+    /// `maximumTokenLength`): the endpoint is broken, the grant may be fine.
+    case oversized(String)
 
     public var kind: OAuthFailureKind {
         switch self {
         case .invalidGrant, .scopeNotGranted, .missingRefreshToken: return .notAuthorised
         case .invalidClient, .insecureEndpoint: return .configuration
-        case .rejected, .malformedResponse: return .unexpected
+        case .rejected, .malformedResponse, .oversized: return .unexpected
         }
     }
 
     public var description: String {
         switch self {
         case .invalidGrant(.refreshToken, let server):
-            return "the authorisation was revoked or has expired (invalid_grant\(quoted(server))); run "
-                + "'hd-auth login' again. Refresh tokens of an OAuth app whose consent screen is in \"Testing\" "
-                + "status expire after 7 days: publish the app (\"In production\") or log in again each week"
+            return OAuthGuidance.revoked(serverDescription: server)
         case .invalidGrant(.authorizationCode, let server):
             return "the authorisation code was refused (invalid_grant\(quoted(server))): it expired, was "
                 + "already used, or the PKCE verifier did not match; run 'hd-auth login' again"
@@ -87,8 +88,7 @@ public enum OAuthTokenError: OAuthFailure, Equatable {
             return "the OAuth client was refused (\(error)\(quoted(server))); check the client id and secret "
                 + "in the client JSON file, and that the client is of type \"Desktop app\""
         case .scopeNotGranted(let missing):
-            return "the consent did not grant \(missing.joined(separator: " ")); run 'hd-auth login' again "
-                + "and leave every requested permission ticked"
+            return OAuthGuidance.missingScopes(missing)
         case .missingRefreshToken:
             return "Google returned no refresh token; remove Hudson's access at "
                 + "https://myaccount.google.com/permissions and run 'hd-auth login' again"
@@ -96,6 +96,8 @@ public enum OAuthTokenError: OAuthFailure, Equatable {
             return "the OAuth token endpoint refused the request (HTTP \(status), \(error)\(quoted(server)))"
         case .malformedResponse(let status, let detail):
             return "the OAuth token endpoint sent an unexpected response (HTTP \(status)): \(detail)"
+        case .oversized(let detail):
+            return "the OAuth token endpoint sent \(detail); nothing was stored, try again later"
         case .insecureEndpoint(let url):
             return "refusing OAuth endpoint '\(url)': plain http is allowed only for 127.0.0.1, localhost "
                 + "and [::1]; use https"
@@ -105,5 +107,35 @@ public enum OAuthTokenError: OAuthFailure, Equatable {
     private func quoted(_ server: String?) -> String {
         guard let server, !server.isEmpty else { return "" }
         return ": \"\(server)\""
+    }
+}
+
+/// What to tell a person whose authorisation stopped working, in one place: `OAuthTokenError` uses it,
+/// and so does the CLI when the same failure reaches it from Gmail (a revoked grant behind a 401, a
+/// narrowed grant behind a 403 insufficientPermissions). Each says what happened and what to do.
+public enum OAuthGuidance {
+    /// The command that gets a new grant.
+    public static let loginCommand = "hd-auth login"
+
+    /// `invalid_grant` on a refresh: the refresh token is dead.
+    public static func revoked(serverDescription: String?) -> String {
+        let server = serverDescription.flatMap { $0.isEmpty ? nil : ": \"\($0)\"" } ?? ""
+        return "Google no longer accepts this account's authorisation (invalid_grant\(server)): access was "
+            + "revoked, the password changed, or the grant expired; run '\(loginCommand)' to grant it again. "
+            + "While the OAuth client's consent screen is in \"Testing\", Google expires its refresh tokens "
+            + "after 7 days: publish the app (\"In production\") or expect to log in again every week"
+    }
+
+    /// A grant that does not cover what Hudson needs (`missing` as full scope URLs).
+    public static func missingScopes(_ missing: [String]) -> String {
+        let names = missing.map(shortName).joined(separator: ", ")
+        return "the access granted to Hudson lacks \(names.isEmpty ? "a Gmail permission" : names), which it needs; "
+            + "run '\(loginCommand)' and leave every permission the consent page asks for ticked"
+    }
+
+    /// `https://www.googleapis.com/auth/gmail.modify` as `gmail.modify`.
+    public static func shortName(_ scope: String) -> String {
+        let prefix = "https://www.googleapis.com/auth/"
+        return scope.hasPrefix(prefix) ? String(scope.dropFirst(prefix.count)) : scope
     }
 }

@@ -7,6 +7,11 @@
  how to recover (including the 7-day expiry of "Testing" apps), `invalid_client` is configuration, and
  network failures, 429 and 5xx become `OAuthTransientError`. Server text is scrubbed of every secret the
  request carried before it reaches an error, so no token, code, verifier or client secret is ever in one.
+ What an endpoint can make it do is bounded (docs/reliability.md, "What servers are allowed to make Hudson
+ do"): one request lasts at most `requestTimeout`, connection to last byte; at most `maximumAnswerBytes`
+ of an answer is read; a token longer than `maximumTokenLength` is refused, so it never reaches the
+ credentials file. An answer outside the protocol is `malformedResponse` or `oversized`: the endpoint is
+ broken, not the grant.
  */
 import Foundation
 #if canImport(FoundationNetworking)
@@ -60,13 +65,19 @@ extension OAuthTokens: CustomStringConvertible, CustomDebugStringConvertible {
 
 /// Talks to the token endpoint for one OAuth client.
 public struct OAuthTokenClient: Sendable {
+    /// The most of a token endpoint's answer that is read. Google's answers are a few hundred bytes.
+    public static let maximumAnswerBytes = 64 * 1024
+    /// The longest access or refresh token accepted. Google's are well under 2 KB.
+    public static let maximumTokenLength = 8 * 1024
+
     public let clientID: String
     private let clientSecret: String
     public let tokenEndpoint: URL
     /// The scopes a token must cover; a narrower grant is `OAuthTokenError.scopeNotGranted`.
     public let requiredScopes: [String]
     private let session: URLSession
-    private let requestTimeout: TimeInterval
+    /// The longest one token request may take, connection to last byte.
+    public let requestTimeout: TimeInterval
     private let now: @Sendable () -> Date
 
     /// - Throws: `OAuthTokenError.insecureEndpoint` for plain http to a non-loopback host.
@@ -127,7 +138,8 @@ public struct OAuthTokenClient: Sendable {
         let data: Data
         let status: Int
         do {
-            let (body, response) = try await session.data(for: request)
+            let (body, response) = try await TokenEndpointFetch.send(
+                request, configuration: session.configuration, limit: Self.maximumAnswerBytes, deadline: requestTimeout)
             guard let http = response as? HTTPURLResponse else {
                 throw OAuthTransientError(status: nil, reason: "no HTTP response")
             }
@@ -135,6 +147,10 @@ public struct OAuthTokenClient: Sendable {
             status = http.statusCode
         } catch let error as OAuthTransientError {
             throw error
+        } catch TokenEndpointFetchLimit.tooLarge(let limit) {
+            throw OAuthTokenError.oversized("an answer longer than \(limit) bytes")
+        } catch TokenEndpointFetchLimit.deadline {
+            throw OAuthTransientError(status: nil, reason: "no answer within \(Int(requestTimeout)) s")
         } catch let error as URLError where error.code == .cancelled {
             throw CancellationError()
         } catch let error as URLError {
@@ -170,7 +186,13 @@ public struct OAuthTokenClient: Sendable {
     /// Reads `{access_token, expires_in, refresh_token?, scope, token_type}` (RFC 6749 §5.1).
     private func decodeSuccess(_ object: [String: Any], status: Int, sentAt: Date) throws -> Decoded {
         guard let value = object["access_token"] as? String, !value.isEmpty else {
-            throw OAuthTokenError.malformedResponse(status: status, detail: "no access_token")
+            throw OAuthTokenError.malformedResponse(status: status, detail: "no access_token string")
+        }
+        let refreshToken = object["refresh_token"] as? String
+        // Every command reads the credentials file these go into; an endless token would wedge them all.
+        for (name, token) in [("access_token", value), ("refresh_token", refreshToken ?? "")]
+        where token.utf8.count > Self.maximumTokenLength {
+            throw OAuthTokenError.oversized("a \(name) of \(token.utf8.count) bytes (at most \(Self.maximumTokenLength) are accepted)")
         }
         if let type = object["token_type"] as? String, type.lowercased() != "bearer" {
             throw OAuthTokenError.malformedResponse(status: status, detail: "token_type is not Bearer")
@@ -185,7 +207,7 @@ public struct OAuthTokenClient: Sendable {
         let missing = OAuthScope.missing(requested: requiredScopes, granted: granted)
         guard missing.isEmpty else { throw OAuthTokenError.scopeNotGranted(missing: missing) }
         let token = OAuthAccessToken(value: value, expiresAt: sentAt.addingTimeInterval(lifetime), scopes: granted)
-        return Decoded(accessToken: token, refreshToken: object["refresh_token"] as? String)
+        return Decoded(accessToken: token, refreshToken: refreshToken)
     }
 }
 

@@ -112,13 +112,13 @@ extension OAuthTokenProvider {
     /// effort (a failure only costs a refresh next time) and is skipped when the file meanwhile holds another
     /// refresh token, so a concurrent `hd-auth login` is never undone.
     public init(credential: OAuthCredential, store: CredentialStore? = nil, tokenEndpointOverride: URL? = nil,
-                session: URLSession = .shared, refreshMargin: TimeInterval = 60,
+                session: URLSession = .shared, requestTimeout: TimeInterval = 30, refreshMargin: TimeInterval = 60,
                 now: @escaping @Sendable () -> Date = { Date() }) throws {
         // The scope was checked at consent; a later narrowing (a partial revocation) surfaces as Gmail's
         // 403 insufficientPermissions, so refreshes do not re-check it.
         let client = try OAuthTokenClient(clientSecret: credential.clientSecretValue,
                                           tokenEndpointOverride: tokenEndpointOverride,
-                                          requiredScopes: [], session: session, now: now)
+                                          requiredScopes: [], session: session, requestTimeout: requestTimeout, now: now)
         var onRefresh: (@Sendable (OAuthAccessToken) async -> Void)?
         if let store {
             onRefresh = { @Sendable token in

@@ -212,6 +212,20 @@ def revoke(app, req):
     return 200, {"revoked": True}
 
 
+def set_scope(app, req):
+    """POST /_admin/scope {"refresh_token", "scope": "a b" or [...]}: what the refresh
+    token grants from now on; refreshes answer with this scope."""
+    body = _body(req)
+    scope = body.get("scope")
+    if isinstance(scope, str):
+        scope = scope.split()
+    if not isinstance(scope, list) or not all(isinstance(s, str) for s in scope):
+        raise bad_request('"scope" must be a string or a list of strings')
+    if not app.oauth.set_scope(str(body.get("refresh_token")), scope):
+        raise ApiError(404, "Unknown refresh token", "notFound")
+    return 200, {"scope": " ".join(scope)}
+
+
 def expire_access_tokens(app, req):
     """POST /_admin/expire-access-tokens: every access token now gets 401."""
     app.oauth.expire_access_tokens()
@@ -234,6 +248,7 @@ ADMIN_ROUTES = [
     ("DELETE", r"faults", clear_faults),
     ("GET", r"requests", get_requests), ("DELETE", r"requests", clear_requests),
     ("GET", r"quota", quota), ("POST", r"set", settings), ("POST", r"revoke", revoke),
+    ("POST", r"scope", set_scope),
     ("POST", r"expire-access-tokens", expire_access_tokens), ("GET", r"tokens", tokens),
     ("POST", r"shutdown", shutdown),
 ]

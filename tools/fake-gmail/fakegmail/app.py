@@ -164,6 +164,20 @@ class App:
             resp = json_response(200, b'{"id": "18c9a4f0e2b1d3c7", "threadId": [unterminated')
         elif mode == "wrong_shape":
             resp = json_response(200, [{"unexpected": "shape"}, 42])
+        elif mode == "wrong_type":
+            if req.path in TOKEN_PATHS:
+                resp = json_response(200, {"access_token": 1234567, "expires_in": "soon",
+                                           "scope": ["gmail.modify"], "token_type": "Bearer"})
+            else:
+                resp = json_response(200, {"id": 42, "threadId": False, "labelIds": "INBOX"})
+        elif mode == "oversized":
+            filler = b"y" * rule.size
+            if req.path in TOKEN_PATHS:
+                body = b'{"access_token": "ya29.' + filler + b'", "expires_in": 3599, ' \
+                    b'"scope": "https://www.googleapis.com/auth/gmail.modify", "token_type": "Bearer"}'
+            else:
+                body = b'{"filler": "' + filler + b'"}'
+            resp = json_response(200, body)
         else:
             resp, units, name = self._route(req)
             if mode == "apply_then_status":

@@ -14,6 +14,11 @@ Fields: ``status`` (default 500), ``reason``, ``message``, ``retry_after``
   sent and the connection closed;
 - ``invalid_json``: 200 with a body that is not JSON;
 - ``wrong_shape``: 200 with valid JSON of the wrong shape (a list);
+- ``wrong_type``: 200 with a JSON object whose members have the wrong types (for
+  /token, an ``access_token`` that is a number);
+- ``oversized``: 200 with a well-formed answer of about ``size`` bytes (default
+  64 MiB): for /token a token answer whose ``access_token`` is that long, elsewhere
+  an object with one long ``filler`` string;
 - ``apply_then_drop``: the request is carried out (a message is stored, a
   modify applied), then the connection is closed without an answer;
 - ``apply_then_status``: the request is carried out, then answered with the
@@ -30,10 +35,10 @@ import threading
 
 from .util import ApiError
 
-MODES = {"status", "drop", "hang", "truncate", "invalid_json", "wrong_shape",
+MODES = {"status", "drop", "hang", "truncate", "invalid_json", "wrong_shape", "wrong_type", "oversized",
          "apply_then_drop", "apply_then_status", "delay"}
 FIELDS = {"method", "path", "status", "reason", "message", "retry_after", "times",
-          "every", "delay_ms", "mode"}
+          "every", "delay_ms", "mode", "size"}
 # Modes after which the request itself is still carried out.
 APPLYING_MODES = {"truncate", "apply_then_drop", "apply_then_status", "delay"}
 # OAuth error codes used when a /token request is faulted with a status.
@@ -71,6 +76,7 @@ class Rule:
         self.times = _int(spec.get("times", 1), "times", -1, 10 ** 9)
         self.every = _int(spec.get("every", 1) or 1, "every", 1, 10 ** 9)
         self.delay_ms = _int(spec.get("delay_ms", 0) or 0, "delay_ms", 0, 10 ** 7)
+        self.size = _int(spec.get("size", 64 << 20), "size", 1, 256 << 20)
         self.matched = 0
         self.fired = 0
 

@@ -203,6 +203,20 @@ class OAuthServer:
                 return 200, {}
         return 400, _err("invalid_token", "Token expired or revoked")
 
+    def set_scope(self, refresh_token, scope):
+        """Replace what a refresh token grants (a permission the user took back on their
+        Google account page, or a later consent that left a box unticked). Access tokens
+        already made from it carry the new scope too. False for an unknown token."""
+        with self.lock:
+            entry = self.refresh.get(refresh_token)
+            if entry is None:
+                return False
+            entry["scope"] = list(scope)
+            for access in self.access.values():
+                if access["refresh"] == refresh_token:
+                    access["scope"] = list(scope)
+            return True
+
     def check(self, token):
         """Granted scopes of a valid, unexpired access token; None otherwise."""
         with self.lock:
