@@ -17,7 +17,7 @@ import PackageDescription
 // The local commands (the read commands, hd-show, hd-mark, hd-undo) link nothing beyond the
 // Swift runtime, SQLite and the C library, so their release builds are fully static
 // executables: no dynamic loader, no shared library to map or relocate. `hd-ls --version` then starts in under a millisecond,
-// faster than `sqlite3 :memory: 'select 1'` (docs/performance.md, "Start-up"). The
+// faster than `sqlite3 :memory: 'select 1'` (docs/performance.md). The
 // commands that talk to Gmail need the system's libcurl and stay dynamic executables
 // (with the Swift runtime linked in by --static-swift-stdlib).
 let localCommandLinking: [LinkerSetting] = [
