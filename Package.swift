@@ -7,19 +7,20 @@
 //   HudsonStore, HudsonGmail, HudsonMail <- HudsonSync
 //   HudsonOutput, HudsonStore <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
 //   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
+//   HudsonCLI <- HudsonCommands;  HudsonNetworkCLI <- HudsonNetworkCommands
 //
-// The read commands link HudsonCLI only, so they start without Foundation; the
+// The local commands link HudsonCLI only, so they start without Foundation; the
 // commands that talk to Gmail add HudsonNetworkCLI. No outside packages: this machine
 // fetches none, and a user's should not have to.
 import PackageDescription
 
-// The read commands (and hd-mark, hd-undo) link nothing beyond the Swift runtime, SQLite and the
-// C library, so their release builds are fully static executables: no dynamic loader, no shared
-// library to map or relocate. `hd-ls --version` then starts in under a millisecond,
-// faster than `sqlite3 :memory: 'select 1'` (docs/performance.md, "Start-up"). The
+// The local commands (the read commands, hd-show, hd-mark, hd-undo) link nothing beyond the
+// Swift runtime, SQLite and the C library, so their release builds are fully static
+// executables: no dynamic loader, no shared library to map or relocate. `hd-ls --version` then starts in under a millisecond,
+// faster than `sqlite3 :memory: 'select 1'` (docs/performance.md). The
 // commands that talk to Gmail need the system's libcurl and stay dynamic executables
 // (with the Swift runtime linked in by --static-swift-stdlib).
-let readCommandLinking: [LinkerSetting] = [
+let localCommandLinking: [LinkerSetting] = [
     .unsafeFlags(["-static-executable"], .when(platforms: [.linux], configuration: .release)),
 ]
 
@@ -53,25 +54,33 @@ let package = Package(
         .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail",
                                                          "HudsonQuotaLedger"]),
 
-        // The commands: each one short main.swift over HudsonCLI (STYLE.md rule 1).
-        .executableTarget(name: "hd-ls", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"],
-                          linkerSettings: readCommandLinking),
-        .executableTarget(name: "hd-search", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonQuery", "HudsonStore"],
-                          linkerSettings: readCommandLinking),
-        .executableTarget(name: "hd-labels", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"],
-                          linkerSettings: readCommandLinking),
-        .executableTarget(name: "hd-pending", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"],
-                          linkerSettings: readCommandLinking),
-        .executableTarget(name: "hd-auth", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore"]),
-        .executableTarget(name: "hd-sync", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
+        // The commands' bodies, one file each (Sources/HudsonCommands/hd-ls.swift...): the local
+        // commands, which link no network code, and those that talk to Gmail.
+        .target(name: "HudsonCommands", dependencies: ["HudsonCLI", "HudsonMail", "HudsonOutput", "HudsonQuery", "HudsonStore"]),
+        .target(name: "HudsonNetworkCommands", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore"]),
+
+        // The commands: each one short main.swift that runs its body (STYLE.md rule 1). These
+        // are what `swift build` and the tests run.
+        .executableTarget(name: "hd-ls", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-search", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-labels", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-pending", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         // hd-mark and hd-undo hand their flush to `hd-sync --push` (HudsonCLI/QueuePush.swift),
-        // so they link no network code and are static like the read commands.
-        .executableTarget(name: "hd-mark", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"],
-                          linkerSettings: readCommandLinking),
-        .executableTarget(name: "hd-undo", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"],
-                          linkerSettings: readCommandLinking),
-        .executableTarget(name: "hd-show", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonMail", "HudsonOutput", "HudsonStore"]),
-        .executableTarget(name: "hd-send", dependencies: ["HudsonCLI", "HudsonNetworkCLI"]),
+        // and hd-show what it must fetch to `hd-sync --fetch` (HudsonCLI/FetchHelper.swift), so
+        // they link no network code and are static like the read commands.
+        .executableTarget(name: "hd-mark", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-undo", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-show", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-auth", dependencies: ["HudsonNetworkCommands"]),
+        .executableTarget(name: "hd-sync", dependencies: ["HudsonNetworkCommands"]),
+        .executableTarget(name: "hd-send", dependencies: ["HudsonNetworkCommands"]),
+
+        // What scripts/install installs: one multi-call binary per kind, each hd-* a link to
+        // it (HudsonCLI/MultiCall.swift). One copy of the Swift runtime (and of Foundation)
+        // per binary instead of one per command (docs/performance.md, "Installed size").
+        .executableTarget(name: "hudson-local", dependencies: ["HudsonCLI", "HudsonCommands"],
+                          linkerSettings: localCommandLinking),
+        .executableTarget(name: "hudson-network", dependencies: ["HudsonCLI", "HudsonNetworkCommands"]),
 
         // Benchmark tooling (bench/): builds a store from NDJSON without HTTP, for sizes
         // the fake Gmail cannot hold. Not installed.

@@ -11,6 +11,8 @@ Steps, each recorded under OUT/results/<size>/:
              --prefetch-days 0 (lookback 0) under /usr/bin/time -v: messages/s, peak RSS
   notmuch    notmuch new + labels as tags (notmuch tag --batch), timed
   mu         mu init + mu index, timed
+  install    scripts/install into the scratch directory: installed size, the size of each
+             way to package the commands, and the later rows time the installed commands
   rows       hyperfine -N: each Hudson command beside its baselines in one run
   mark       hd-mark archive of 1,000 piped threads (--no-flush), then one flush
              and its request count from the fake's /_admin/requests
@@ -58,6 +60,18 @@ def write_json(path, data):
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1, ensure_ascii=False)
         f.write("\n")
+
+
+def unique_bytes(path):
+    """Bytes of the files under path, each hard-linked file once."""
+    seen, total = set(), 0
+    for base, _, files in os.walk(path):
+        for name in files:
+            info = os.lstat(os.path.join(base, name))
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_size
+    return total
 
 
 def du(path):
@@ -525,10 +539,64 @@ class Bench:
         write_json(export, data)
 
     def timed_rows(self):
-        for key, title, commands in self.rows():
+        for key, title, commands in self.rows() + self.install_rows():
             if self.args.only and key not in self.args.only:
                 continue
             self.hyperfine(key, title, commands)
+
+    # installed size ---------------------------------------------------------------
+
+    def install(self):
+        """Installs the commands from --bin as scripts/install does, records the installed
+        set's size and what each way of packaging them would take, and puts the installed
+        bin/ first on PATH, so every later row times what a user runs."""
+        prefix = os.path.join(self.work, "install")
+        shutil.rmtree(prefix, ignore_errors=True)
+        run([os.path.join(ROOT, "scripts", "install"), "--bin-dir", self.binaries, "--prefix", prefix])
+        share = os.path.join(prefix, "share")
+        completions = [os.path.join(share, d) for d in ("bash-completion", "zsh", "fish")]
+        local = ["hd-ls", "hd-search", "hd-show", "hd-labels", "hd-pending", "hd-mark", "hd-undo"]
+        network = ["hd-auth", "hd-sync", "hd-send"]
+        size = lambda name: os.path.getsize(os.path.join(self.binaries, name))  # noqa: E731
+        stripped = os.path.join(self.work, "stripped")
+        os.makedirs(stripped, exist_ok=True)
+
+        def stripped_size(name):
+            copy = os.path.join(stripped, name)
+            shutil.copyfile(os.path.join(self.binaries, name), copy)
+            run(["strip", "--strip-unneeded", copy])
+            return os.path.getsize(copy)
+        data = {
+            "installed_bytes": unique_bytes(prefix), "bin_bytes": unique_bytes(os.path.join(prefix, "bin")),
+            "man_bytes": unique_bytes(os.path.join(share, "man")),
+            "completion_bytes": sum(unique_bytes(c) for c in completions),
+            # One binary per command as built (with debug info), and stripped; one multi-call
+            # binary per kind, as built and stripped (what scripts/install installs).
+            "options": {
+                "per_command": sum(size(c) for c in local + network),
+                "per_command_stripped": len(local) * stripped_size("hd-ls") + len(network) * stripped_size("hd-sync"),
+                "multicall": size("hudson-local") + size("hudson-network"),
+                "multicall_stripped": stripped_size("hudson-local") + stripped_size("hudson-network"),
+            },
+            "binaries": {"hd-ls": size("hd-ls"), "hd-sync": size("hd-sync"),
+                         "hudson-local": size("hudson-local"), "hudson-network": size("hudson-network")},
+        }
+        shutil.rmtree(stripped)
+        write_json(os.path.join(self.results, "install.json"), data)
+        log("installed: %.1f MB (bin %.1f MB)" % (data["installed_bytes"] / 1e6, data["bin_bytes"] / 1e6))
+        self.installed_bin = os.path.join(prefix, "bin")
+        self.env["PATH"] = self.installed_bin + os.pathsep + self.env["PATH"]
+
+    def install_rows(self):
+        """Start-up of the installed multi-call binary beside a per-command binary as built
+        (debug info and all) and sqlite3, in one hyperfine run."""
+        if not getattr(self, "installed_bin", None):
+            return []
+        return [("startup-install", "start-up: installed hd-ls, a per-command build, sqlite3", [
+            ("hudson", [os.path.join(self.installed_bin, "hd-ls"), "--version"]),
+            ("per-command", [os.path.join(self.binaries, "hd-ls"), "--version"]),
+            ("sqlite3", ["sqlite3", ":memory:", "select 1"]),
+        ])]
 
     # hd-mark --------------------------------------------------------------------
 
@@ -683,7 +751,7 @@ def main():
     p.add_argument("--no-baselines", dest="baselines", action="store_false")
     p.add_argument("--import", dest="direct_import", action="store_true",
                    help="build the store with bench/import (no HTTP), for sizes the fake cannot hold")
-    p.add_argument("--steps", default="corpus,ingest,notmuch,mu,rows,mark,paced,sizes")
+    p.add_argument("--steps", default="corpus,ingest,notmuch,mu,install,rows,mark,paced,sizes")
     p.add_argument("--only", action="append", help="only these row keys (repeatable)")
     args = p.parse_args()
     steps = args.steps.split(",")
@@ -703,6 +771,8 @@ def main():
             bench.mu()
         elif args.baselines and "rows" in steps:
             bench.reuse_mu()
+        if "install" in steps:
+            bench.install()
         if "rows" in steps:
             bench.timed_rows()
         if "sizes" in steps:

@@ -73,6 +73,8 @@ def rows_table(results_dir):
             limits = (1.5, None, None)
         elif key.startswith("search-"):
             limits = (2.0, 0.5, 0.7)
+        elif key == "show":
+            limits = (None, 0.7, None)
         else:
             limits = (None, None, None)
         title = data["title"]
@@ -85,6 +87,31 @@ def rows_table(results_dir):
             fmt_ratio(ratio(hudson, sqlite), limits[0]), fmt_ratio(ratio(hudson, nm), limits[1]),
             fmt_ratio(ratio(hudson, mu), limits[2])))
     return "\n".join(lines)
+
+
+def install_text(results_dir):
+    """The installed size, what each way of packaging the commands takes, and the
+    installed hd-ls's start-up beside a per-command build and sqlite3."""
+    data = load(os.path.join(results_dir, "install.json"))
+    if not data:
+        return ""
+    mb = lambda n: "%.1f MB" % (n / 1e6)  # noqa: E731
+    o = data["options"]
+    text = ["Installed (`scripts/install`): **%s** %s — binaries %s, man pages %s, completions %s." % (
+        mb(data["installed_bytes"]), "✓" if data["installed_bytes"] <= 80e6 else "✗", mb(data["bin_bytes"]),
+        mb(data["man_bytes"]), mb(data["completion_bytes"])),
+        "The commands' binaries packaged each way: one per command as built %s, the same stripped %s, "
+        "one multi-call binary per kind as built %s, stripped %s (installed)." % (
+            mb(o["per_command"]), mb(o["per_command_stripped"]), mb(o["multicall"]), mb(o["multicall_stripped"]))]
+    startup = load(os.path.join(results_dir, "rows", "startup-install.json"))
+    if startup:
+        by = {r["command"]: r for r in startup["results"]}
+        hudson, single, sqlite = by.get("hudson"), by.get("per-command"), by.get("sqlite3")
+        text.append("Start-up in one hyperfine run, ms: installed `hd-ls --version` %s, a per-command build %s, "
+                    "`sqlite3 :memory: 'select 1'` %s; installed ÷ sqlite3 = %s, installed ÷ per-command = %s." % (
+                        cell(hudson), cell(single), cell(sqlite), fmt_ratio(ratio(hudson, sqlite), 1.5),
+                        fmt_ratio(ratio(hudson, single))))
+    return "\n".join(text) + "\n"
 
 
 def main():
@@ -110,6 +137,7 @@ def main():
         text.append("Whole processes, milliseconds: median (25th–75th percentile). Ratios are Hudson's median "
                     "over the baseline's; ✓/✗ against the issue's targets.\n")
         text.append(rows_table(d) + "\n")
+        text.append(install_text(d))
         ingest, nm, mu = (load(os.path.join(d, n + ".json")) for n in ("ingest", "notmuch", "mu"))
         if ingest:
             how = ("`bench/import` (the catch-up's store writes, without HTTP)" if ingest.get("direct_import")

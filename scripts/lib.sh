@@ -40,7 +40,7 @@ ensure_build_dependencies() {
 
 # Release binaries link the Swift runtime and Foundation statically: a process then maps
 # a handful of shared libraries instead of some forty, and `hd-ls` starts in about 2.7 ms
-# instead of 4.5 (docs/performance.md, "Start-up"). The static FoundationNetworking
+# instead of 4.5 (docs/performance.md). The static FoundationNetworking
 # links the system's libcurl, so its development files are needed to build.
 release_flags=(-c release --static-swift-stdlib)
 

@@ -36,9 +36,11 @@ public enum Main {
         }
     }
 
-    /// The same, for commands that talk to the network.
+    /// The same, for commands that talk to the network (on the main actor, where their
+    /// top-level code ran when each was its own main.swift).
+    @MainActor
     public static func run(
-        _ spec: CommandSpec, classifiers: [ErrorClassifier] = [], _ body: (Invocation) async throws -> ExitStatus
+        _ spec: CommandSpec, classifiers: [ErrorClassifier] = [], _ body: @MainActor (Invocation) async throws -> ExitStatus
     ) async -> Never {
         let invocation = prepare(spec, classifiers: classifiers)
         do {

@@ -1,24 +1,5 @@
 // hd-labels: every label with its counts, from effective labels.
-import HudsonCLI
-import HudsonOutput
-import HudsonStore
+// Its body is Sources/HudsonCommands/hd-labels.swift, which the multi-call binary shares (Sources/hudson-*).
+import HudsonCommands
 
-let spec = CommandSpec(
-    name: "hd-labels",
-    abstract: "List labels with their message, thread and unread-thread counts.",
-    discussion: "Counts include changes queued by hd-mark and not yet sent, as every command shows them.",
-    options: OutputOptions.all,
-    access: .readOnly,
-    exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration])
-
-Main.run(spec) { cli in
-    let store = try cli.store()
-    let account = try cli.selectedAccount(in: store)
-    let names = try LabelNames(store: store)
-    let sink = cli.makeSink()
-    for count in try store.labelCounts(accountID: account?.id) {
-        try sink.emit(Records.label(count, labels: names))
-    }
-    try sink.finish()
-    return .success
-}
+hdLabels()

@@ -1,37 +1,5 @@
 // hd-send: send mail through a durable outbox that never sends a message twice.
-import HudsonCLI
-import HudsonNetworkCLI
+// Its body is Sources/HudsonNetworkCommands/hd-send.swift, which the multi-call binary shares (Sources/hudson-*).
+import HudsonNetworkCommands
 
-let spec = CommandSpec(
-    name: "hd-send",
-    abstract: "Send a message: queue it durably, then send it through Gmail.",
-    discussion: """
-        The body comes from standard input (or --body-file); --raw takes a complete RFC 822
-        message from standard input instead. The message is queued in the store first and
-        its outbox id printed (outbox:N), then sent at once and its Gmail id printed
-        (message:ID). Offline, it stays queued and the next hd-sync sends it. If Gmail's
-        answer is lost, the next hd-sync looks for the message by its Message-ID before
-        sending it again, so it is never sent twice. --delay holds it that long first;
-        hd-undo outbox:N cancels it until it is sent. hd-pending shows the outbox.
-        """,
-    options: [
-        .value("to", name: "ADDRESS", help: "A recipient (repeatable, or a comma-separated list).", repeatable: true),
-        .value("cc", name: "ADDRESS", help: "A Cc recipient (repeatable, or a comma-separated list).", repeatable: true),
-        .value("bcc", name: "ADDRESS", help: "A Bcc recipient (repeatable, or a comma-separated list).", repeatable: true),
-        .value("subject", name: "TEXT", help: "The subject (with --reply-to: Re: and the original's)."),
-        .value("body-file", name: "FILE", kind: .file, help: "Read the body from FILE instead of standard input."),
-        .value("attach", name: "FILE", kind: .file, help: "Attach FILE (repeatable).", repeatable: true),
-        .flag("raw", help: "Read a complete RFC 822 message from standard input."),
-        .value("reply-to", name: "REF", kind: .reference,
-               help: "Reply to this message (or a thread's newest): its thread, In-Reply-To, References, sender."),
-        .value("from", name: "EMAIL", kind: .account, help: "Send from this account (default: the only one)."),
-        .value("delay", name: "SECONDS", kind: .integer, help: "Hold the message this long before sending (an undo window).",
-               default: "0"),
-        .flag("no-send", help: "Only queue the message; the next hd-sync sends it."),
-    ],
-    access: .readWrite,
-    exitStatuses: [.usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])
-
-await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
-    try await SendCommand.run(cli)
-}
+await hdSend()

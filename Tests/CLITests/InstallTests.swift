@@ -22,6 +22,18 @@ struct InstallTests {
                 #expect(FileManager.default.fileExists(atPath: "\(prefix)/share/man/man1/\(command).1"))
             }
         }
+        // Two multi-call binaries: each name runs its own command, and the names of one kind
+        // are links to one file.
+        for command in commandNames {
+            let version = try f.shell("'\(prefix)/bin/\(command)' --version")
+            #expect(version.stdout.hasPrefix("\(command) (Hudson) "), "\(version)")
+        }
+        func inode(_ command: String) throws -> Int {
+            try #require(try FileManager.default.attributesOfItem(atPath: "\(prefix)/bin/\(command)")[.systemFileNumber] as? Int)
+        }
+        #expect(try Set(["hd-ls", "hd-search", "hd-show", "hd-mark", "hd-undo", "hd-labels", "hd-pending"].map(inode)).count == 1)
+        #expect(try Set(["hd-auth", "hd-sync", "hd-send"].map(inode)).count == 1)
+        #expect(try inode("hd-ls") != inode("hd-sync"))
         // A new shell with the installed bin on PATH completes hd-mark ar<TAB> from the installed script.
         let complete = try f.shell("""
             export PATH='\(prefix)/bin':/usr/bin:/bin

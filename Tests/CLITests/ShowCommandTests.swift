@@ -69,6 +69,14 @@ struct ShowCommandTests {
         #expect(try f.run("hd-show", "--no-fetch", "--json", message).stdout.contains("\"body_stored\":true"))
     }
 
+    @Test("hd-show links no network code: what it must fetch, hd-sync --fetch fetches in a child process")
+    func linksNoNetworkCode() throws {
+        let f = CLIFixture()
+        let libraries = try f.shell("ldd '\(BuiltProducts.executable("hd-show").path)'")
+        #expect(libraries.status == 0, "\(libraries)")
+        #expect(!libraries.stdout.contains("FoundationNetworking") && !libraries.stdout.contains("libcurl"), "\(libraries.stdout)")
+    }
+
     @Test("offline, a message without a body shows its headers and snippet with a note")
     func offline() throws {
         let (f, fake) = try synced(prefetch: "1")

@@ -2,7 +2,6 @@
  How `hd-show` presents a message: a header block and the readable body on a terminal
  or in a pipe (every value made terminal-safe), or one NDJSON object per message.
  */
-import HudsonCLI
 import HudsonOutput
 import HudsonStore
 

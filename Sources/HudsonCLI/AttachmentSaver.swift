@@ -7,7 +7,6 @@
  symlink (`O_EXCL | O_NOFOLLOW`).
  */
 import Glibc
-import HudsonCLI
 import HudsonOutput
 
 public enum AttachmentSaver {

@@ -1,0 +1,154 @@
+/*!
+ What `hd-show` needs from Gmail, fetched by `hd-sync --fetch` in a child process, so
+ that `hd-show` links no network code and starts like the read commands when everything
+ asked for is stored (docs/performance.md). The child runs the same pipeline `hd-show`
+ ran itself before (HudsonNetworkCLI's OnDemand: hydration into the store, the raw
+ source, attachments, on the interactive quota lane) and answers on its standard output,
+ one answer per item (HudsonNetworkCLI/FetchService.swift writes them):
+
+     stored | deleted                      a body, now in the store / gone from Gmail
+     bytes N, a newline, then N bytes      a raw source or an attachment
+     failed STATUS<TAB>MESSAGE<TAB>TEXT    the exit status and message the error means,
+                                           and the error's own text
+ */
+import Glibc
+import HudsonStore
+
+public final class FetchHelper {
+    let invocation: Invocation
+
+    public init(invocation: Invocation) {
+        self.invocation = invocation
+    }
+
+    /// An error the helper reported: `description` is the error's own text (what a
+    /// warning quotes); `status` and `message` what exiting on it means.
+    public struct Failure: Error, CustomStringConvertible {
+        public var status: ExitStatus
+        public var message: String
+        public var description: String
+    }
+
+    /// Fetches and stores these bodies in one child process. For each message id: true
+    /// when stored, false when Gmail no longer has the message (it is then removed from
+    /// the store, as sync would), or the failure.
+    public func hydrate(_ messages: [(messageID: String, email: String)]) -> [String: Result<Bool, Failure>] {
+        guard !messages.isEmpty else { return [:] }
+        var answers = Answers(run(messages.map { "body:\($0.messageID):\($0.email)" }))
+        var outcomes: [String: Result<Bool, Failure>] = [:]
+        for message in messages {
+            switch answers.next() {
+            case .stored: outcomes[message.messageID] = .success(true)
+            case .deleted: outcomes[message.messageID] = .success(false)
+            case .failed(let failure): outcomes[message.messageID] = .failure(failure)
+            case .bytes: outcomes[message.messageID] = .failure(Answers.garbled)
+            }
+        }
+        return outcomes
+    }
+
+    /// The message's RFC 822 source, exactly as Gmail has it.
+    public func raw(messageID: String, email: String) throws -> [UInt8] {
+        try bytes("raw:\(messageID):\(email)")
+    }
+
+    /// An attachment's bytes: by its attachment id, or from the source when Gmail
+    /// delivered it inline.
+    public func attachment(_ attachment: AttachmentInfo, messageID: String, email: String) throws -> [UInt8] {
+        try bytes("attachment:\(messageID):\(attachment.partID):\(attachment.attachmentID ?? ""):\(email)")
+    }
+
+    func bytes(_ item: String) throws -> [UInt8] {
+        var answers = Answers(run([item]))
+        switch answers.next() {
+        case .bytes(let bytes): return bytes
+        case .failed(let failure): throw CommandFailure(failure.status, failure.message)
+        case .stored, .deleted: throw CommandFailure(Answers.garbled.status, Answers.garbled.message)
+        }
+    }
+
+    /// The child's whole standard output, or nil when it could not be run.
+    func run(_ items: [String]) -> [UInt8]? {
+        var arguments: [String] = []
+        if let path = try? invocation.storePath() { arguments += ["--db", path] }
+        for item in items { arguments += ["--fetch", item] }
+        return SiblingCommand.output("hd-sync", arguments: arguments)
+    }
+
+    /// The answers in the child's output, in order; a missing or garbled one is a failure.
+    struct Answers {
+        enum Answer { case stored, deleted, bytes([UInt8]), failed(Failure) }
+
+        static let notRun = Failure(status: .configuration, message: "hd-sync --fetch could not be run (it is installed beside hd-show)",
+                                    description: "hd-sync could not be run")
+        static let garbled = Failure(status: .temporaryFailure, message: "hd-sync --fetch ended without an answer",
+                                     description: "hd-sync --fetch ended without an answer")
+
+        let output: [UInt8]?
+        var position = 0
+
+        init(_ output: [UInt8]?) { self.output = output }
+
+        mutating func next() -> Answer {
+            guard let output else { return .failed(Self.notRun) }
+            guard let newline = output[position...].firstIndex(of: UInt8(ascii: "\n")) else { return .failed(Self.garbled) }
+            let line = String(decoding: output[position..<newline], as: UTF8.self)
+            position = newline + 1
+            if line == "stored" { return .stored }
+            if line == "deleted" { return .deleted }
+            if line.hasPrefix("bytes "), let count = Int(line.dropFirst(6)), count >= 0, position + count <= output.count {
+                defer { position += count }
+                return .bytes(Array(output[position..<position + count]))
+            }
+            if line.hasPrefix("failed ") {
+                let fields = line.dropFirst(7).split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false)
+                if fields.count == 3, let code = Int32(fields[0]), let status = ExitStatus(rawValue: code) {
+                    return .failed(Failure(status: status, message: String(fields[1]), description: String(fields[2])))
+                }
+            }
+            position = output.count
+            return .failed(Self.garbled)
+        }
+    }
+}
+
+extension SiblingCommand {
+    /// Runs another Hudson command with standard input from /dev/null and standard error
+    /// this process's, and returns its standard output; nil when it could not be started.
+    static func output(_ name: String, arguments: [String]) -> [UInt8]? {
+        guard let directory = executableDirectory() else { return nil }
+        let path = directory + "/" + name
+        guard access(path, X_OK) == 0 else { return nil }
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else { return nil }
+        defer { close(pipeEnds[0]) }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+        posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
+        let argv = ([name] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ) == 0
+        close(pipeEnds[1])
+        guard spawned else { return nil }
+
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(pipeEnds[0], &buffer, buffer.count)
+            if count > 0 { output += buffer[..<count]; continue }
+            if count < 0 && errno == EINTR { continue }
+            break
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { break }
+        }
+        return output
+    }
+}

@@ -1,0 +1,83 @@
+// hd-ls: the inbox (or a label), newest first, from thread_rollup alone.
+import HudsonCLI
+import HudsonOutput
+import HudsonStore
+
+private let spec = CommandSpec(
+    name: "hd-ls",
+    abstract: "List the threads in the inbox, or under a label, newest first.",
+    discussion: """
+        Reads the local store only. With a QUERY, lists the threads of the inbox (or label)
+        that also match it, and exits 1 when none do. --changed-since lists the messages
+        changed after a point of the change sequence and prints the new point on standard
+        error, so a script can process new mail incrementally.
+        """,
+    options: [
+        .value("label", short: "l", name: "NAME", kind: .label, help: "List the threads carrying this label instead of the inbox."),
+        .value("limit", short: "n", name: "N", kind: .integer, help: "Show at most N threads; 0 for all.", default: "50"),
+        .value("before", name: "REF", kind: .reference, help: "Continue after this thread (the last one of the previous page)."),
+        .value("changed-since", name: "SEQ", kind: .integer,
+               help: "List the messages changed after SEQ; print the newest SEQ on standard error."),
+    ] + OutputOptions.all,
+    operands: [OperandSpec("QUERY", kind: .query, arity: .many, help: "Only the threads that also match this query.")],
+    access: .readOnly,
+    dashOperands: true,
+    exitStatuses: [.noMatch, .usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])
+
+/// hd-ls's whole run: its own executable and the multi-call binary scripts/install
+/// installs call it.
+public func hdLs() -> Never { Main.run(spec) { cli in
+    let store = try cli.store()
+    let account = try cli.selectedAccount(in: store)
+    let names = try LabelNames(store: store)
+    let sink = cli.makeSink()
+    let limit = try SearchSupport.limit(cli)
+
+    if let since = try cli.arguments.int("changed-since", range: 0...Int.max) {
+        let current = try store.currentSequence()
+        let changes = try store.changes(since: Int64(since), accountID: account?.id, limit: limit)
+        for change in changes { try sink.emit(Records.change(change, labels: names)) }
+        try sink.finish()
+        // The point to continue from: the last change listed when --limit cut the list,
+        // so the next run picks up the rest; else the newest point of the store.
+        let next = changes.count == limit ? changes.last!.seq : max(current, Int64(since))
+        writeError("\(next)\n")
+        return .success
+    }
+
+    var labelIDs: [(accountID: Int64, id: String)] = []
+    if let label = cli.arguments.string("label") {
+        labelIDs = try store.labelIDs(named: label, accountID: account?.id)
+        if labelIDs.isEmpty { throw StoreError.unknownLabel(label) }
+    }
+
+    if !cli.arguments.operands.isEmpty {
+        // Inbox or label, narrowed by a query: the one search translator does it.
+        var operands = cli.arguments.operands
+        operands.append(cli.arguments.string("label").map { "label:\"\($0.replacingQuotes)\"" } ?? "in:inbox")
+        let threads = try store.searchThreads(
+            try SearchSupport.query(operands), options: SearchSupport.options(accountID: account?.id),
+            limit: limit, after: try SearchSupport.reference(cli.arguments.string("before")))
+        for thread in threads { try sink.emit(Records.thread(thread, labels: names)) }
+        try sink.finish()
+        return threads.isEmpty ? .noMatch : .success
+    }
+
+    var cursor: ThreadPageCursor?
+    if let before = try SearchSupport.reference(cli.arguments.string("before")) {
+        guard case .thread(let id) = before, let found = try store.pageCursor(threadID: id, accountID: account?.id) else {
+            throw UsageError("--before: \(before): not a thread in the store")
+        }
+        cursor = found
+    }
+    let threads = labelIDs.isEmpty
+        ? try store.inboxThreads(accountID: account?.id, limit: limit, after: cursor)
+        : try store.threads(labels: labelIDs, limit: limit, after: cursor)
+    for thread in threads { try sink.emit(Records.thread(thread, labels: names)) }
+    try sink.finish()
+    return .success
+}}
+
+fileprivate extension String {
+    var replacingQuotes: String { split(separator: "\"", omittingEmptySubsequences: false).joined(separator: " ") }
+}

@@ -1,0 +1,82 @@
+// hd-mark: triage — archive, read, star, label — instantly and offline-safe.
+import HudsonCLI
+import HudsonOutput
+import HudsonStore
+
+private let spec = CommandSpec(
+    name: "hd-mark",
+    abstract: "Archive, mark read or unread, star, or label threads and messages.",
+    discussion: """
+        ACTION is archive, unarchive, read, unread, star, unstar, +LABEL or -LABEL (by name).
+        On a thread, archive, unarchive, read and labels apply to every message that needs
+        the change; star, unstar and unread to the newest message. References come from the
+        operands or, with none, from standard input (the first field of each line, or an
+        NDJSON object's id). The whole invocation is one local transaction that every
+        command sees at once; it is then sent to Gmail (by hd-sync --push), or queued for
+        the next hd-sync.
+        """,
+    options: [
+        .flag("no-flush", help: "Only queue the change; do not try to send it now."),
+        .flag("dry-run", short: "n", help: "Print what would be queued and change nothing."),
+        .flag("json", help: "With --dry-run, print NDJSON records."),
+        .flag("verbose", help: "Report the action and how long its local transaction took, even to a pipe."),
+    ],
+    operands: [
+        OperandSpec("ACTION", kind: .action, arity: .oneOrMore, help: "archive unarchive read unread star unstar +LABEL -LABEL"),
+        OperandSpec("REF", kind: .reference, arity: .many, help: "thread:ID, message:ID, or a message id; - for standard input."),
+    ],
+    access: .readWrite,
+    dashOperands: true,
+    exitStatuses: [.partialFailure, .usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])
+
+/// hd-mark's whole run: its own executable and the multi-call binary scripts/install
+/// installs call it.
+public func hdMark() -> Never { Main.run(spec) { cli in
+    var operands = cli.arguments.operands[...]
+    var actions: [TriageAction] = []
+    while let first = operands.first, first != "-", let action = TriageAction(parsing: first) {
+        actions.append(action)
+        operands = operands.dropFirst()
+    }
+    guard !actions.isEmpty else { throw UsageError("no action (archive, unarchive, read, unread, star, unstar, +LABEL, -LABEL)") }
+    if cli.arguments.flag("json") && !cli.arguments.flag("dry-run") { throw UsageError("--json goes with --dry-run") }
+    var failures = 0
+    var references: [Reference] = []
+    for text in try cli.referenceTexts(Array(operands)) {
+        if let reference = Reference(parsing: text) {
+            references.append(reference)
+        } else {
+            cli.warn("\(TerminalSafety.quoted(text)): not a reference")
+            failures += 1
+        }
+    }
+    let store = try cli.openStore(.readWrite, durable: true)
+    let account = try cli.selectedAccount(in: store)
+    let dryRun = cli.arguments.flag("dry-run")
+    let clock = ContinuousClock()
+    let started = clock.now
+    let result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun)
+    let transaction = clock.now - started
+    for reference in result.unknownReferences {
+        cli.warn("\(reference): no such \(reference.kindName)")
+        failures += 1
+    }
+    if dryRun {
+        let names = try LabelNames(store: store)
+        let sink = cli.makeSink()
+        for delta in result.deltas { try sink.emit(Records.delta(delta, labels: names)) }
+        try sink.finish()
+    } else if let actionID = result.actionID {
+        if cli.arguments.flag("verbose") {
+            cli.warn("action \(actionID): \(result.deltas.count) change(s) on \(result.threadCount) thread(s), committed in \(transaction.millisecondsText)")
+        } else if Terminal.stderrIsTerminal {
+            cli.warn("action \(actionID): \(result.deltas.count) change(s)")
+        }
+        if !cli.arguments.flag("no-flush") {
+            cli.pushQueuedChanges(for: result.deltas, in: store)
+        }
+    } else if cli.arguments.flag("verbose") {
+        cli.warn("nothing to change, in \(transaction.millisecondsText)")
+    }
+    return failures > 0 ? .partialFailure : .success
+}}

@@ -1,0 +1,61 @@
+// hd-pending: every change queued and not yet confirmed by Gmail, and the outbox.
+import HudsonCLI
+import HudsonOutput
+import HudsonStore
+
+private let spec = CommandSpec(
+    name: "hd-pending",
+    abstract: "List the changes and messages queued for Gmail and not yet confirmed.",
+    discussion: """
+        One record per queued label change: the message, the change (+LABEL or -LABEL), its
+        state (pending: waiting to be sent; in_flight: sent, waiting for Gmail's history to
+        confirm it), its age, attempts, the action that made it (for hd-undo), and the last
+        error. A pending change whose request went out and whose answer was lost or refused
+        for now may already be at Gmail (--json: attempted): it is sent again, and an undo
+        reverses it at Gmail rather than cancelling it. Then one record per outbox entry
+        (outbox:N, from hd-send): its state (queued; sending; unknown: a request went out
+        and its answer was lost, so the next hd-sync looks for it before sending again;
+        sent: waiting for hd-sync to bring it into the store; failed, with Gmail's reason),
+        age, attempts, account, recipients, subject and last error. With --rejected,
+        instead, one record per change Gmail refused for good in the last week (it was
+        dropped, and the message shows Gmail's labels): the change, rejected, its age, the
+        action, account and Gmail's reason. With --parked, one record per message Gmail
+        would not serve (parked by hd-sync): its stage (message: not in the store yet;
+        body: its body), attempts, when it is tried again, account and error. Reads the
+        store only.
+        """,
+    options: [
+        .flag("count", short: "c", help: "Print only the number of records (queued changes and messages, or with --parked or --rejected, those)."),
+        .flag("rejected", help: "List the changes Gmail refused for good in the last week, with its reason."),
+        .flag("parked", help: "List the messages hd-sync parked after Gmail would not serve them."),
+    ] + OutputOptions.all,
+    access: .readOnly,
+    exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration])
+
+/// hd-pending's whole run: its own executable and the multi-call binary scripts/install
+/// installs call it.
+public func hdPending() -> Never { Main.run(spec) { cli in
+    let store = try cli.store()
+    let account = try cli.selectedAccount(in: store)
+    let now = LocalTime.nowMilliseconds
+    if cli.arguments.flag("parked") && cli.arguments.flag("rejected") {
+        throw UsageError("--parked and --rejected cannot be combined")
+    }
+    let records: [Record]
+    if cli.arguments.flag("rejected") {
+        records = try store.rejectedChanges(accountID: account?.id).map { Records.rejected($0, now: now) }
+    } else if cli.arguments.flag("parked") {
+        records = try store.parkedMessages(accountID: account?.id).map { Records.parked($0, now: now) }
+    } else {
+        records = try store.queuedMutations(accountID: account?.id).map { Records.queued($0, now: now) }
+            + store.pendingOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
+    }
+    if cli.arguments.flag("count") {
+        try cli.stdout.write("\(records.count)\n")
+        return .success
+    }
+    let sink = cli.makeSink()
+    for record in records { try sink.emit(record) }
+    try sink.finish()
+    return .success
+}}

@@ -1,0 +1,74 @@
+// hd-search: Gmail's query language over the local store.
+import HudsonCLI
+import HudsonOutput
+import HudsonQuery
+import HudsonStore
+
+private let spec = CommandSpec(
+    name: "hd-search",
+    abstract: "Search the local store with Gmail's query language.",
+    discussion: """
+        Prints matching threads (or messages with --messages), newest first: a thread is
+        placed by its most recent matching message. Spam and trash are left out unless the
+        query names them, as Gmail does. Exits 1 when nothing matches, 65 when the query
+        does not parse. See hudson-query(7).
+        """,
+    options: [
+        .flag("messages", short: "m", help: "Print messages instead of threads."),
+        .value("sort", name: "ORDER", kind: .choice(["newest", "relevance"]), help: "newest, or relevance (bm25).", default: "newest"),
+        .value("limit", short: "n", name: "N", kind: .integer, help: "Show at most N results; 0 for all.", default: "0"),
+        .value("before", name: "REF", kind: .reference, help: "Continue after this result (the last one of the previous page)."),
+        .flag("count", short: "c", help: "Print only the number of matching threads (or messages)."),
+        .flag("explain", help: "Print the parsed query, the SQL and full-text expression it became, and the query plan."),
+    ] + OutputOptions.all,
+    operands: [OperandSpec("QUERY", kind: .query, arity: .oneOrMore, help: "A Gmail search query; several words are joined.")],
+    access: .readOnly,
+    dashOperands: true,
+    exitStatuses: [.noMatch, .usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])
+
+/// hd-search's whole run: its own executable and the multi-call binary scripts/install
+/// installs call it.
+public func hdSearch() -> Never { Main.run(spec) { cli in
+    let query = try SearchSupport.query(cli.arguments.operands)
+    let store = try cli.store()
+    let account = try cli.selectedAccount(in: store)
+    let options = SearchSupport.options(accountID: account?.id, relevance: cli.arguments.string("sort") == "relevance")
+    let messages = cli.arguments.flag("messages")
+
+    if cli.arguments.flag("explain") {
+        let compiled = try store.compileSearch(query, options: options)
+        var text = "query: \(query.simplified())\n\(compiled)\nplan:\n"
+        for line in try store.searchPlan(query, options: options) { text += "  \(line)\n" }
+        // The query's own characters are shown as escapes: an explanation must show what
+        // was parsed, and a query's ESC or U+202E must not act on the terminal.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            TerminalSafety.quoted(String($0), limit: .max)
+        }
+        try cli.stdout.write(lines.joined(separator: "\n"))
+        return .success
+    }
+    if cli.arguments.flag("count") {
+        let count = try store.countSearch(query, options: options, threads: !messages)
+        try cli.stdout.write("\(count)\n")
+        return count == 0 ? .noMatch : .success
+    }
+
+    let limit = try SearchSupport.limit(cli)
+    let before = try SearchSupport.reference(cli.arguments.string("before"))
+    let names = try LabelNames(store: store)
+    let sink = cli.makeSink()
+    var found = 0
+    if messages {
+        for message in try store.searchMessages(query, options: options, limit: limit, before: before) {
+            try sink.emit(Records.message(message, labels: names))
+            found += 1
+        }
+    } else {
+        for thread in try store.searchThreads(query, options: options, limit: limit, after: before) {
+            try sink.emit(Records.thread(thread, labels: names))
+            found += 1
+        }
+    }
+    try sink.finish()
+    return found == 0 ? .noMatch : .success
+}}
