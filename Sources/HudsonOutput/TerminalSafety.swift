@@ -48,21 +48,12 @@ public enum TerminalSafety {
         return String(output)
     }
 
-    /// Whether `field` would return `text` unchanged: no byte that starts anything it
-    /// removes or folds (C0, DEL, and the UTF-8 lead bytes of C1 controls U+0080–U+009F,
-    /// U+061C, the U+2000 block's bidi marks and U+FFF9–U+FFFB). Most subjects, names and
-    /// dates pass, and are printed without being rebuilt scalar by scalar.
+    /// Whether `field` would return `text` unchanged: nothing it removes or folds (C0,
+    /// DEL, C1, the bidi marks and U+FFF9–U+FFFB, by their exact UTF-8 bytes). Most
+    /// subjects, names and dates pass, and are printed without being rebuilt scalar by
+    /// scalar, including text full of dashes and quotes that share lead bytes with them.
     static func isPlainField(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
-            for byte in bytes {
-                switch byte {
-                case 0x00...0x1F, 0x7F, 0xC2, 0xD8, 0xE2, 0xEF: return false
-                default: continue
-                }
-            }
-            return true
-        }
+        !containsUnsafe(text, countingWhitespace: true)
     }
 
     /// The text as a reader sees it: ESC sequences (as a whole) and every other unsafe
@@ -89,6 +80,12 @@ public enum TerminalSafety {
     /// U+061C D8 9C; U+FFF9–U+FFFB EF BF B9–BB): a body full of dashes and quotes, which
     /// share those lead bytes, is passed over without being rebuilt.
     static func containsUnsafeBeyondWhitespace(_ text: String) -> Bool {
+        containsUnsafe(text, countingWhitespace: false)
+    }
+
+    /// The byte scan behind `isPlainField`, `shown` and `text`; TAB, LF and CR count as
+    /// unsafe only when `countingWhitespace`.
+    static func containsUnsafe(_ text: String, countingWhitespace: Bool) -> Bool {
         var text = text
         return text.withUTF8 { bytes in
             let count = bytes.count
@@ -96,7 +93,7 @@ public enum TerminalSafety {
             while index < count {
                 let byte = bytes[index]
                 switch byte {
-                case 0x09, 0x0A, 0x0D: break
+                case 0x09, 0x0A, 0x0D: if countingWhitespace { return true }
                 case 0x00...0x1F, 0x7F: return true
                 case 0xC2:
                     if index + 1 < count, (0x80...0x9F).contains(bytes[index + 1]) { return true }
@@ -120,9 +117,15 @@ public enum TerminalSafety {
 
     /// Multi-line text (a message body): lines are kept, everything else as `field`.
     public static func text(_ text: String) -> String {
+        // Most bodies hold nothing to remove, no CR and no TAB: returned as they are, after
+        // one byte scan (rebuilding them line by line was most of hd-show's time).
+        if !containsUnsafeBeyondWhitespace(text) && !text.utf8.contains(0x0D) && !text.utf8.contains(0x09) { return text }
         var lines: [String] = []
-        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            var cleaned = field(String(line.hasSuffix("\r") ? line.dropLast() : line[...]))
+        // Split on LF scalars, not Characters: "\r\n" is one Character, and a source with
+        // CRLF line ends (`hd-show --raw` on a terminal) would be one line.
+        for scalars in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(String.UnicodeScalarView(scalars.last == "\r" ? scalars.dropLast() : scalars))
+            var cleaned = field(line)
             if line.contains("\t") {
                 // Keep tab stops readable in bodies: a field() would fold them to one space.
                 cleaned = String(line).split(separator: "\t", omittingEmptySubsequences: false)

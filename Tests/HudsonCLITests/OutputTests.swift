@@ -85,6 +85,10 @@ struct OutputTests {
         #expect(TerminalSafety.shown("a\tb\r\nc") == "a\tb\r\nc")
         #expect(TerminalSafety.shown("smart “quotes” — and… \u{A0}nbsp ﻿bom") == "smart “quotes” — and… \u{A0}nbsp ﻿bom")
         #expect(TerminalSafety.shown("c1\u{85}\u{9B}2Jx") == "c1x")
+        // The fast paths agree with the slow ones: dashes and quotes pass untouched.
+        #expect(TerminalSafety.text("a — “b”…\nc ’d’") == "a — “b”…\nc ’d’")
+        #expect(TerminalSafety.text("a\r\nb\tc\u{202E}d") == "a\nb    cd")
+        #expect(TerminalSafety.field("a — “b”") == "a — “b”" && TerminalSafety.field("a\u{200F}b\nc") == "ab c")
         #expect(!TerminalSafety.containsUnsafeBeyondWhitespace("“—…’ ا ‎x".replacingOccurrences(of: "\u{200E}", with: "")))
         #expect(TerminalSafety.containsUnsafeBeyondWhitespace("\u{061C}") && TerminalSafety.containsUnsafeBeyondWhitespace("\u{FFFA}"))
     }
