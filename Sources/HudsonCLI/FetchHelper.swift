@@ -67,8 +67,8 @@ public final class FetchHelper {
         }
     }
 
-    /// The child's whole standard output, or nil when it could not be run.
-    func run(_ items: [String]) -> [UInt8]? {
+    /// The child's whole standard output and how it ended, or nil when it could not be run.
+    func run(_ items: [String]) -> (output: [UInt8], status: Int32?)? {
         var arguments: [String] = []
         if let path = try? invocation.storePath() { arguments += ["--db", path] }
         for item in items { arguments += ["--fetch", item] }
@@ -85,18 +85,38 @@ public final class FetchHelper {
                                      description: "hd-sync --fetch ended without an answer")
 
         let output: [UInt8]?
+        /// The child's exit status, nil when a signal ended it.
+        let status: Int32?
         var position = 0
 
-        init(_ output: [UInt8]?) { self.output = output }
+        init(_ run: (output: [UInt8], status: Int32?)?) {
+            self.output = run?.output
+            self.status = run?.status
+        }
+
+        /// No answer where one was due: the child's exit status says why, when it is one of
+        /// the contract's failures (its own one-line error is already on standard error).
+        var ended: Failure {
+            switch status.flatMap(ExitStatus.init(rawValue:)) {
+            case .some(.usage):
+                return Failure(status: .configuration, message: "the hd-sync installed beside hd-show does not know --fetch; install matching versions",
+                               description: "hd-sync --fetch is not known")
+            case .some(let code) where code.rawValue >= ExitStatus.dataError.rawValue:
+                return Failure(status: code, message: "hd-sync --fetch failed (exit status \(code.rawValue))",
+                               description: "hd-sync --fetch failed (exit status \(code.rawValue))")
+            default:
+                return Self.garbled
+            }
+        }
 
         mutating func next() -> Answer {
             guard let output else { return .failed(Self.notRun) }
-            guard let newline = output[position...].firstIndex(of: UInt8(ascii: "\n")) else { return .failed(Self.garbled) }
+            guard let newline = output[position...].firstIndex(of: UInt8(ascii: "\n")) else { return .failed(ended) }
             let line = String(decoding: output[position..<newline], as: UTF8.self)
             position = newline + 1
             if line == "stored" { return .stored }
             if line == "deleted" { return .deleted }
-            if line.hasPrefix("bytes "), let count = Int(line.dropFirst(6)), count >= 0, position + count <= output.count {
+            if line.hasPrefix("bytes "), let count = Int(line.dropFirst(6)), count >= 0, count <= output.count - position {
                 defer { position += count }
                 return .bytes(Array(output[position..<position + count]))
             }
@@ -114,8 +134,9 @@ public final class FetchHelper {
 
 extension SiblingCommand {
     /// Runs another Hudson command with standard input from /dev/null and standard error
-    /// this process's, and returns its standard output; nil when it could not be started.
-    static func output(_ name: String, arguments: [String]) -> [UInt8]? {
+    /// this process's, and returns its standard output and exit status (nil after a
+    /// signal); nil when it could not be started.
+    static func output(_ name: String, arguments: [String]) -> (output: [UInt8], status: Int32?)? {
         guard let directory = executableDirectory() else { return nil }
         let path = directory + "/" + name
         guard access(path, X_OK) == 0 else { return nil }
@@ -147,8 +168,10 @@ extension SiblingCommand {
         }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { break }
+            guard errno == EINTR else { return (output, nil) }
         }
-        return output
+        // WIFEXITED and WEXITSTATUS, which Swift does not import (macros).
+        let exited = status & 0x7F == 0
+        return (output, exited ? (status >> 8) & 0xFF : nil)
     }
 }

@@ -73,8 +73,11 @@ public struct AccountStatus: Sendable {
                 requestTimeout: NetworkPatience.interactive.tokenRequestTimeout)
             _ = try await provider.refreshAccessToken()
             let granted = await provider.cachedToken?.scopes ?? []
-            status.scopes = granted
-            status.missingScopes = OAuthScope.missing(requested: [OAuthScope.gmailModify], granted: granted)
+            // RFC 6749 §5.1 lets the answer leave `scope` out (it then equals what was asked
+            // for at consent, which hd-auth add and login checked): no list is no news, not
+            // a missing scope.
+            status.scopes = granted.isEmpty ? nil : granted
+            status.missingScopes = granted.isEmpty ? [] : OAuthScope.missing(requested: [OAuthScope.gmailModify], granted: granted)
             if status.missingScopes.isEmpty {
                 status.refresh = .ok
             } else {

@@ -63,13 +63,18 @@ public enum TerminalSafety {
     public static func shown(_ text: String) -> String {
         guard containsUnsafeBeyondWhitespace(text) else { return text }
         var output = String.UnicodeScalarView()
-        var iterator = text.unicodeScalars.makeIterator()
-        while let scalar = iterator.next() {
-            switch scalar.value {
-            case 0x09, 0x0A, 0x0D: output.append(scalar)
-            case 0x1B: skipEscapeSequence(&iterator)
-            case 0x9B: skipControlSequence(&iterator)
-            default: if !isUnsafe(scalar) { output.append(scalar) }
+        // Line by line, as `text` shows a body: an escape sequence left open ends with its
+        // line, so it cannot hide the lines after it from the index while they are shown.
+        for (index, line) in text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if index > 0 { output.append("\n") }
+            var iterator = String.UnicodeScalarView(line).makeIterator()
+            while let scalar = iterator.next() {
+                switch scalar.value {
+                case 0x09, 0x0D: output.append(scalar)
+                case 0x1B: skipEscapeSequence(&iterator)
+                case 0x9B: skipControlSequence(&iterator)
+                default: if !isUnsafe(scalar) { output.append(scalar) }
+                }
             }
         }
         return String(output)

@@ -67,9 +67,13 @@ public final class Store {
             db = try Connection(path: path, options: ConnectionOptions(
                 access: connectionAccess, busyTimeoutMilliseconds: busyTimeoutMilliseconds, synchronous: synchronous,
                 cacheKiB: cacheKiB, checkpointPages: checkpointPages, testing: testing, deferWriteSetup: true))
-            // The index and its content view call hudson_shown (migration 009); every
-            // connection that can fire the triggers or read the view defines it.
-            try db.defineTextFunction("hudson_shown", TerminalSafety.shown)
+            // The index and its content view call hudson_shown_v1 (migration 009); every
+            // connection that can fire the triggers or read the view defines it. The index
+            // keeps no copy of its text, so each delete recomputes what was indexed: the
+            // function must never change its answers. A change to TerminalSafety.shown that
+            // changes them (StoreOpenTests pins them) needs a new name and a migration that
+            // rebuilds the index with it.
+            try db.defineTextFunction("hudson_shown_v1", TerminalSafety.shown)
             // SQLite opens a file it cannot write read-only without a word; a command that
             // writes would then fail at its first change, after doing its work.
             if access != .readOnly && db.isMainDatabaseReadOnly {

@@ -107,7 +107,7 @@ enum StoreDump {
             #expect(missing == 0, "threads without a rollup row", sourceLocation: sourceLocation)
             try db.execute("VACUUM INTO '\(copy)'")
         }
-        // Opened as a store: the index's content view calls hudson_shown, which Store.open defines.
+        // Opened as a store: the index's content view calls hudson_shown_v1, which Store.open defines.
         let writable = try Store.open(path: copy, access: .readWrite).db
         do {
             try writable.execute("INSERT INTO fts_messages (fts_messages) VALUES ('integrity-check')")
