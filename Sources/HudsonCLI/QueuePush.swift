@@ -43,29 +43,69 @@ enum SiblingCommand {
     /// normally. Standard input and output are /dev/null; standard error is this
     /// process's when `showingErrors`, else /dev/null.
     static func run(_ name: String, arguments: [String], showingErrors: Bool) -> Int32? {
+        spawn(name, arguments: arguments, capturingOutput: false, showingErrors: showingErrors)?.status
+    }
+
+    /// Runs another Hudson command with standard input from /dev/null and standard error
+    /// this process's, and returns its standard output and exit status (nil after a
+    /// signal); nil when it could not be started.
+    static func output(_ name: String, arguments: [String]) -> (output: [UInt8], status: Int32?)? {
+        spawn(name, arguments: arguments, capturingOutput: true, showingErrors: true)
+    }
+
+    /// The one way a sibling is started: standard input /dev/null; standard output read
+    /// to the end when `capturingOutput`, else /dev/null; standard error this process's
+    /// when `showingErrors`, else /dev/null. Returns what it wrote and its exit status
+    /// (nil when it did not exit normally), or nil when it could not be started.
+    private static func spawn(_ name: String, arguments: [String], capturingOutput: Bool,
+                              showingErrors: Bool) -> (output: [UInt8], status: Int32?)? {
         guard let directory = executableDirectory() else { return nil }
         let path = directory + "/" + name
         guard access(path, X_OK) == 0 else { return nil }
+        var pipeEnds: [Int32] = [-1, -1]
+        if capturingOutput {
+            guard pipe(&pipeEnds) == 0 else { return nil }
+        }
+        defer { if capturingOutput { close(pipeEnds[0]) } }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        if capturingOutput {
+            posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+            posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+            posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        }
         if !showingErrors {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
         let argv = ([name] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { return nil }
+        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ) == 0
+        if capturingOutput { close(pipeEnds[1]) }
+        guard spawned else { return nil }
+
+        var output: [UInt8] = []
+        if capturingOutput {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = read(pipeEnds[0], &buffer, buffer.count)
+                if count > 0 { output += buffer[..<count]; continue }
+                if count < 0 && errno == EINTR { continue }
+                break
+            }
+        }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { return nil }
+            guard errno == EINTR else { return (output, nil) }
         }
         // WIFEXITED / WEXITSTATUS, which Swift does not import (they are macros).
-        guard status & 0x7f == 0 else { return nil }
-        return (status >> 8) & 0xff
+        guard status & 0x7f == 0 else { return (output, nil) }
+        return (output, (status >> 8) & 0xff)
     }
 
     /// The directory of the running executable (/proc/self/exe, resolved).
