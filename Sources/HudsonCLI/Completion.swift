@@ -7,6 +7,7 @@
  `hd-auth list --ids`. Query operands complete operator names and their keyword values.
  */
 import HudsonOutput
+import HudsonStore
 
 public enum Completion {
     /// Operator names offered for a query operand.
@@ -21,7 +22,7 @@ public enum Completion {
         ("has:", ["attachment", "userlabels", "nouserlabels"]),
         ("category:", ["primary", "social", "promotions", "updates", "forums"]),
     ]
-    static let actions = ["archive", "unarchive", "read", "unread", "star", "unstar"]
+    static let actions = TriageAction.names
 
     public static func script(for spec: CommandSpec, shell: String) -> String {
         switch shell {

@@ -1,15 +1,18 @@
-// hd-mark: triage — archive, read, star, label — instantly and offline-safe.
+// hd-mark: triage — archive, read, star, trash, spam, label — instantly and offline-safe.
 import HudsonCLI
 import HudsonOutput
 import HudsonStore
 
 private let spec = CommandSpec(
     name: "hd-mark",
-    abstract: "Archive, mark read or unread, star, or label threads and messages.",
+    abstract: "Archive, mark read or unread, star, trash, report spam, or label threads and messages.",
     discussion: """
-        ACTION is archive, unarchive, read, unread, star, unstar, +LABEL or -LABEL (by name).
-        On a thread, archive, unarchive, read and labels apply to every message that needs
-        the change; star, unstar and unread to the newest message. References come from the
+        ACTION is archive, unarchive, read, unread, star, unstar, trash, untrash, spam,
+        unspam, important, unimportant, +LABEL or -LABEL (by name). trash and spam move a
+        message out of the inbox and out of every list and search but in:trash, in:spam and
+        in:anywhere; untrash and unspam put it back in the inbox. On a thread, star, unstar
+        and unread apply to the newest message, every other action to every message that
+        needs the change. References come from the
         operands or, with none, from standard input (the first field of each line, or an
         NDJSON object's id). The whole invocation is one local transaction that every
         command sees at once; it is then sent to Gmail (by hd-sync --push), or queued for
@@ -22,7 +25,7 @@ private let spec = CommandSpec(
         .flag("verbose", help: "Report the action and how long its local transaction took, even to a pipe."),
     ],
     operands: [
-        OperandSpec("ACTION", kind: .action, arity: .oneOrMore, help: "archive unarchive read unread star unstar +LABEL -LABEL"),
+        OperandSpec("ACTION", kind: .action, arity: .oneOrMore, help: "archive unarchive read unread star unstar trash untrash spam unspam important unimportant +LABEL -LABEL"),
         OperandSpec("REF", kind: .reference, arity: .many, help: "thread:ID, message:ID, or a message id; - for standard input."),
     ],
     access: .readWrite,
@@ -38,7 +41,7 @@ public func hdMark() -> Never { Main.run(spec) { cli in
         actions.append(action)
         operands = operands.dropFirst()
     }
-    guard !actions.isEmpty else { throw UsageError("no action (archive, unarchive, read, unread, star, unstar, +LABEL, -LABEL)") }
+    guard !actions.isEmpty else { throw UsageError("no action (\(TriageAction.names.joined(separator: ", ")), +LABEL, -LABEL)") }
     if cli.arguments.flag("json") && !cli.arguments.flag("dry-run") { throw UsageError("--json goes with --dry-run") }
     var failures = 0
     var references: [Reference] = []

@@ -20,6 +20,22 @@ enum EffectiveLabels {
     /// The same condition as a list of the label's messages (`?` the label, then the key
     /// bounds when `bounded`): the query can start from the label's index instead of
     /// testing every message, which is what a small label or a date range wants.
+    /// The labels under which a thread lists a member whose effective labels are
+    /// `labels`: a message in trash only under TRASH, one in spam only under SPAM, any
+    /// other under all of them. Gmail leaves trash and spam out of every view but their
+    /// own (gmail-api.md §2.2 `includeSpamTrash`, §6 `in:anywhere`), and a message is in
+    /// at most one of them; a message carrying both is in trash. So the inbox, a label's
+    /// thread list and the thread's flags count only the members outside trash and spam.
+    static func listed(_ labels: Set<String>) -> Set<String> {
+        if labels.contains("TRASH") { return ["TRASH"] }
+        if labels.contains("SPAM") { return ["SPAM"] }
+        return labels
+    }
+
+    /// The labels whose change on one member can change what its thread lists under
+    /// every other label (`listed`).
+    static let locations: Set<String> = ["TRASH", "SPAM"]
+
     static func carriesList(messageColumn: String, bounded: (lower: Bool, upper: Bool)) -> String {
         var sql = "\(messageColumn) IN (SELECT el.message_id FROM \(view) AS el WHERE el.label = ?"
         if bounded.lower { sql += " AND el.message_id >= ?" }
@@ -36,16 +52,16 @@ extension Store {
         ) { $0.string(0) }
     }
 
-    /// Calls `body` with (thread, label) for every effective label of every member of
-    /// each thread of `threads` (rows of account and thread id), in one statement: per
-    /// thread, the view's two arms each seek `messages_by_thread`.
-    func forEachEffectiveLabel(ofThreads threads: SQLiteRows, _ body: (ThreadKey, String) throws -> Void) throws {
+    /// Calls `body` with (thread, message key, label) for every effective label of every
+    /// member of each thread of `threads` (rows of account and thread id), in one
+    /// statement: per thread, the view's two arms each seek `messages_by_thread`.
+    func forEachEffectiveLabel(ofThreads threads: SQLiteRows, _ body: (ThreadKey, Int64, String) throws -> Void) throws {
         try db.forEach("""
-            SELECT t.c0, t.c1, el.label
+            SELECT t.c0, t.c1, m.id, el.label
               FROM hudson_rows(?) AS t
               JOIN messages AS m ON m.thread_id = t.c1 AND m.account_id = t.c0
               JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
-            """, threads) { try body(ThreadKey(accountID: $0.int64(0), threadID: $0.string(1)), $0.string(2)) }
+            """, threads) { try body(ThreadKey(accountID: $0.int64(0), threadID: $0.string(1)), $0.int64(2), $0.string(3)) }
     }
 
     /// The effective labels of a message, by Gmail id.

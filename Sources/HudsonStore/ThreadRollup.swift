@@ -153,7 +153,18 @@ extension Store {
             stored[ThreadKey(accountID: $0.int64(0), threadID: $0.string(1))] =
                 RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: $0.string(4))
         }
-        for key in keys where stored[key] == nil { try recomputeRollup(key) }
+        // A member moving into or out of trash or spam changes what the thread lists under
+        // every label, and so does any change while a member is there (EffectiveLabels.listed):
+        // those threads are recomputed whole. Elsewhere a label's carriers are its listed ones.
+        for key in keys {
+            if let old = stored[key],
+               touches.labels[key, default: []].isDisjoint(with: EffectiveLabels.locations),
+               Self.labelList(old.labels).allSatisfy({ !EffectiveLabels.locations.contains($0) }) {
+                continue
+            }
+            try recomputeRollup(key)
+            stored[key] = nil
+        }
 
         // Each touched label of each thread with a rollup row, and how many members carry
         // it now: as the writer knew it, else counted, one row per member that does.
@@ -237,14 +248,22 @@ extension Store {
         return rows
     }
 
-    /// The effective labels of every member of each thread of `threads` (threadRows).
+    /// What each thread of `threads` (threadRows) lists: the union of its members'
+    /// listed labels (EffectiveLabels.listed), and how many members are listed unread.
     private func effectiveThreadLabels(_ threads: SQLiteRows) throws -> [ThreadKey: EffectiveThreadLabels] {
-        var effective: [ThreadKey: EffectiveThreadLabels] = [:]
-        try forEachEffectiveLabel(ofThreads: threads) { key, label in
-            effective[key, default: EffectiveThreadLabels()].labels.insert(label)
-            if label == "UNREAD" { effective[key, default: EffectiveThreadLabels()].unreadCount += 1 }
+        var members: [ThreadKey: [Int64: Set<String>]] = [:]
+        try forEachEffectiveLabel(ofThreads: threads) { key, message, label in
+            members[key, default: [:]][message, default: []].insert(label)
         }
-        return effective
+        return members.mapValues { labelsByMember in
+            var thread = EffectiveThreadLabels()
+            for labels in labelsByMember.values {
+                let listed = EffectiveLabels.listed(labels)
+                thread.labels.formUnion(listed)
+                if listed.contains("UNREAD") { thread.unreadCount += 1 }
+            }
+            return thread
+        }
     }
 
     /// thread_labels rows to delete and to insert for many threads, applied in one

@@ -53,31 +53,31 @@ public enum Reference: Hashable, Sendable, CustomStringConvertible {
 /// One `hd-mark` action.
 public enum TriageAction: Hashable, Sendable, CustomStringConvertible {
     case archive, unarchive, read, unread, star, unstar
+    case trash, untrash, spam, unspam, important, unimportant
     /// `+NAME`: add the label with this name (or id).
     case addLabel(String)
     /// `-NAME`: remove the label with this name (or id).
     case removeLabel(String)
 
     public init?(parsing text: String) {
-        switch text {
-        case "archive": self = .archive
-        case "unarchive": self = .unarchive
-        case "read": self = .read
-        case "unread": self = .unread
-        case "star": self = .star
-        case "unstar": self = .unstar
-        default:
-            if text.count > 1, text.hasPrefix("+") {
-                self = .addLabel(String(text.dropFirst()))
-            } else if text.count > 1, text.hasPrefix("-") {
-                self = .removeLabel(String(text.dropFirst()))
-            } else {
-                return nil
-            }
+        if let named = Self.named.first(where: { $0.description == text }) {
+            self = named
+        } else if text.count > 1, text.hasPrefix("+") {
+            self = .addLabel(String(text.dropFirst()))
+        } else if text.count > 1, text.hasPrefix("-") {
+            self = .removeLabel(String(text.dropFirst()))
+        } else {
+            return nil
         }
     }
 
-    public static let names = ["archive", "unarchive", "read", "unread", "star", "unstar"]
+    /// Every action with a name of its own, in the order help lists them.
+    static let named: [TriageAction] = [
+        .archive, .unarchive, .read, .unread, .star, .unstar,
+        .trash, .untrash, .spam, .unspam, .important, .unimportant,
+    ]
+
+    public static let names = named.map(\.description)
 
     public var description: String {
         switch self {
@@ -87,6 +87,12 @@ public enum TriageAction: Hashable, Sendable, CustomStringConvertible {
         case .unread: return "unread"
         case .star: return "star"
         case .unstar: return "unstar"
+        case .trash: return "trash"
+        case .untrash: return "untrash"
+        case .spam: return "spam"
+        case .unspam: return "unspam"
+        case .important: return "important"
+        case .unimportant: return "unimportant"
         case .addLabel(let name): return "+\(name)"
         case .removeLabel(let name): return "-\(name)"
         }
@@ -100,20 +106,46 @@ public enum TriageAction: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    var op: LabelOp {
-        switch self {
-        case .unarchive, .unread, .star, .addLabel: return .add
-        case .archive, .read, .unstar, .removeLabel: return .remove
-        }
+    /// One label change of an action.
+    struct Step {
+        /// The system label it changes; nil for the action's user-named label.
+        var systemLabel: String?
+        var op: LabelOp
+        /// When set, only the messages the step at this index changed get this one.
+        var onlyWhereStepChanged: Int? = nil
     }
 
-    /// The system label this action changes, or nil for a user-named label.
-    var systemLabel: String? {
+    /// The label changes, in order. A message is in at most one of inbox, spam and trash
+    /// (Gmail's locations; gmail-api.md §6 `in:`): moving it into one (unarchive, trash,
+    /// spam) takes it out of the other two, so `hd-undo` restores exactly where it was
+    /// whatever the server does with INBOX on a trash (§2.8 says only "Trash adds
+    /// TRASH"). untrash and unspam put in the inbox only the messages that were in trash
+    /// or spam, as Gmail's "Move to Inbox" and "Not spam" do. No action touches any
+    /// other label.
+    var steps: [Step] {
         switch self {
-        case .archive, .unarchive: return "INBOX"
-        case .read, .unread: return "UNREAD"
-        case .star, .unstar: return "STARRED"
-        case .addLabel, .removeLabel: return nil
+        case .archive: return [Step(systemLabel: "INBOX", op: .remove)]
+        case .unarchive:
+            return [Step(systemLabel: "INBOX", op: .add), Step(systemLabel: "TRASH", op: .remove),
+                    Step(systemLabel: "SPAM", op: .remove)]
+        case .read: return [Step(systemLabel: "UNREAD", op: .remove)]
+        case .unread: return [Step(systemLabel: "UNREAD", op: .add)]
+        case .star: return [Step(systemLabel: "STARRED", op: .add)]
+        case .unstar: return [Step(systemLabel: "STARRED", op: .remove)]
+        case .trash:
+            return [Step(systemLabel: "TRASH", op: .add), Step(systemLabel: "INBOX", op: .remove),
+                    Step(systemLabel: "SPAM", op: .remove)]
+        case .untrash:
+            return [Step(systemLabel: "TRASH", op: .remove), Step(systemLabel: "INBOX", op: .add, onlyWhereStepChanged: 0)]
+        case .spam:
+            return [Step(systemLabel: "SPAM", op: .add), Step(systemLabel: "INBOX", op: .remove),
+                    Step(systemLabel: "TRASH", op: .remove)]
+        case .unspam:
+            return [Step(systemLabel: "SPAM", op: .remove), Step(systemLabel: "INBOX", op: .add, onlyWhereStepChanged: 0)]
+        case .important: return [Step(systemLabel: "IMPORTANT", op: .add)]
+        case .unimportant: return [Step(systemLabel: "IMPORTANT", op: .remove)]
+        case .addLabel: return [Step(systemLabel: nil, op: .add)]
+        case .removeLabel: return [Step(systemLabel: nil, op: .remove)]
         }
     }
 
@@ -133,6 +165,8 @@ public struct TriageDelta: Equatable, Sendable {
     public var label: String
     public var op: LabelOp
     public var outcome: EnqueueOutcome
+    /// The message's store key.
+    var messageKey: Int64
 }
 
 public struct TriageResult: Equatable, Sendable {
@@ -175,35 +209,44 @@ extension Store {
                     result.unknownReferences.append(reference)
                 }
                 var labelCache: [String: String] = [:]
-                // One batch per action, in the order given: a later action sees what an
-                // earlier one queued (`+x -x` nets out, as one change after another would).
+                // One batch per step of each action, in the order given: a later one sees
+                // what an earlier one queued (`+x -x` nets out, as one change after another
+                // would).
                 for action in actions {
-                    var changes: [LabelChange] = []
-                    // After a whole-thread action on a thread, every member has the label
-                    // or none does: the rollup need not count them again.
-                    var wholeThreads: [ThreadKey: Int] = [:]
-                    for (reference, targets) in zip(references, resolved) {
-                        for thread in Self.threads(of: targets) {
-                            let label = try self.resolveLabel(for: action, accountID: thread.accountID, cache: &labelCache)
-                            var members = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
-                            if case .thread = reference {
-                                if action.appliesToWholeThread {
-                                    wholeThreads[thread] = action.op == .add ? members.count : 0
-                                } else {
-                                    members = Array(members.prefix(1))  // newest first
+                    var changedByStep: [Set<Int64>] = []
+                    for step in action.steps {
+                        var changes: [LabelChange] = []
+                        // After a whole-thread step on a thread, every member has the label
+                        // or none does: the rollup need not count them again.
+                        var wholeThreads: [ThreadKey: Int] = [:]
+                        for (reference, targets) in zip(references, resolved) {
+                            for thread in Self.threads(of: targets) {
+                                let label = try self.resolveLabel(
+                                    step.systemLabel, named: action.labelName, accountID: thread.accountID, cache: &labelCache)
+                                var members = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
+                                if case .thread = reference {
+                                    if !action.appliesToWholeThread {
+                                        members = Array(members.prefix(1))  // newest first
+                                    } else if step.onlyWhereStepChanged == nil {
+                                        wholeThreads[thread] = step.op == .add ? members.count : 0
+                                    }
+                                }
+                                if let earlier = step.onlyWhereStepChanged {
+                                    members = members.filter { changedByStep[earlier].contains($0.key) }
+                                }
+                                for member in members {
+                                    changes.append(LabelChange(target: member, label: label, op: step.op))
                                 }
                             }
-                            for member in members {
-                                changes.append(LabelChange(target: member, label: label, op: action.op))
-                            }
                         }
+                        let deltas = try self.queueDeltas(changes, actionID: actionID, dryRun: dryRun)
+                        changedByStep.append(Set(deltas.map(\.messageKey)))
+                        for delta in deltas {
+                            let thread = ThreadKey(accountID: delta.accountID, threadID: delta.threadID)
+                            touched.insert(thread, label: delta.label, carriers: wholeThreads[thread])
+                        }
+                        result.deltas += deltas
                     }
-                    let deltas = try self.queueDeltas(changes, actionID: actionID, dryRun: dryRun)
-                    for delta in deltas {
-                        let thread = ThreadKey(accountID: delta.accountID, threadID: delta.threadID)
-                        touched.insert(thread, label: delta.label, carriers: wholeThreads[thread])
-                    }
-                    result.deltas += deltas
                 }
                 if let actionID {
                     if result.deltas.isEmpty {
@@ -355,9 +398,12 @@ extension Store {
         }
     }
 
-    private func resolveLabel(for action: TriageAction, accountID: Int64, cache: inout [String: String]) throws -> String {
-        if let system = action.systemLabel { return system }
-        let name = action.labelName ?? ""
+    /// The label id a step changes: its system label, or the action's user-named one.
+    private func resolveLabel(
+        _ systemLabel: String?, named name: String?, accountID: Int64, cache: inout [String: String]
+    ) throws -> String {
+        if let systemLabel { return systemLabel }
+        let name = name ?? ""
         let cacheKey = "\(accountID)\u{0}\(name)"
         if let id = cache[cacheKey] { return id }
         guard let label = try label(named: name, accountID: accountID) else {
@@ -426,7 +472,7 @@ extension Store {
                 items.append(.integer(target.key), .text(target.gmailID), .text(change.label), .text(change.op.rawValue))
             }
             deltas.append(TriageDelta(accountID: target.accountID, messageID: target.gmailID, threadID: target.threadID,
-                                      label: change.label, op: change.op, outcome: outcome))
+                                      label: change.label, op: change.op, outcome: outcome, messageKey: target.key))
         }
         if let actionID, !items.isEmpty {
             try db.execute("""

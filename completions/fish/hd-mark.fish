@@ -3,7 +3,7 @@
 function __hudson_labels; hd-labels --ids 2>/dev/null | string replace -r '^label:' '' | string trim -c '"'; end
 function __hudson_accounts; hd-auth list --ids 2>/dev/null; end
 function __hudson_actions
-    printf '%s\n' archive unarchive read unread star unstar
+    printf '%s\n' archive unarchive read unread star unstar trash untrash spam unspam important unimportant
     for label in (__hudson_labels); printf '+%s\n-%s\n' $label $label; end
 end
 function __hudson_query
