@@ -61,7 +61,7 @@ enum Cookbook {
 
     /// The recipes this file checks; the coverage test compares them with the page.
     static let checked: Set<String> = [
-        "digest", "newsletters", "vip", "unread-per-label", "incremental", "mbox", "relabel",
+        "digest", "newsletters", "vip", "unread-per-label", "incremental", "mbox", "relabel", "trash-promotions",
     ]
 }
 
@@ -119,8 +119,8 @@ final class Kitchen {
     }
 
     /// A command's output lines, after checking its exit status.
-    func lines(_ command: String, _ arguments: String..., status: Int32 = 0) throws -> [String] {
-        let result = try CommandRunner.run(BuiltProducts.executable(command), arguments, environment: f.environment)
+    func lines(_ command: String, _ arguments: String..., stdin: String? = nil, status: Int32 = 0) throws -> [String] {
+        let result = try CommandRunner.run(BuiltProducts.executable(command), arguments, environment: f.environment, stdin: stdin)
         #expect(result.status == status, "\(command) \(arguments): \(result)")
         return result.lines
     }
@@ -157,6 +157,7 @@ struct CookbookTests {
         case "incremental": try incremental(recipe, kitchen)
         case "mbox": try mbox(recipe, kitchen)
         case "relabel": try relabel(recipe, kitchen)
+        case "trash-promotions": try trashPromotions(recipe, kitchen)
         default: Issue.record("docs/scripting.md:\(recipe.line): no check for recipe \(recipe.name)")
         }
     }
@@ -352,5 +353,39 @@ struct CookbookTests {
         // labelsRemoved, and both halves must apply (see r8_ in HudsonStoreTests).
         let left = try k.f.run("hd-search", "--count", "label:Travel/2026")
         #expect(left.status == 1 && left.stdout == "0\n", "\(left)")
+    }
+
+    /// Promotions older than 30 days go to trash at Gmail, after a dry run that counts
+    /// the messages it would change; newer promotions and other mail stay where they were.
+    func trashPromotions(_ recipe: Recipe, _ k: Kitchen) throws {
+        let old = try k.deliver(from: "Shop <deals@shop.example>", subject: "Winter sale", labels: ["INBOX", "CATEGORY_PROMOTIONS"],
+                                daysAgo: 45)
+        let recent = try k.deliver(from: "Shop <deals@shop.example>", subject: "New arrivals",
+                                   labels: ["INBOX", "CATEGORY_PROMOTIONS"], daysAgo: 3)
+        try k.sync()
+        let targets = Set(try k.lines("hd-search", "--ids", "category:promotions older_than:30d")
+            .map { String($0.dropFirst("thread:".count)) })
+        #expect(targets.contains(old.thread) && !targets.contains(recent.thread), "\(targets)")
+        let stored = try k.storedMessages()
+        let before = try k.fake.messages()
+        let planned = try k.lines("hd-mark", "--dry-run", "trash", stdin: targets.map { "thread:\($0)" }.joined(separator: "\n"))
+        let plannedMessages = Set(planned.map { String($0.split(separator: "\t")[0]) })
+
+        let result = try k.cook(recipe)
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
+        #expect(result.lines.map { $0.trimmingCharacters(in: .whitespaces) } == ["\(plannedMessages.count)"], "\(result)")
+        try k.sync()
+        let after = try k.fake.messages()
+        for (id, message) in after where stored.contains(id) {
+            if targets.contains(message.thread) {
+                #expect(message.labels.contains("TRASH") && !message.labels.contains("INBOX"), "message \(id): \(message.labels)")
+            } else {
+                #expect(message.labels == before[id]?.labels, "message \(id) changed")
+            }
+        }
+        #expect(try k.lines("hd-pending", "--count") == ["0"])
+        _ = try k.lines("hd-search", "--ids", "category:promotions older_than:30d", status: 1)
+        #expect(Set(try k.lines("hd-search", "--ids", "in:trash category:promotions older_than:30d")
+            .map { String($0.dropFirst("thread:".count)) }) == targets)
     }
 }
