@@ -14,7 +14,8 @@ Steps, each recorded under OUT/results/<size>/:
   install    scripts/install into the scratch directory: installed size, the size of each
              way to package the commands, and the later rows time the installed commands
   rows       hyperfine -N: each Hudson command beside its baselines in one run
-  mark       hd-mark archive of 1,000 piped threads (--no-flush), then one flush
+  mark       hd-mark archive of 1,000 piped threads (--no-flush), trash beside it, then a
+             flush of each
              and its request count from the fake's /_admin/requests
   paced      the fake at 80 ms latency and 6,000 units/min: backfill rate per minute
              against the background sub-budget
@@ -620,6 +621,11 @@ class Bench:
             ("hudson", ["sh", "-c", "exec hd-mark archive --no-flush < " + refs]),
             ("sh", ["sh", "-c", "exec true < " + refs]),
         ], prepare="sh -c %s" % quote(undo), runs=runs)
+        # trash beside archive, on the same threads, each run after an undo of the one before.
+        self.hyperfine("mark-trash", "hd-mark trash beside archive, %d piped threads (--no-flush)" % threads, [
+            ("trash", ["sh", "-c", "exec hd-mark trash --no-flush < " + refs]),
+            ("archive", ["sh", "-c", "exec hd-mark archive --no-flush < " + refs]),
+        ], prepare="sh -c %s" % quote(undo), runs=runs)
         # The target is for the local commit: hd-mark --verbose reports its transaction's
         # time, from BEGIN IMMEDIATE to the durable COMMIT. As many samples as the row has
         # runs, each after an undo, as the row's prepare step does.
@@ -639,27 +645,30 @@ class Bench:
         run(["sh", "-c", undo], env=env)
         if self.fake is None:
             return  # built without the fake (direct import): nothing to flush to
-        # The flush: archive for real and count what reached the fake.
-        run(["sh", "-c", "hd-mark archive --no-flush < " + quote(refs)], env=env)
-        self.fake.admin("requests", method="DELETE")
-        started = time.time()
-        run(["hd-sync", "--json"], env=env, capture=True)
-        seconds = time.time() - started
-        requests = self.fake.admin("requests")
-        api = [r for r in requests if not r.get("batch") and not r["path"].startswith("/token")]
-        flush = [r for r in api if "modify" in r["path"].lower() or r["path"].endswith("/profile")]
-        pending = run(["sqlite3", "-readonly", env["HUDSON_DB"], "SELECT count(*) FROM mutation_queue;"],
-                      capture=True).stdout.strip()
-        data = {"threads": threads, "changes": changes, "flush_requests": len(flush),
-                "flush_calls": [(r["method"], r["path"]) for r in flush], "sync_requests": len(api),
-                "sync_seconds": seconds, "queue_left": int(pending)}
-        write_json(os.path.join(self.results, "flush.json"), data)
-        log("flush: %d changes sent in %d requests" % (changes, len(flush)))
-        # Back to the mailbox as it was, here and on the fake (the undo queues the
-        # unarchive, the sync sends it), so that running this step again on this store
-        # times the same work.
-        run(["sh", "-c", "hd-undo --no-flush >/dev/null"], env=env)
-        run(["hd-sync", "--json"], env=env, capture=True)
+        # The flush: archive (then trash) for real and count what reached the fake.
+        for action, name in (("archive", "flush.json"), ("trash", "flush-trash.json")):
+            changes = int(run(["sh", "-c", "hd-mark %s --dry-run < %s | wc -l" % (action, quote(refs))], env=env,
+                              capture=True).stdout.strip() or 0)
+            run(["sh", "-c", "hd-mark %s --no-flush < %s" % (action, quote(refs))], env=env)
+            self.fake.admin("requests", method="DELETE")
+            started = time.time()
+            run(["hd-sync", "--json"], env=env, capture=True)
+            seconds = time.time() - started
+            requests = self.fake.admin("requests")
+            api = [r for r in requests if not r.get("batch") and not r["path"].startswith("/token")]
+            flush = [r for r in api if "modify" in r["path"].lower() or r["path"].endswith("/profile")]
+            pending = run(["sqlite3", "-readonly", env["HUDSON_DB"], "SELECT count(*) FROM mutation_queue;"],
+                          capture=True).stdout.strip()
+            data = {"action": action, "threads": threads, "changes": changes, "flush_requests": len(flush),
+                    "flush_calls": [(r["method"], r["path"]) for r in flush], "sync_requests": len(api),
+                    "sync_seconds": seconds, "queue_left": int(pending)}
+            write_json(os.path.join(self.results, name), data)
+            log("flush of %s: %d changes sent in %d requests" % (action, changes, len(flush)))
+            # Back to the mailbox as it was, here and on the fake (the undo queues the
+            # inverse, the sync sends it), so that running this step again on this store
+            # times the same work.
+            run(["sh", "-c", "hd-undo --no-flush >/dev/null"], env=env)
+            run(["hd-sync", "--json"], env=env, capture=True)
 
     # the paced backfill ---------------------------------------------------------
 

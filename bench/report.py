@@ -178,13 +178,21 @@ def main():
                         "— target ≤ 50 ms %s.\n" % (
                             commit["threads"], commit["changes"], commit["median"] * 1000, commit["min"] * 1000,
                             commit["max"] * 1000, len(commit["times"]), "✓" if commit["median"] <= 0.050 else "✗"))
-        flush = load(os.path.join(d, "flush.json"))
-        if flush:
-            text.append("Flush: the %d changes of %d archived threads reached the fake in **%d requests** (%s) %s; "
-                        "the hd-sync pass that sent them took %.2f s.\n" % (
-                            flush["changes"], flush["threads"], flush["flush_requests"],
-                            ", ".join("%s %s" % (m, p.rsplit("/", 1)[-1]) for m, p in flush["flush_calls"]),
-                            "✓" if flush["flush_requests"] <= 5 else "✗", flush["sync_seconds"]))
+        trash = load(os.path.join(d, "rows", "mark-trash.json"))
+        if trash:
+            by = {r["command"]: r for r in trash["results"]}
+            text.append("`hd-mark trash` beside `hd-mark archive` of the same %d threads, whole process "
+                        "(`--no-flush`), ms: trash %s, archive %s; trash ÷ archive = %s.\n" % (
+                            commit["threads"] if commit else 1000, cell(by.get("trash")), cell(by.get("archive")),
+                            fmt_ratio(ratio(by.get("trash"), by.get("archive")))))
+        for name, verb in (("flush.json", "archived"), ("flush-trash.json", "trashed")):
+            flush = load(os.path.join(d, name))
+            if flush:
+                text.append("Flush: the %d changes of %d %s threads reached the fake in **%d requests** (%s) %s; "
+                            "the hd-sync pass that sent them took %.2f s.\n" % (
+                                flush["changes"], flush["threads"], verb, flush["flush_requests"],
+                                ", ".join("%s %s" % (m, p.rsplit("/", 1)[-1]) for m, p in flush["flush_calls"]),
+                                "✓" if flush["flush_requests"] <= 5 else "✗", flush["sync_seconds"]))
         paced = load(os.path.join(d, "paced.json"))
         if paced:
             per_window = ", ".join("%d gets (burst %.1f–%.1f s)" % (w["gets"], w["first"] or 0, w["last"] or 0)

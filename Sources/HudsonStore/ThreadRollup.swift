@@ -155,23 +155,27 @@ extension Store {
         }
         // A member moving into or out of trash or spam changes what the thread lists under
         // every label, and so does any change while a member is there (EffectiveLabels.listed):
-        // those threads are recomputed whole. Elsewhere a label's carriers are its listed ones.
+        // those threads' labels are all listed again, in one statement for all of them.
+        // Elsewhere only the touched labels are counted.
+        var whole = Set<ThreadKey>()
         for key in keys {
-            if let old = stored[key],
-               touches.labels[key, default: []].isDisjoint(with: EffectiveLabels.locations),
-               Self.labelList(old.labels).allSatisfy({ !EffectiveLabels.locations.contains($0) }) {
+            guard let old = stored[key] else {
+                try recomputeRollup(key)
                 continue
             }
-            try recomputeRollup(key)
-            stored[key] = nil
+            if !touches.labels[key, default: []].isDisjoint(with: EffectiveLabels.locations)
+                || Self.labelList(old.labels).contains(where: EffectiveLabels.locations.contains) {
+                whole.insert(key)
+            }
         }
+        let relisted = whole.isEmpty ? [:] : try effectiveThreadLabels(Self.threadRows(whole))
 
         // Each touched label of each thread with a rollup row, and how many members carry
         // it now: as the writer knew it, else counted, one row per member that does.
         var touched: [(key: ThreadKey, old: RollupLabels, labels: [(label: String, carriers: Int)])] = []
         let unknown = SQLiteRows(columns: 5)
         for (key, labels) in touches.labels {
-            guard let old = stored[key] else { continue }
+            guard let old = stored[key], !whole.contains(key) || relisted[key] == nil else { continue }
             var counted: [(label: String, carriers: Int)] = []
             for label in labels {
                 let known = touches.knownCarriers[LabelTouches.Touch(thread: key, label: label)]
@@ -193,6 +197,18 @@ extension Store {
 
         let rollups = SQLiteRows(columns: 8)
         var labelChanges = ThreadLabelChanges()
+        for key in whole {
+            guard let old = stored[key], let new = relisted[key] else { continue }
+            let oldLabels = Self.labelList(old.labels), labels = new.labels.sorted()
+            let removed = oldLabels.filter { !new.labels.contains($0) }, added = labels.filter { !oldLabels.contains($0) }
+            guard !removed.isEmpty || !added.isEmpty || new.unreadCount != old.unreadCount else { continue }
+            rollups.append(.integer(key.accountID), .integer(old.lastMessageAt), .text(key.threadID),
+                           .integer(Int64(new.unreadCount)), .integer(new.labels.contains("INBOX") ? 1 : 0),
+                           .integer(new.unreadCount > 0 ? 1 : 0), .integer(new.labels.contains("STARRED") ? 1 : 0),
+                           .text(labels.joined(separator: " ")))
+            labelChanges.remove(key, lastMessageAt: old.lastMessageAt, labels: removed)
+            labelChanges.add(key, lastMessageAt: old.lastMessageAt, labels: added)
+        }
         for (key, old, counted) in touched {
             // The stored list is split once and changed in place: it is sorted, and stays so.
             var labels = Self.labelList(old.labels)
