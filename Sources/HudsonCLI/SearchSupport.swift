@@ -31,4 +31,15 @@ public enum SearchSupport {
         let value = try invocation.arguments.int("limit", range: 0...Int.max) ?? 0
         return value == 0 ? Int.max : value
     }
+
+    /// The note a search that looks words up in message text owes its reader when some
+    /// messages have no stored body (issue 19): how many, and the command that stores them.
+    /// Nil when the query has no word or phrase, or every body is stored.
+    public static func bodyNote(_ query: Query, store: Store, accountID: Int64?) throws -> String? {
+        guard query.searchesText else { return nil }
+        let missing = try store.messagesWithoutBody(accountID: accountID)
+        guard missing > 0 else { return nil }
+        return "\(missing) message(s) have no stored body; their text was searched in the subject, addresses "
+            + "and Gmail's snippet only (hd-sync --catch-up --prefetch-days 0 stores every body)"
+    }
 }

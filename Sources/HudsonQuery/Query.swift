@@ -46,6 +46,20 @@ public struct Query: Equatable, Sendable {
     }
 }
 
+extension Query {
+    /// True when the query looks words or phrases up in message text (a bare word or a
+    /// quoted phrase, negated or not), which includes bodies: a message whose body is not
+    /// stored can be missed by it (hd-search says how many there are).
+    public var searchesText: Bool {
+        root.contains { term in
+            switch term {
+            case .text, .phrase: return true
+            default: return false
+            }
+        }
+    }
+}
+
 /// One node of the query tree.
 public indirect enum QueryNode: Equatable, Sendable {
     /// Matches every message: the query was empty.

@@ -72,7 +72,8 @@ extension Store {
                 """, arguments: [row.key, attachment.partID, attachment.filename, attachment.mimeType, attachment.size,
                                  attachment.attachmentID, attachment.contentID, attachment.isInline])
         }
-        let hasAttachment = body.attachments.contains { !$0.isInline }
+        // Gmail's attachment: a part with a non-empty filename (gmail-api.md §8; migration 014).
+        let hasAttachment = body.attachments.contains { !$0.filename.isEmpty }
         try db.execute("UPDATE messages SET body_state = 1, has_attachment = ? WHERE id = ?", hasAttachment, row.key)
         try unpark(gmailID: gmailID, accountID: accountID, stage: .body)
         try bumpSequence(messageKey: row.key)

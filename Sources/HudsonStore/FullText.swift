@@ -91,10 +91,14 @@ enum FullText {
     }
 
     /// `"text"` or `"text" *`, with inner quotes doubled; nil when nothing is indexable.
+    /// Words in scripts written without spaces are looked up as the index holds them
+    /// (IndexText): as the phrase of their bigrams, and a lone character by its prefix,
+    /// which finds it anywhere in a run.
     static func quoted(_ text: String, prefix: Bool) -> String? {
         guard isIndexable(text) else { return nil }
-        let escaped = text.unicodeScalars.map { $0 == "\"" ? "\"\"" : String($0) }.joined()
-        return "\"\(escaped)\"" + (prefix ? " *" : "")
+        let segmented = IndexText.forQuery(text)
+        let escaped = segmented.unicodeScalars.map { $0 == "\"" ? "\"\"" : String($0) }.joined()
+        return "\"\(escaped)\"" + (prefix || IndexText.endsWithLoneCharacter(segmented) ? " *" : "")
     }
 
     /// A column filter Hudson writes: `{subject} : "text" *`.

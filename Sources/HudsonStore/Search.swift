@@ -155,3 +155,17 @@ extension Store {
         return summary
     }
 }
+
+extension Store {
+    /// How many messages (of one account, or all) have no stored body: a word of their
+    /// body is found only when it is in their subject, addresses or Gmail's snippet, which
+    /// the index holds until the body arrives (migration 013). Counted on the index of
+    /// messages waiting for a body.
+    public func messagesWithoutBody(accountID: Int64?) throws -> Int {
+        let count = try accountID.map {
+            try db.scalarInt(
+                "SELECT count(*) FROM messages INDEXED BY messages_needing_body WHERE account_id = ? AND body_state = 0", $0)
+        } ?? db.scalarInt("SELECT count(*) FROM messages INDEXED BY messages_needing_body WHERE body_state = 0")
+        return Int(count ?? 0)
+    }
+}

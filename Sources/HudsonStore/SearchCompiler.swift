@@ -420,7 +420,8 @@ struct SearchCompiler {
             let lowered = name.lowercased()
             arguments.append(.text("%" + Self.escapeLike(lowered) + "%"))
             arguments.append(.text(lowered))
-            return "EXISTS (SELECT 1 FROM attachments AS a WHERE a.message_id = m.id AND (lower(a.filename) LIKE ? ESCAPE '\\' OR a.mime_type LIKE '%/' || ?))"
+            // Only a part with a name is an attachment (has:attachment, migration 014).
+            return "EXISTS (SELECT 1 FROM attachments AS a WHERE a.message_id = m.id AND a.filename <> '' AND (lower(a.filename) LIKE ? ESCAPE '\\' OR a.mime_type LIKE '%/' || ?))"
         case .after(let value): return bound("m.internal_date >= ?", .integer(dayStart(value)))
         case .before(let value): return bound("m.internal_date < ?", .integer(dayStart(value)))
         case .newerThan(let age): return bound("m.internal_date >= ?", .integer(ageCutoff(age)))

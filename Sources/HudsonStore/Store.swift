@@ -74,6 +74,8 @@ public final class Store {
             // changes them (StoreOpenTests pins them) needs a new name and a migration that
             // rebuilds the index with it.
             try db.defineTextFunction("hudson_shown_v1", TerminalSafety.shown)
+            // The same rule for the index since migration 013 (IndexText).
+            try db.defineTextFunction("hudson_indexed_v1") { IndexText.forIndex(TerminalSafety.shown($0)) }
             // SQLite opens a file it cannot write read-only without a word; a command that
             // writes would then fail at its first change, after doing its work.
             if access != .readOnly && db.isMainDatabaseReadOnly {
