@@ -106,7 +106,7 @@ public enum Records {
                 ("label_ids", .array(message.labels.map { .string($0) })),
             ],
             columns: [
-                shortDate(message.internalDate), orPlaceholder(Store.displaySender(message.sender), noSender),
+                shortDate(message.internalDate), orPlaceholder(message.senderName, noSender),
                 orPlaceholder(message.subject, noSubject),
                 labelNames.joined(separator: ","),
             ],

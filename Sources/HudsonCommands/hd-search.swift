@@ -61,13 +61,14 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
     let names = try LabelNames(store: store)
     let sink = cli.makeSink()
     var found = 0
+    // Each result is written as it is found: a pipe's reader has the first line at once.
     if messages {
-        for message in try store.searchMessages(query, options: options, limit: limit, before: before) {
+        try store.forEachMessage(matching: query, options: options, limit: limit, before: before) { message in
             try sink.emit(Records.message(message, labels: names))
             found += 1
         }
     } else {
-        for thread in try store.searchThreads(query, options: options, limit: limit, after: before) {
+        try store.forEachThread(matching: query, options: options, limit: limit, after: before) { thread in
             try sink.emit(Records.thread(thread, labels: names))
             found += 1
         }

@@ -79,6 +79,14 @@ public enum JSONValue: Equatable, Sendable {
 
     static func encodeString(_ string: String, into output: inout String) {
         output += "\""
+        // Most strings need no escape: one scan of their bytes, then one append (escaping
+        // scalar by scalar was 60 % of printing 48,594 messages as JSON).
+        if !string.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C })
+            && !TerminalSafety.containsUnsafe(string, countingWhitespace: true) {
+            output += string
+            output += "\""
+            return
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": output += "\\\""

@@ -25,6 +25,17 @@ public struct TerminalInfo: Sendable, Equatable {
     public static let pipe = TerminalInfo(isTerminal: false, width: 0, color: false)
 }
 
+extension OutputStream {
+    /// Writes out the first record at once: a reader waiting for the first result (`| head
+    /// -1`, a script that stops at the first match) has it as soon as it is found, not
+    /// when the buffer fills; the rest go out a buffer at a time.
+    func flushFirst(_ first: inout Bool) throws {
+        guard first else { return }
+        first = false
+        try flush()
+    }
+}
+
 public func makeSink(_ format: OutputFormat, output: OutputStream, terminal: TerminalInfo) -> any Sink {
     switch format {
     case .json: return NDJSONSink(output: output)
@@ -37,11 +48,13 @@ public func makeSink(_ format: OutputFormat, output: OutputStream, terminal: Ter
 /// single-line (sprinter-text).
 public final class TextSink: Sink {
     let output: OutputStream
+    private var first = true
 
     public init(output: OutputStream) { self.output = output }
 
     public func emit(_ record: Record) throws {
         try output.write(([record.id] + record.columns).map(TerminalSafety.field).joined(separator: "\t") + "\n")
+        try output.flushFirst(&first)
     }
 
     public func finish() throws { try output.flush() }
@@ -49,11 +62,13 @@ public final class TextSink: Sink {
 
 public final class NDJSONSink: Sink {
     let output: OutputStream
+    private var first = true
 
     public init(output: OutputStream) { self.output = output }
 
     public func emit(_ record: Record) throws {
         try output.write(record.json.encoded + "\n")
+        try output.flushFirst(&first)
     }
 
     public func finish() throws { try output.flush() }
@@ -69,8 +84,11 @@ public final class IDSink: Sink {
         self.terminator = terminator
     }
 
+    private var first = true
+
     public func emit(_ record: Record) throws {
         try output.write(TerminalSafety.field(record.id) + terminator)
+        try output.flushFirst(&first)
     }
 
     public func finish() throws { try output.flush() }

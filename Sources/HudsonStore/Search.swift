@@ -15,6 +15,8 @@ public struct MessageSummary: Equatable, Sendable {
     public var internalDate: Int64
     public var subject: String?
     public var sender: String?
+    /// The sender as list views show it (Store.displaySender).
+    public var senderName: String
     public var to: String?
     public var snippet: String
     public var sizeEstimate: Int64
@@ -63,6 +65,18 @@ extension Store {
     /// Matching messages, newest first (or by relevance), at most `limit`, after `before`
     /// (a message reference from the previous page).
     public func searchMessages(_ query: Query, options: SearchOptions, limit: Int, before: Reference? = nil) throws -> [MessageSummary] {
+        var messages: [MessageSummary] = []
+        try forEachMessage(matching: query, options: options, limit: limit, before: before) { messages.append($0) }
+        return messages
+    }
+
+    /// `searchMessages`, each message handed to `body` as the search finds it: one
+    /// statement reads every column and the effective labels, so the first result is out
+    /// before the last is found and memory does not grow with the number of results.
+    public func forEachMessage(
+        matching query: Query, options: SearchOptions, limit: Int, before: Reference? = nil,
+        _ body: (MessageSummary) throws -> Void
+    ) throws {
         try db.read {
             var compiled = try compileSearch(query, options: options)
             var skipUntil: String?
@@ -77,25 +91,37 @@ extension Store {
                     skipUntil = id
                 }
             }
-            let statement = try db.cached("SELECT m.id, m.gmail_id \(compiled.fromAndWhere) ORDER BY \(compiled.orderBy)")
-            var keys: [Int64] = []
+            let statement = try db.cached("""
+                SELECT \(Self.messageSummaryColumns) \(compiled.fromAndWhere) ORDER BY \(compiled.orderBy)
+                """)
             try statement.bind(compiled.arguments)
             defer { statement.reset() }
-            while keys.count < limit, try statement.step() {
+            var found = 0
+            while found < limit, try statement.step() {
                 let row = statement.currentRow
                 if let wanted = skipUntil {
                     if row.string(1) == wanted { skipUntil = nil }
                     continue
                 }
-                keys.append(row.int64(0))
+                try body(messageSummary(from: row))
+                found += 1
             }
-            return try keys.compactMap { try messageSummary(key: $0) }
         }
     }
 
     /// The distinct threads of the matching messages, in the order of each thread's
     /// best-placed match, at most `limit`, after the thread `after` of a previous page.
     public func searchThreads(_ query: Query, options: SearchOptions, limit: Int, after: Reference? = nil) throws -> [ThreadSummary] {
+        var threads: [ThreadSummary] = []
+        try forEachThread(matching: query, options: options, limit: limit, after: after) { threads.append($0) }
+        return threads
+    }
+
+    /// `searchThreads`, each thread handed to `body` as soon as its first match is found.
+    public func forEachThread(
+        matching query: Query, options: SearchOptions, limit: Int, after: Reference? = nil,
+        _ body: (ThreadSummary) throws -> Void
+    ) throws {
         try db.read {
             let compiled = try compileSearch(query, options: options)
             var skipUntil: String?
@@ -112,20 +138,21 @@ extension Store {
             let statement = try db.cached("SELECT m.account_id, m.thread_id \(compiled.fromAndWhere) ORDER BY \(compiled.orderBy)")
             try statement.bind(compiled.arguments)
             defer { statement.reset() }
-            var seen = Set<String>()
-            var threads: [(Int64, String)] = []
-            while threads.count < limit, try statement.step() {
+            var seen = Set<ThreadKey>()
+            var found = 0
+            while found < limit, try statement.step() {
                 let row = statement.currentRow
-                let account = row.int64(0)
-                let thread = row.string(1)
-                guard seen.insert("\(account)\u{0}\(thread)").inserted else { continue }
+                let key = ThreadKey(accountID: row.int64(0), threadID: row.string(1))
+                guard seen.insert(key).inserted else { continue }
                 if let wanted = skipUntil {
-                    if thread == wanted { skipUntil = nil }
+                    if key.threadID == wanted { skipUntil = nil }
                     continue
                 }
-                threads.append((account, thread))
+                if let thread = try threadSummary(threadID: key.threadID, accountID: key.accountID) {
+                    try body(thread)
+                    found += 1
+                }
             }
-            return try threads.compactMap { try threadSummary(threadID: $0.1, accountID: $0.0) }
         }
     }
 
@@ -138,21 +165,27 @@ extension Store {
         return Int(try db.prepare(sql).first(compiled.arguments) { $0.int64(0) } ?? 0)
     }
 
+    /// The columns `messageSummary(from:)` reads, from `messages AS m`: the effective
+    /// labels come as one space-separated list.
+    static let messageSummaryColumns = """
+        m.id, m.gmail_id, m.account_id, m.thread_id, m.internal_date, m.subject, m.sender, m.to_header, m.snippet,
+        m.size_estimate, m.has_attachment, m.body_state,
+        (SELECT group_concat(el.label, ' ') FROM \(EffectiveLabels.view) AS el WHERE el.message_id = m.id)
+        """
+
+    func messageSummary(from row: Row) -> MessageSummary {
+        var labels = Self.splitOnByte(row.optionalString(12) ?? "", UInt8(ascii: " "))
+        labels.sort()
+        let sender = row.optionalString(6)
+        return MessageSummary(
+            accountID: row.int64(2), messageID: row.string(1), threadID: row.string(3), internalDate: row.int64(4),
+            subject: row.optionalString(5), sender: sender, senderName: displaySenderCached(sender),
+            to: row.optionalString(7), snippet: row.string(8), sizeEstimate: row.int64(9), hasAttachment: row.bool(10),
+            hydrated: row.int(11) == 1, labels: labels)
+    }
+
     func messageSummary(key: Int64) throws -> MessageSummary? {
-        guard var summary = try db.first("""
-            SELECT account_id, gmail_id, thread_id, internal_date, subject, sender, to_header, snippet, size_estimate,
-                   has_attachment, body_state
-              FROM messages WHERE id = ?
-            """, key, transform: {
-                MessageSummary(
-                    accountID: $0.int64(0), messageID: $0.string(1), threadID: $0.string(2), internalDate: $0.int64(3),
-                    subject: $0.optionalString(4), sender: $0.optionalString(5), to: $0.optionalString(6),
-                    snippet: $0.string(7), sizeEstimate: $0.int64(8), hasAttachment: $0.bool(9),
-                    hydrated: $0.int(10) == 1, labels: [])
-            })
-        else { return nil }
-        summary.labels = try effectiveLabels(messageKey: key)
-        return summary
+        try db.first("SELECT \(Self.messageSummaryColumns) FROM messages AS m WHERE m.id = ?", key) { messageSummary(from: $0) }
     }
 }
 
