@@ -35,12 +35,16 @@ public func hdLs() -> Never { Main.run(spec) { cli in
 
     if let since = try cli.arguments.int("changed-since", range: 0...Int.max) {
         let current = try store.currentSequence()
-        let changes = try store.changes(since: Int64(since), accountID: account?.id, limit: limit)
-        for change in changes { try sink.emit(Records.change(change, labels: names)) }
+        var listed = 0, last = Int64(since)
+        try store.forEachChange(since: Int64(since), accountID: account?.id, limit: limit) { change in
+            try sink.emit(Records.change(change, labels: names))
+            listed += 1
+            last = change.seq
+        }
         try sink.finish()
         // The point to continue from: the last change listed when --limit cut the list,
         // so the next run picks up the rest; else the newest point of the store.
-        let next = changes.count == limit ? changes.last!.seq : max(current, Int64(since))
+        let next = listed == limit ? last : max(current, Int64(since))
         writeError("\(next)\n")
         return .success
     }

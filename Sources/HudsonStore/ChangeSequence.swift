@@ -64,13 +64,25 @@ extension Store {
 
     /// Messages whose latest change is after `seq`, oldest change first.
     public func changes(since seq: Int64, accountID: Int64? = nil, limit: Int = 1000) throws -> [MessageChange] {
-        try db.map("""
-            SELECT seq, account_id, gmail_id, thread_id, deleted FROM message_seq
-             WHERE seq > ? AND (?2 IS NULL OR account_id = ?2)
-             ORDER BY seq LIMIT ?
-            """, seq, accountID, limit) {
-            MessageChange(seq: $0.int64(0), accountID: $0.int64(1), messageID: $0.string(2),
-                          threadID: $0.string(3), deleted: $0.bool(4))
+        var changes: [MessageChange] = []
+        try forEachChange(since: seq, accountID: accountID, limit: limit) { changes.append($0) }
+        return changes
+    }
+
+    /// `changes`, each handed to `body` as it is read: a reader of the whole feed gets the
+    /// first at once, and memory does not grow with the number of changes.
+    public func forEachChange(
+        since seq: Int64, accountID: Int64? = nil, limit: Int = 1000, _ body: (MessageChange) throws -> Void
+    ) throws {
+        try db.read {
+            try db.forEach("""
+                SELECT seq, account_id, gmail_id, thread_id, deleted FROM message_seq
+                 WHERE seq > ? AND (?2 IS NULL OR account_id = ?2)
+                 ORDER BY seq LIMIT ?
+                """, seq, accountID, limit) {
+                try body(MessageChange(seq: $0.int64(0), accountID: $0.int64(1), messageID: $0.string(2),
+                                       threadID: $0.string(3), deleted: $0.bool(4)))
+            }
         }
     }
 }

@@ -34,6 +34,7 @@ enum Schema {
         Migration("010_trash_and_spam_listed_apart", trashAndSpamListedApart),
         Migration("013_index_cjk_bigrams_and_snippets", indexCJKBigramsAndSnippets),
         Migration("014_attachment_has_a_filename", attachmentHasAFilename),
+        Migration("015_messages_by_size", messagesBySize),
     ]
 
     static let migrator = Migrator(migrations)
@@ -979,5 +980,12 @@ enum Schema {
        SET has_attachment = EXISTS (SELECT 1 FROM messages AS m
                                      WHERE m.account_id = thread_rollup.account_id AND m.thread_id = thread_rollup.thread_id
                                        AND m.has_attachment = 1);
+    """
+
+    /// `larger:` and `smaller:` read every message without it, newest first, until a page
+    /// is found: 58 ms for `larger:1M` at 100,000 messages, where mu answers in 16. With
+    /// the index the few large messages are found at once and sorted.
+    private static let messagesBySize = """
+    CREATE INDEX messages_by_size ON messages (size_estimate);
     """
 }

@@ -142,6 +142,14 @@ struct SearchCompiler {
         // that drives the query (the full-text doclist, the address index or the messages
         // table) seeks the range instead of walking every newer message first.
         let keyColumn = match != nil ? "fts_messages.rowid" : addressDriver != nil ? "a.message_id" : "m.id"
+        // Without either, a top-level `larger:` drives from the size index: large mail is
+        // rare, so its few messages are read and sorted instead of walking every message
+        // newest first (migration 015). The planner, without statistics, would walk.
+        let bySize = match == nil && addressDriver == nil && keyBounds == nil && rest.contains {
+            if case .term(.larger) = $0 { return true }
+            return false
+        }
+        if bySize { from = "FROM messages AS m INDEXED BY messages_by_size" }
         if let match {
             from = "FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid"
             conditions.append("fts_messages MATCH ?")
