@@ -18,21 +18,32 @@ public final class OutputStream {
     private let capacity: Int
     private var closed = false
 
+    /// The buffer is written out when it holds this much: 4 KiB at first, doubling to
+    /// `capacity`. A reader that stops early (`| head -1`) is gone by the second write,
+    /// which then ends the command, instead of after 64 KiB of work nobody reads.
+    private var threshold: Int
+
     public init(fd: Int32, capacity: Int = 64 * 1024) {
         self.fd = fd
         self.capacity = capacity
+        threshold = min(4096, capacity)
         buffer.reserveCapacity(capacity)
     }
 
     public func write(_ text: String) throws {
         buffer.append(contentsOf: text.utf8)
-        if buffer.count >= capacity { try flush() }
+        if buffer.count >= threshold { try flushGrowing() }
     }
 
     /// Bytes as they are (`hd-show --raw`): mail data the user asked for, not text to scrub.
     public func write(bytes: [UInt8]) throws {
         buffer.append(contentsOf: bytes)
-        if buffer.count >= capacity { try flush() }
+        if buffer.count >= threshold { try flushGrowing() }
+    }
+
+    private func flushGrowing() throws {
+        try flush()
+        threshold = min(capacity, threshold * 2)
     }
 
     public func flush() throws {

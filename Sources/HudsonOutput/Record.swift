@@ -4,7 +4,7 @@
  output of any command can be piped into any other (CONTRACT.md "Ids and input").
  */
 
-public struct Record: Sendable {
+public struct Record {
     public enum Emphasis: Sendable { case normal, strong, dim }
 
     /// The JSON `type`: "thread", "message", "label", "change", ...
@@ -12,17 +12,25 @@ public struct Record: Sendable {
     /// A typed reference (`thread:…`, `message:…`) or another stable id.
     public var id: String
     /// The JSON members after `type` and `id`, in order.
-    public var fields: [(String, JSONValue)]
+    public var fields: [(String, JSONValue)] { makeFields() }
     /// The text columns after the id, in order.
-    public var columns: [String]
+    public var columns: [String] { makeColumns() }
     /// How a terminal may present the row; never changes the data.
     public var emphasis: Emphasis
 
-    public init(type: String, id: String, fields: [(String, JSONValue)], columns: [String], emphasis: Emphasis = .normal) {
+    // A sink reads one of the two forms; each is built only when read (building both, two
+    // date formats and two label lists per message, was a fifth of streaming a search).
+    private let makeFields: () -> [(String, JSONValue)]
+    private let makeColumns: () -> [String]
+
+    public init(
+        type: String, id: String, fields: @autoclosure @escaping () -> [(String, JSONValue)],
+        columns: @autoclosure @escaping () -> [String], emphasis: Emphasis = .normal
+    ) {
         self.type = type
         self.id = id
-        self.fields = fields
-        self.columns = columns
+        makeFields = fields
+        makeColumns = columns
         self.emphasis = emphasis
     }
 

@@ -34,9 +34,11 @@ extension Store {
         let own = try db.map("SELECT email FROM accounts WHERE ?1 IS NULL OR id = ?1", options.accountID) { $0.string(0) }
         let keysFollowDates = try db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM message_key_exceptions)") == 1
         let userLabels = Set(labels.filter { $0.type == "user" }.map(\.id))
+        // Read in the caller's transaction, as the search that uses it is.
+        let queueIsEmpty = try db.scalarInt(EffectiveLabels.queueIsEmptySQL) == 1
         return SearchCompiler(
             options: options, ownAddresses: own, keysFollowDates: keysFollowDates,
-            isUserLabel: { userLabels.contains($0) }
+            isUserLabel: { userLabels.contains($0) }, labelSource: EffectiveLabels.source(queueIsEmpty: queueIsEmpty)
         ) { wanted in
             var ids: [String] = []
             for label in labels {
@@ -92,7 +94,8 @@ extension Store {
                 }
             }
             let statement = try db.cached("""
-                SELECT \(Self.messageSummaryColumns) \(compiled.fromAndWhere) ORDER BY \(compiled.orderBy)
+                SELECT \(Self.messageSummaryColumns(labels: compiled.labelSource)) \(compiled.fromAndWhere)
+                 ORDER BY \(compiled.orderBy)
                 """)
             try statement.bind(compiled.arguments)
             defer { statement.reset() }
@@ -158,20 +161,24 @@ extension Store {
 
     /// How many messages, or distinct threads, match.
     public func countSearch(_ query: Query, options: SearchOptions, threads: Bool) throws -> Int {
-        let compiled = try compileSearch(query, options: options)
-        let sql = threads
-            ? "SELECT count(*) FROM (SELECT DISTINCT m.account_id, m.thread_id \(compiled.fromAndWhere))"
-            : "SELECT count(*) \(compiled.fromAndWhere)"
-        return Int(try db.prepare(sql).first(compiled.arguments) { $0.int64(0) } ?? 0)
+        try db.read {
+            let compiled = try compileSearch(query, options: options)
+            let sql = threads
+                ? "SELECT count(*) FROM (SELECT DISTINCT m.account_id, m.thread_id \(compiled.fromAndWhere))"
+                : "SELECT count(*) \(compiled.fromAndWhere)"
+            return Int(try db.prepare(sql).first(compiled.arguments) { $0.int64(0) } ?? 0)
+        }
     }
 
     /// The columns `messageSummary(from:)` reads, from `messages AS m`: the effective
     /// labels come as one space-separated list.
-    static let messageSummaryColumns = """
+    static func messageSummaryColumns(labels source: String = EffectiveLabels.view) -> String {
+        """
         m.id, m.gmail_id, m.account_id, m.thread_id, m.internal_date, m.subject, m.sender, m.to_header, m.snippet,
         m.size_estimate, m.has_attachment, m.body_state,
-        (SELECT group_concat(el.label, ' ') FROM \(EffectiveLabels.view) AS el WHERE el.message_id = m.id)
+        (SELECT group_concat(el.label, ' ') FROM \(source) AS el WHERE el.message_id = m.id)
         """
+    }
 
     func messageSummary(from row: Row) -> MessageSummary {
         var labels = Self.splitOnByte(row.optionalString(12) ?? "", UInt8(ascii: " "))
@@ -185,7 +192,7 @@ extension Store {
     }
 
     func messageSummary(key: Int64) throws -> MessageSummary? {
-        try db.first("SELECT \(Self.messageSummaryColumns) FROM messages AS m WHERE m.id = ?", key) { messageSummary(from: $0) }
+        try db.first("SELECT \(Self.messageSummaryColumns()) FROM messages AS m WHERE m.id = ?", key) { messageSummary(from: $0) }
     }
 }
 

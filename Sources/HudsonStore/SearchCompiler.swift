@@ -57,6 +57,8 @@ public struct CompiledSearch: Sendable, CustomStringConvertible {
     public var match: String?
     /// ORDER BY for newest-first or relevance.
     public var orderBy: String
+    /// Where the labels of `m` are read from (EffectiveLabels.source).
+    var labelSource: String = EffectiveLabels.view
 
     public var description: String {
         var lines = ["sql: SELECT m.id ... \(fromAndWhere) ORDER BY \(orderBy)"]
@@ -87,6 +89,8 @@ struct SearchCompiler {
     let keysFollowDates: Bool
     /// Whether a label id is a user label (small, as a rule: worth listing).
     let isUserLabel: (String) -> Bool
+    /// Where effective labels are read from (EffectiveLabels.source).
+    let labelSource: String
 
     private var arguments: [SQLiteValue] = []
     /// Message-key bounds implied by the query's top-level dates (lower inclusive, upper
@@ -95,9 +99,10 @@ struct SearchCompiler {
 
     init(
         options: SearchOptions, ownAddresses: [String], keysFollowDates: Bool = false,
-        isUserLabel: @escaping (String) -> Bool = { _ in false },
+        isUserLabel: @escaping (String) -> Bool = { _ in false }, labelSource: String = EffectiveLabels.view,
         resolveLabel: @escaping (LabelName) throws -> [String]
     ) {
+        self.labelSource = labelSource
         self.options = options
         self.ownAddresses = ownAddresses
         self.keysFollowDates = keysFollowDates
@@ -194,7 +199,8 @@ struct SearchCompiler {
         } else {
             orderBy = "m.id DESC"
         }
-        return CompiledSearch(fromAndWhere: from + whereClause, arguments: arguments, match: match, orderBy: orderBy)
+        return CompiledSearch(fromAndWhere: from + whereClause, arguments: arguments, match: match, orderBy: orderBy,
+                              labelSource: labelSource)
     }
 
     // MARK: - Conditions
@@ -222,7 +228,7 @@ struct SearchCompiler {
     /// "m effectively carries label" with the label bound (EffectiveLabels owns the rule).
     private mutating func carries(_ label: String) -> String {
         arguments.append(.text(label))
-        return EffectiveLabels.carries(messageColumn: "m.id")
+        return EffectiveLabels.carries(messageColumn: "m.id", source: labelSource)
     }
 
     /// For a top-level term that only asks for a label: the labels to list instead of
@@ -251,7 +257,8 @@ struct SearchCompiler {
             arguments.append(.text(label))
             if let lower = bounds.lower { arguments.append(.integer(lower)) }
             if let upper = bounds.upper { arguments.append(.integer(upper)) }
-            return EffectiveLabels.carriesList(messageColumn: "m.id", bounded: (bounds.lower != nil, bounds.upper != nil))
+            return EffectiveLabels.carriesList(
+                messageColumn: "m.id", bounded: (bounds.lower != nil, bounds.upper != nil), source: labelSource)
         }
         return "(" + parts.joined(separator: " OR ") + ")"
     }
@@ -420,7 +427,7 @@ struct SearchCompiler {
             switch kind {
             case .attachment: return "m.has_attachment = 1"
             case .userLabels, .noUserLabels:
-                let exists = "EXISTS (SELECT 1 FROM \(EffectiveLabels.view) AS el JOIN labels AS l ON l.account_id = m.account_id AND l.id = el.label WHERE el.message_id = m.id AND l.type = 'user')"
+                let exists = "EXISTS (SELECT 1 FROM \(labelSource) AS el JOIN labels AS l ON l.account_id = m.account_id AND l.id = el.label WHERE el.message_id = m.id AND l.type = 'user')"
                 return kind == .userLabels ? exists : "NOT " + exists
             case .drive: return "0"
             }
