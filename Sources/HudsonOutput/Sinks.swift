@@ -53,7 +53,13 @@ public final class TextSink: Sink {
     public init(output: OutputStream) { self.output = output }
 
     public func emit(_ record: Record) throws {
-        try output.write(([record.id] + record.columns).map(TerminalSafety.field).joined(separator: "\t") + "\n")
+        // Field by field into the buffer: no array of fields, no joined line per record.
+        try output.write(TerminalSafety.field(record.id))
+        for column in record.columns {
+            try output.write("\t")
+            try output.write(TerminalSafety.field(column))
+        }
+        try output.write("\n")
         try output.flushFirst(&first)
     }
 
