@@ -82,22 +82,6 @@ extension Store {
         return try effectiveLabels(messageKey: key)
     }
 
-    /// Each label's number of messages that effectively carry it, in one account: one
-    /// pass over the label index through the view, so the counts `hd-labels` shows are
-    /// composed by the same rule as every list and search. The aggregate is over a
-    /// subquery the planner may not merge into it (`LIMIT -1`): aggregating the join
-    /// directly made SQLite materialize the whole view, every account's, three times
-    /// slower (its flattener does not put a UNION ALL view under an aggregate).
-    func effectiveMessageCounts(accountID: Int64) throws -> [String: Int] {
-        var counts: [String: Int] = [:]
-        try db.forEach("""
-            SELECT label, count(*) FROM (
-                SELECT el.label AS label FROM messages AS m JOIN \(EffectiveLabels.view) AS el ON el.message_id = m.id
-                 WHERE m.account_id = ? LIMIT -1)
-             GROUP BY label
-            """, accountID) { counts[$0.string(0)] = $0.int(1) }
-        return counts
-    }
 
     /// The canonical labels of a message (server truth only), by Gmail id.
     public func canonicalLabels(gmailID: String, accountID: Int64) throws -> [String]? {

@@ -156,23 +156,21 @@ extension Store {
             """, threadID, accountID) { ThreadPageCursor(lastMessageAt: $0.int64(0), threadID: $0.string(1)) }
     }
 
-    /// Every label of every (or one) account with effective message and thread counts.
+    /// Every label of every (or one) account with effective message and thread counts,
+    /// read from the counts the store keeps (migration 016): one small table, whatever
+    /// the size of the mailbox.
     public func labelCounts(accountID: Int64?) throws -> [LabelCount] {
         try db.read {
             var result: [LabelCount] = []
             for account in try accounts() where accountID == nil || account.id == accountID {
-                let messages = try effectiveMessageCounts(accountID: account.id)
-                var threads: [String: (Int, Int)] = [:]
+                var counts: [String: (messages: Int, threads: Int, unread: Int)] = [:]
                 try db.forEach("""
-                    SELECT tl.label, count(*), sum(r.unread) FROM thread_labels AS tl
-                      JOIN thread_rollup AS r ON r.account_id = tl.account_id AND r.last_message_at = tl.last_message_at
-                                     AND r.thread_id = tl.thread_id
-                     WHERE tl.account_id = ? GROUP BY tl.label
-                    """, account.id) { threads[$0.string(0)] = ($0.int(1), $0.int(2)) }
+                    SELECT label, messages, threads, unread_threads FROM label_counts WHERE account_id = ?
+                    """, account.id) { counts[$0.string(0)] = ($0.int(1), $0.int(2), $0.int(3)) }
                 for label in try labels(accountID: account.id) {
-                    let thread = threads[label.id] ?? (0, 0)
-                    result.append(LabelCount(accountID: account.id, label: label, messages: messages[label.id] ?? 0,
-                                             threads: thread.0, unreadThreads: thread.1))
+                    let count = counts[label.id] ?? (0, 0, 0)
+                    result.append(LabelCount(accountID: account.id, label: label, messages: count.messages,
+                                             threads: count.threads, unreadThreads: count.unread))
                 }
             }
             return result

@@ -335,8 +335,9 @@ extension Store {
             }
             if !inserted.isEmpty {
                 try db.execute("""
-                    INSERT OR REPLACE INTO thread_labels (account_id, label, last_message_at, thread_id)
-                    SELECT c0, c1, c2, c3 FROM hudson_rows(?)
+                    INSERT INTO thread_labels (account_id, label, last_message_at, thread_id)
+                    SELECT c0, c1, c2, c3 FROM hudson_rows(?) WHERE 1
+                    ON CONFLICT DO NOTHING
                     """, inserted)
             }
         }
