@@ -33,9 +33,11 @@ enum IndexText {
         segmented(text, lastCharacter: true)
     }
 
-    /// A search word or phrase the same way, but without the trailing single characters:
-    /// `会議資料` is the phrase `会議 議資 資料`, which the index holds in that order
-    /// wherever the word occurs. A run of one character stays one character.
+    /// A search word or phrase the same way, but without the single last character of its
+    /// final run: `会議資料` is the phrase `会議 議資 資料`, which the index holds in that
+    /// order wherever the word occurs, also inside a longer run. A run followed by more
+    /// text keeps its last character, as the index has it before what follows (`資料A` is
+    /// `資料 料 A`, `"東京 大阪"` is `東京 京 大阪`). A run of one character stays one.
     static func forQuery(_ text: String) -> String {
         segmented(text, lastCharacter: false)
     }
@@ -48,6 +50,8 @@ enum IndexText {
         return scalars.count == 1 || !isBigrammed(scalars[0].value)
     }
 
+    /// `lastCharacter`: whether the final run ends with its last character too (every
+    /// other run always does: text follows it).
     private static func segmented(_ text: String, lastCharacter: Bool) -> String {
         // Most text has nothing to do: one pass over the UTF-8 bytes finds no lead byte of
         // a three- or four-byte sequence at or above U+3005.
@@ -55,7 +59,7 @@ enum IndexText {
         var result = String.UnicodeScalarView()
         var run: [Unicode.Scalar] = []
         var separate = false  // the text after a run needs a space before it
-        func flush() {
+        func flush(final: Bool) {
             guard !run.isEmpty else { return }
             if let last = result.last, !last.properties.isWhitespace { result.append(" ") }
             if run.count == 1 {
@@ -66,7 +70,7 @@ enum IndexText {
                     result.append(run[index])
                     result.append(run[index + 1])
                 }
-                if lastCharacter {
+                if lastCharacter || !final {
                     result.append(" ")
                     result.append(run[run.count - 1])
                 }
@@ -79,12 +83,12 @@ enum IndexText {
                 run.append(scalar)
                 continue
             }
-            flush()
+            flush(final: false)
             if separate && !scalar.properties.isWhitespace { result.append(" ") }
             separate = false
             result.append(scalar)
         }
-        flush()
+        flush(final: true)
         return String(result)
     }
 }

@@ -107,6 +107,8 @@ extension Store {
         var accountID: Int64
         var gmailID: String
         var threadID: String
+        /// Effectively in trash or spam (triage reads it when it resolves a thread).
+        var inTrashOrSpam = false
     }
 
     /// One change triage asks for: a label added to or removed from a message.

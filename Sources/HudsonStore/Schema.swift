@@ -884,6 +884,22 @@ enum Schema {
            starred = instr(' ' || r.labels || ' ', ' STARRED ') > 0
       FROM rollup_010 AS r
      WHERE thread_rollup.account_id = r.account_id AND thread_rollup.thread_id = r.thread_id;
+    -- A thread wholly in trash or spam shows its members' unread and starred flags there.
+    UPDATE thread_rollup
+       SET unread_count = (SELECT count(*) FROM messages AS m JOIN effective_labels AS el ON el.message_id = m.id
+                            WHERE m.account_id = thread_rollup.account_id AND m.thread_id = thread_rollup.thread_id
+                              AND el.label = 'UNREAD'),
+           unread = EXISTS (SELECT 1 FROM messages AS m JOIN effective_labels AS el ON el.message_id = m.id
+                             WHERE m.account_id = thread_rollup.account_id AND m.thread_id = thread_rollup.thread_id
+                               AND el.label = 'UNREAD'),
+           starred = EXISTS (SELECT 1 FROM messages AS m JOIN effective_labels AS el ON el.message_id = m.id
+                              WHERE m.account_id = thread_rollup.account_id AND m.thread_id = thread_rollup.thread_id
+                                AND el.label = 'STARRED')
+     WHERE (account_id, thread_id) IN (SELECT account_id, thread_id FROM rollup_010)
+       AND NOT EXISTS (SELECT 1 FROM messages AS m
+                        WHERE m.account_id = thread_rollup.account_id AND m.thread_id = thread_rollup.thread_id
+                          AND NOT EXISTS (SELECT 1 FROM effective_labels AS x
+                                           WHERE x.message_id = m.id AND x.label IN ('TRASH', 'SPAM')));
     DELETE FROM thread_labels
      WHERE (account_id, thread_id) IN (SELECT account_id, thread_id FROM rollup_010);
     INSERT INTO thread_labels (account_id, label, last_message_at, thread_id)

@@ -110,6 +110,9 @@ struct SearchCompiler {
         self.resolveLabel = resolveLabel
     }
 
+    /// The size above which mail is rare enough to be found by its size first (1 MiB).
+    static let rareSize: Int64 = 1 << 20
+
     mutating func compile(_ query: Query) throws -> CompiledSearch {
         arguments = []
         let root = query.simplified().root
@@ -147,11 +150,13 @@ struct SearchCompiler {
         // that drives the query (the full-text doclist, the address index or the messages
         // table) seeks the range instead of walking every newer message first.
         let keyColumn = match != nil ? "fts_messages.rowid" : addressDriver != nil ? "a.message_id" : "m.id"
-        // Without either, a top-level `larger:` drives from the size index: large mail is
-        // rare, so its few messages are read and sorted instead of walking every message
-        // newest first (migration 015). The planner, without statistics, would walk.
+        // Without either, a top-level `larger:` of a megabyte or more drives from the size
+        // index: such mail is rare, so its few messages are read and sorted instead of
+        // walking every message newest first (migration 015). A smaller size matches much
+        // of the mail, where the walk finds a page sooner; the planner, without
+        // statistics, cannot tell the two apart.
         let bySize = match == nil && addressDriver == nil && keyBounds == nil && rest.contains {
-            if case .term(.larger) = $0 { return true }
+            if case .term(.larger(let bytes)) = $0 { return bytes >= Self.rareSize }
             return false
         }
         if bySize { from = "FROM messages AS m INDEXED BY messages_by_size" }

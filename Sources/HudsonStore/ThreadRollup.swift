@@ -64,13 +64,14 @@ extension Store {
         var lastMessageAt: Int64
         var unreadCount: Int
         var labels: String
+        var starred: Bool
     }
 
     private func storedRollupLabels(_ key: ThreadKey) throws -> RollupLabels? {
         try db.first("""
-            SELECT last_message_at, unread_count, labels FROM thread_rollup WHERE thread_id = ? AND account_id = ?
+            SELECT last_message_at, unread_count, labels, starred FROM thread_rollup WHERE thread_id = ? AND account_id = ?
             """, key.threadID, key.accountID) {
-            RollupLabels(lastMessageAt: $0.int64(0), unreadCount: $0.int(1), labels: $0.string(2))
+            RollupLabels(lastMessageAt: $0.int64(0), unreadCount: $0.int(1), labels: $0.string(2), starred: $0.bool(3))
         }
     }
 
@@ -119,7 +120,7 @@ extension Store {
                 key.accountID, key.threadID, newest.internalDate, newest.key, newest.subject, newest.snippet,
                 displaySenderCached(newest.sender), participants.joined(separator: Self.participantSeparator),
                 members.count, effective.unreadCount, current.labels.contains("INBOX"), effective.unreadCount > 0,
-                current.labels.contains("STARRED"), members.contains(where: \.hasAttachment), effective.labels,
+                current.starred, members.contains(where: \.hasAttachment), effective.labels,
             ])
         labelChanges.record(key, from: stored, to: effective)
         try labelChanges.apply(in: db)
@@ -143,7 +144,7 @@ extension Store {
         // index by thread id (another random page per thread; `+` keeps the planner off it).
         var stored: [ThreadKey: RollupLabels] = [:]
         try db.forEach("""
-            SELECT t.c0, t.c1, r.last_message_at, r.unread_count, r.labels
+            SELECT t.c0, t.c1, r.last_message_at, r.unread_count, r.labels, r.starred
               FROM hudson_rows(?) AS t
               JOIN thread_rollup AS r
                 ON r.account_id = t.c0 AND +r.thread_id = t.c1
@@ -151,7 +152,7 @@ extension Store {
                                          WHERE m.thread_id = t.c1 AND m.account_id = t.c0)
             """, threads) {
             stored[ThreadKey(accountID: $0.int64(0), threadID: $0.string(1))] =
-                RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: $0.string(4))
+                RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: $0.string(4), starred: $0.bool(5))
         }
         // A member moving into or out of trash or spam changes what the thread lists under
         // every label, and so does any change while a member is there (EffectiveLabels.listed):
@@ -201,10 +202,11 @@ extension Store {
             guard let old = stored[key], let new = relisted[key] else { continue }
             let oldLabels = Self.labelList(old.labels), labels = new.labels.sorted()
             let removed = oldLabels.filter { !new.labels.contains($0) }, added = labels.filter { !oldLabels.contains($0) }
-            guard !removed.isEmpty || !added.isEmpty || new.unreadCount != old.unreadCount else { continue }
+            guard !removed.isEmpty || !added.isEmpty || new.unreadCount != old.unreadCount || new.starred != old.starred
+            else { continue }
             rollups.append(.integer(key.accountID), .integer(old.lastMessageAt), .text(key.threadID),
                            .integer(Int64(new.unreadCount)), .integer(new.labels.contains("INBOX") ? 1 : 0),
-                           .integer(new.unreadCount > 0 ? 1 : 0), .integer(new.labels.contains("STARRED") ? 1 : 0),
+                           .integer(new.unreadCount > 0 ? 1 : 0), .integer(new.starred ? 1 : 0),
                            .text(labels.joined(separator: " ")))
             labelChanges.remove(key, lastMessageAt: old.lastMessageAt, labels: removed)
             labelChanges.add(key, lastMessageAt: old.lastMessageAt, labels: added)
@@ -245,15 +247,17 @@ extension Store {
         try labelChanges.apply(in: db)
     }
 
-    /// The union of a thread's members' effective labels, and how many members are unread.
+    /// The union of a thread's members' listed labels, how many members are unread and
+    /// whether one is starred.
     private struct EffectiveThreadLabels {
         var labels = Set<String>()
         var unreadCount = 0
+        var starred = false
 
         /// As the rollup row stores it: sorted, space-separated.
         func rollup(lastMessageAt: Int64) -> RollupLabels {
             RollupLabels(lastMessageAt: lastMessageAt, unreadCount: unreadCount,
-                         labels: labels.sorted().joined(separator: " "))
+                         labels: labels.sorted().joined(separator: " "), starred: starred)
         }
     }
 
@@ -265,21 +269,37 @@ extension Store {
     }
 
     /// What each thread of `threads` (threadRows) lists: the union of its members'
-    /// listed labels (EffectiveLabels.listed), and how many members are listed unread.
+    /// listed labels (EffectiveLabels.listed), and how many of them are unread and whether
+    /// one is starred, counting the members outside trash and spam, or, when every member
+    /// is in one of them, every member (a thread wholly in spam shows unread in spam, as in
+    /// Gmail).
     private func effectiveThreadLabels(_ threads: SQLiteRows) throws -> [ThreadKey: EffectiveThreadLabels] {
         var members: [ThreadKey: [Int64: Set<String>]] = [:]
         try forEachEffectiveLabel(ofThreads: threads) { key, message, label in
             members[key, default: [:]][message, default: []].insert(label)
         }
-        return members.mapValues { labelsByMember in
+        // Members without any label are outside trash and spam too: count every member.
+        var memberCounts: [ThreadKey: Int] = [:]
+        try db.forEach("""
+            SELECT t.c0, t.c1, count(*) FROM hudson_rows(?) AS t
+              JOIN messages AS m ON m.thread_id = t.c1 AND m.account_id = t.c0
+             GROUP BY t.c0, t.c1
+            """, threads) { memberCounts[ThreadKey(accountID: $0.int64(0), threadID: $0.string(1))] = $0.int(2) }
+        var result: [ThreadKey: EffectiveThreadLabels] = [:]
+        for (key, labelsByMember) in members {
             var thread = EffectiveThreadLabels()
+            let elsewhere = labelsByMember.values.filter { !$0.isDisjoint(with: EffectiveLabels.locations) }
+            let allElsewhere = elsewhere.count == memberCounts[key, default: 0]
             for labels in labelsByMember.values {
                 let listed = EffectiveLabels.listed(labels)
                 thread.labels.formUnion(listed)
-                if listed.contains("UNREAD") { thread.unreadCount += 1 }
+                let flags = allElsewhere ? labels : listed
+                if flags.contains("UNREAD") { thread.unreadCount += 1 }
+                if flags.contains("STARRED") { thread.starred = true }
             }
-            return thread
+            result[key] = thread
         }
+        return result
     }
 
     /// thread_labels rows to delete and to insert for many threads, applied in one

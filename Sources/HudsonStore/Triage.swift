@@ -194,7 +194,9 @@ public struct UndoResult: Equatable, Sendable {
 extension Store {
     /// Applies `actions` to every reference in one write transaction and records one
     /// action for undo. An unknown label name throws before anything is queued.
-    /// With `dryRun`, reports what would be queued and writes nothing.
+    /// With `dryRun`, reports what would be queued and writes nothing: the same work runs
+    /// in a transaction that is rolled back, so a later action sees what an earlier one
+    /// queued exactly as in a real run.
     @discardableResult
     public func perform(
         _ actions: [TriageAction], on references: [Reference], accountID: Int64? = nil, dryRun: Bool = false
@@ -203,7 +205,7 @@ extension Store {
         let work = { () throws -> TriageResult in
             try self.writeTrackingLabels { touched in
                 var result = TriageResult()
-                let actionID: Int64? = dryRun ? nil : try self.insertAction(description: description)
+                let actionID = try self.insertAction(description: description)
                 let resolved = try self.resolve(references, accountID: accountID)
                 for (reference, targets) in zip(references, resolved) where targets.isEmpty {
                     result.unknownReferences.append(reference)
@@ -216,18 +218,18 @@ extension Store {
                     var changedByStep: [Set<Int64>] = []
                     for step in action.steps {
                         var changes: [LabelChange] = []
-                        // After a whole-thread step on a thread, every member has the label
+                        // After a step on every member of a thread, every member has the label
                         // or none does: the rollup need not count them again.
                         var wholeThreads: [ThreadKey: Int] = [:]
                         for (reference, targets) in zip(references, resolved) {
                             for thread in Self.threads(of: targets) {
                                 let label = try self.resolveLabel(
                                     step.systemLabel, named: action.labelName, accountID: thread.accountID, cache: &labelCache)
-                                var members = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
+                                let all = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
+                                var members = all
                                 if case .thread = reference {
-                                    if !action.appliesToWholeThread {
-                                        members = Array(members.prefix(1))  // newest first
-                                    } else if step.onlyWhereStepChanged == nil {
+                                    members = Self.members(all, of: action)
+                                    if step.onlyWhereStepChanged == nil && members.count == all.count && action.appliesToWholeThread {
                                         wholeThreads[thread] = step.op == .add ? members.count : 0
                                     }
                                 }
@@ -239,7 +241,7 @@ extension Store {
                                 }
                             }
                         }
-                        let deltas = try self.queueDeltas(changes, actionID: actionID, dryRun: dryRun)
+                        let deltas = try self.queueDeltas(changes, actionID: actionID)
                         changedByStep.append(Set(deltas.map(\.messageKey)))
                         for delta in deltas {
                             let thread = ThreadKey(accountID: delta.accountID, threadID: delta.threadID)
@@ -248,19 +250,19 @@ extension Store {
                         result.deltas += deltas
                     }
                 }
-                if let actionID {
-                    if result.deltas.isEmpty {
-                        try self.db.execute("DELETE FROM actions WHERE id = ?", actionID)
-                    } else {
-                        result.actionID = actionID
-                        try self.forgetOldActions()
-                    }
+                // An action whose changes all cancelled one another (`trash untrash`) leaves
+                // nothing to undo and is not recorded.
+                if try self.db.scalarInt("SELECT count(*) FROM action_items WHERE action_id = ?", actionID) == 0 {
+                    try self.db.execute("DELETE FROM actions WHERE id = ?", actionID)
+                } else {
+                    result.actionID = actionID
+                    try self.forgetOldActions()
                 }
                 return result
             }
         }
         if dryRun {
-            // Run the same planning inside a transaction that is always rolled back.
+            // Run the same work inside a transaction that is always rolled back.
             var planned: TriageResult?
             do {
                 _ = try db.write { () throws -> Int in
@@ -268,9 +270,29 @@ extension Store {
                     throw DryRunRollback()
                 }
             } catch is DryRunRollback {}
+            planned?.actionID = nil
             return planned ?? TriageResult()
         }
         return try work()
+    }
+
+    /// The members of a thread an action named by the thread changes (newest first). Star,
+    /// unstar and unread: the newest message, the newest outside trash and spam when there
+    /// is one (the one the thread is listed by). Unarchive: the members outside trash and
+    /// spam, unless every member is there (a thread wholly in trash comes back whole; a
+    /// message trashed on purpose in a thread that is elsewhere stays in the trash, as
+    /// Gmail's conversation actions outside the Trash view leave it). Every other action:
+    /// every member.
+    private static func members(_ all: [TriageTarget], of action: TriageAction) -> [TriageTarget] {
+        let listed = all.filter { !$0.inTrashOrSpam }
+        switch action {
+        case .star, .unstar, .unread:
+            return Array((listed.first ?? all.first).map { [$0] } ?? [])
+        case .unarchive:
+            return listed.isEmpty ? all : listed
+        default:
+            return all
+        }
     }
 
     /// Undoes an action (the most recent one when `actionID` is nil) by queueing the
@@ -369,11 +391,12 @@ extension Store {
         var resolved = [[TriageTarget]](repeating: [], count: references.count)
         let collect: (Row) -> Void = {
             resolved[$0.int(0)].append(
-                TriageTarget(key: $0.int64(1), accountID: $0.int64(2), gmailID: $0.string(3), threadID: $0.string(4)))
+                TriageTarget(key: $0.int64(1), accountID: $0.int64(2), gmailID: $0.string(3), threadID: $0.string(4),
+                             inTrashOrSpam: $0.bool(5)))
         }
         if !threads.isEmpty {
             try db.forEach("""
-                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id
+                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id, \(Self.inTrashOrSpam)
                   FROM hudson_rows(?1) AS r
                   JOIN messages AS m ON m.thread_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
                  ORDER BY r.c0, m.internal_date DESC, m.id DESC
@@ -381,13 +404,17 @@ extension Store {
         }
         if !messages.isEmpty {
             try db.forEach("""
-                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id
+                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id, \(Self.inTrashOrSpam)
                   FROM hudson_rows(?1) AS r
                   JOIN messages AS m ON m.gmail_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
                 """, messages, accountID) { collect($0) }
         }
         return resolved
     }
+
+    /// Whether message `m` is in trash or spam (EffectiveLabels.listed).
+    private static let inTrashOrSpam =
+        "EXISTS (SELECT 1 FROM \(EffectiveLabels.view) AS el WHERE el.message_id = m.id AND el.label IN ('TRASH', 'SPAM'))"
 
     /// The threads of `targets`, in the order they first appear.
     private static func threads(of targets: [TriageTarget]) -> [ThreadKey] {
@@ -450,7 +477,7 @@ extension Store {
     /// for): each queued (in a dry run only planned) when the message's effective labels
     /// do not already satisfy it, and recorded for undo. A few statements for all of them,
     /// whatever their number (MutationQueue: labelSlots, enqueue).
-    private func queueDeltas(_ requested: [LabelChange], actionID: Int64?, dryRun: Bool = false) throws -> [TriageDelta] {
+    private func queueDeltas(_ requested: [LabelChange], actionID: Int64?) throws -> [TriageDelta] {
         struct MessageLabel: Hashable { var key: Int64; var label: String }
         var asked = Set<MessageLabel>()
         let changes = requested.filter { asked.insert(MessageLabel(key: $0.target.key, label: $0.label)).inserted }
@@ -461,9 +488,7 @@ extension Store {
             needed.append(change)
             neededSlots.append(slot)
         }
-        let outcomes = dryRun
-            ? [EnqueueOutcome](repeating: .inserted, count: needed.count)
-            : try enqueue(needed, slots: neededSlots, actionID: actionID)
+        let outcomes = try enqueue(needed, slots: neededSlots, actionID: actionID)
         let items = SQLiteRows(columns: 4)
         var deltas: [TriageDelta] = []
         for (change, outcome) in zip(needed, outcomes) {
@@ -475,10 +500,29 @@ extension Store {
                                       label: change.label, op: change.op, outcome: outcome, messageKey: target.key))
         }
         if let actionID, !items.isEmpty {
-            try db.execute("""
-                INSERT OR REPLACE INTO action_items (action_id, message_id, gmail_id, label, op)
-                SELECT ?1, c0, c1, c2, c3 FROM hudson_rows(?2)
-                """, actionID, items)
+            // Undo restores what the message had before the whole action: a change to a
+            // (message, label) this action already changed takes it back to where it was
+            // (each change here flips the effective state), so the two net out and the
+            // item goes; otherwise the item is the change.
+            struct Item: Hashable { var key: Int64; var label: String }
+            var earlier = Set<Item>()
+            try db.forEach("""
+                DELETE FROM action_items
+                 WHERE action_id = ?1 AND (message_id, label) IN (SELECT c0, c2 FROM hudson_rows(?2))
+                RETURNING message_id, label
+                """, actionID, items) { earlier.insert(Item(key: $0.int64(0), label: $0.string(1))) }
+            let added = SQLiteRows(columns: 4)
+            for (change, outcome) in zip(needed, outcomes) where outcome != .unchanged
+                && !earlier.contains(Item(key: change.target.key, label: change.label)) {
+                added.append(.integer(change.target.key), .text(change.target.gmailID), .text(change.label),
+                             .text(change.op.rawValue))
+            }
+            if !added.isEmpty {
+                try db.execute("""
+                    INSERT INTO action_items (action_id, message_id, gmail_id, label, op)
+                    SELECT ?1, c0, c1, c2, c3 FROM hudson_rows(?2)
+                    """, actionID, added)
+            }
         }
         return deltas
     }

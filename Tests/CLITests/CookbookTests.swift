@@ -363,29 +363,27 @@ struct CookbookTests {
         let recent = try k.deliver(from: "Shop <deals@shop.example>", subject: "New arrivals",
                                    labels: ["INBOX", "CATEGORY_PROMOTIONS"], daysAgo: 3)
         try k.sync()
-        let targets = Set(try k.lines("hd-search", "--ids", "category:promotions older_than:30d")
-            .map { String($0.dropFirst("thread:".count)) })
-        #expect(targets.contains(old.thread) && !targets.contains(recent.thread), "\(targets)")
+        let targets = Set(try k.lines("hd-search", "--messages", "--ids", "category:promotions older_than:30d")
+            .map { String($0.dropFirst("message:".count)) })
+        #expect(targets.contains(old.id) && !targets.contains(recent.id), "\(targets)")
         let stored = try k.storedMessages()
         let before = try k.fake.messages()
-        let planned = try k.lines("hd-mark", "--dry-run", "trash", stdin: targets.map { "thread:\($0)" }.joined(separator: "\n"))
-        let plannedMessages = Set(planned.map { String($0.split(separator: "\t")[0]) })
 
         let result = try k.cook(recipe)
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
-        #expect(result.lines.map { $0.trimmingCharacters(in: .whitespaces) } == ["\(plannedMessages.count)"], "\(result)")
+        #expect(result.lines.map { $0.trimmingCharacters(in: .whitespaces) } == ["\(targets.count)"], "\(result)")
         try k.sync()
         let after = try k.fake.messages()
         for (id, message) in after where stored.contains(id) {
-            if targets.contains(message.thread) {
+            if targets.contains(id) {
                 #expect(message.labels.contains("TRASH") && !message.labels.contains("INBOX"), "message \(id): \(message.labels)")
             } else {
                 #expect(message.labels == before[id]?.labels, "message \(id) changed")
             }
         }
         #expect(try k.lines("hd-pending", "--count") == ["0"])
-        _ = try k.lines("hd-search", "--ids", "category:promotions older_than:30d", status: 1)
-        #expect(Set(try k.lines("hd-search", "--ids", "in:trash category:promotions older_than:30d")
-            .map { String($0.dropFirst("thread:".count)) }) == targets)
+        _ = try k.lines("hd-search", "--messages", "--ids", "category:promotions older_than:30d", status: 1)
+        #expect(Set(try k.lines("hd-search", "--messages", "--ids", "in:trash category:promotions older_than:30d")
+            .map { String($0.dropFirst("message:".count)) }) == targets)
     }
 }

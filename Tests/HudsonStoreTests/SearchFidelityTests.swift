@@ -37,6 +37,13 @@ struct SearchFidelityTests {
         // Characters that are not adjacent in the text are not a word of it.
         #expect(try search(f, "会議資料").isEmpty)
         #expect(try search(f, "\"資料 明日\"").isEmpty)
+        // A run followed by more text: phrases across runs, punctuation and Latin.
+        try f.apply(f.snapshot("trip", minute: 6, labels: ["INBOX"], subject: "東京 大阪 出張", snippet: "資料A版です"),
+                    f.snapshot("list", minute: 7, labels: ["INBOX"], subject: "会議、資料", snippet: ""))
+        #expect(try search(f, "\"東京 大阪\"") == ["trip"])
+        #expect(try search(f, "資料A") == ["trip"])
+        #expect(try search(f, "\"会議、資料\"") == ["list"])
+        #expect(try search(f, "\"大阪 東京\"").isEmpty)
         // Latin beside CJK without a space is its own word.
         #expect(try search(f, "hudson") == ["mixed"])
         #expect(try search(f, "v2") == ["mixed"])
@@ -70,6 +77,18 @@ struct SearchFidelityTests {
         #expect(try search(f, "first").isEmpty)
         #expect(try search(f, "thoughts") == ["n"])
         try f.checkDerivedTables()
+    }
+
+    @Test("larger: of a megabyte or more is found by the size index; a smaller size walks newest first")
+    func largerUsesTheSizeIndexForLargeSizes() throws {
+        let f = try fixture()
+        let options = SearchOptions(now: f.clock.now)
+        #expect(try f.store.searchPlan(Query.parse("larger:1M"), options: options).joined().contains("messages_by_size"))
+        #expect(try f.store.searchPlan(Query.parse("larger:5M"), options: options).joined().contains("messages_by_size"))
+        #expect(try !f.store.searchPlan(Query.parse("larger:10K"), options: options).joined().contains("messages_by_size"))
+        #expect(try !f.store.searchPlan(Query.parse("larger:5M 資料"), options: options).joined().contains("messages_by_size"))
+        #expect(try search(f, "larger:1M").isEmpty)
+        #expect(try search(f, "larger:1K").count == 5)
     }
 
     @Test("has:attachment is a part with a non-empty filename, as Gmail's filename field says")

@@ -92,13 +92,20 @@ final class StoreFixture {
                            THEN e.label = 'SPAM'
                        ELSE 1 END)
             """
-        // thread_rollup: one row per thread with the right counts and overlay-aware flags.
+        let elsewhere = "EXISTS (SELECT 1 FROM effective_labels AS x WHERE x.message_id = m.id AND x.label IN ('TRASH', 'SPAM'))"
+        // thread_rollup: one row per thread with the right counts and overlay-aware flags;
+        // unread and starred from the listed labels, or, when every member is in trash or
+        // spam, from every member's.
         let expected = try db.map("""
             \(listed)
             SELECT m.account_id, m.thread_id, count(*), max(m.internal_date),
-                   sum(EXISTS (SELECT 1 FROM listed AS e WHERE e.message_id = m.id AND e.label = 'UNREAD')),
+                   CASE WHEN min(\(elsewhere)) = 1
+                        THEN sum(EXISTS (SELECT 1 FROM effective_labels AS e WHERE e.message_id = m.id AND e.label = 'UNREAD'))
+                        ELSE sum(EXISTS (SELECT 1 FROM listed AS e WHERE e.message_id = m.id AND e.label = 'UNREAD')) END,
                    max(EXISTS (SELECT 1 FROM listed AS e WHERE e.message_id = m.id AND e.label = 'INBOX')),
-                   max(EXISTS (SELECT 1 FROM listed AS e WHERE e.message_id = m.id AND e.label = 'STARRED')),
+                   CASE WHEN min(\(elsewhere)) = 1
+                        THEN max(EXISTS (SELECT 1 FROM effective_labels AS e WHERE e.message_id = m.id AND e.label = 'STARRED'))
+                        ELSE max(EXISTS (SELECT 1 FROM listed AS e WHERE e.message_id = m.id AND e.label = 'STARRED')) END,
                    max(m.has_attachment)
               FROM messages AS m GROUP BY m.account_id, m.thread_id ORDER BY 1, 2
             """) { row in (0..<8).map { row.value($0) } }

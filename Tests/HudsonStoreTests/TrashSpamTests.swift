@@ -47,7 +47,9 @@ struct TrashSpamTests {
         #expect(try search(f, "in:trash") == ["t"])
         #expect(try search(f, "in:anywhere budget") == ["t"])
         #expect(try f.rollup("t")?.labels == ["TRASH"])
-        #expect(try f.rollup("t")?.unread == false)
+        // Wholly in trash, it shows there as it was: unread.
+        #expect(try f.rollup("t")?.unread == true)
+        #expect(try f.rollup("t")?.unreadCount == 1)
         try expectOneLocation(f, ["m1", "m2", "m3"])
         try f.checkDerivedTables()
 
@@ -154,6 +156,51 @@ struct TrashSpamTests {
         #expect(Set(try f.inbox()) == ["t", "o"])
         #expect(try search(f, "in:trash").isEmpty)
         try f.checkDerivedTables()
+    }
+
+    @Test("star and unread on a thread act on its newest message outside trash; unarchive leaves a trashed member in the trash")
+    func threadActionsPassOverTrash() throws {
+        let f = try fixture()
+        try f.store.perform([.trash], on: [.message("m3")])  // the newest
+        #expect(try f.store.perform([.star], on: [.thread("t")]).deltas.map(\.messageID) == ["m2"])
+        #expect(try f.rollup("t")?.starred == true)
+        try f.store.perform([.archive], on: [.thread("t")])
+        let unarchive = try f.store.perform([.unarchive], on: [.thread("t")])
+        #expect(Set(unarchive.deltas.map(\.messageID)) == ["m1", "m2"])
+        #expect(try f.effective("m3").contains("TRASH"))
+        try f.checkDerivedTables()
+        // A thread wholly in trash comes back whole.
+        try f.store.perform([.trash], on: [.thread("t")])
+        try f.store.perform([.unarchive], on: [.thread("t")])
+        #expect(try ["m1", "m2", "m3"].allSatisfy { try !f.effective($0).contains("TRASH") })
+        try f.checkDerivedTables()
+    }
+
+    @Test("undo restores exactly after an invocation whose actions change one label twice; one that nets out is not recorded")
+    func undoNetsEachLabel() throws {
+        let f = try fixture()
+        let before = try ["m1", "m2", "m3"].map { try f.effective($0) }
+        let netted = try f.store.perform([.trash, .untrash], on: [.message("m1")])
+        #expect(netted.actionID == nil)
+        #expect(try f.effective("m1") == before[0])
+        #expect(try f.queue().isEmpty)
+        let both = try f.store.perform([.spam, .trash], on: [.thread("t")])
+        #expect(try ["m1", "m2", "m3"].allSatisfy { try f.effective($0).contains("TRASH") && !f.effective($0).contains("SPAM") })
+        try f.store.undo(actionID: both.actionID)
+        #expect(try ["m1", "m2", "m3"].map { try f.effective($0) } == before)
+        #expect(try f.queue().isEmpty)
+        try f.checkDerivedTables()
+    }
+
+    @Test("a dry run of several actions plans what the real run does")
+    func dryRunOfSeveralActions() throws {
+        let f = try fixture()
+        let planned = try f.store.perform([.spam, .trash], on: [.thread("t")], dryRun: true)
+        #expect(try f.queue().isEmpty)
+        let done = try f.store.perform([.spam, .trash], on: [.thread("t")])
+        let describe = { (r: TriageResult) in r.deltas.map { "\($0.messageID) \($0.op) \($0.label) \($0.outcome)" } }
+        #expect(describe(planned) == describe(done))
+        #expect(planned.actionID == nil && done.actionID != nil)
     }
 
     @Test("important and unimportant change every message of a thread; is:important follows at once")

@@ -61,9 +61,12 @@ final class SnapshotChecker: @unchecked Sendable {
                         SELECT count(*) FROM thread_rollup AS r
                          WHERE r.in_inbox <> EXISTS (SELECT 1 FROM messages AS m JOIN effective_labels AS e ON e.message_id = m.id
                                                       WHERE m.account_id = r.account_id AND m.thread_id = r.thread_id
-                                                        AND e.label = 'INBOX')
+                                                        AND e.label = 'INBOX'
+                                                        AND NOT EXISTS (SELECT 1 FROM effective_labels AS x
+                                                                         WHERE x.message_id = m.id AND x.label IN ('TRASH', 'SPAM')))
                         """) ?? 0
-                    if inbox > 0 { found.append("\(inbox) rollup rows disagree with effective INBOX") }
+                    // (A message in trash or spam keeps no thread in the inbox: EffectiveLabels.listed.)
+                    if inbox > 0 { found.append("\(inbox) rollup rows disagree with effective INBOX outside trash and spam") }
                     return found
                 }
                 lock.withLock {
