@@ -27,8 +27,21 @@ extension Completion {
                 "        case \"$word\" in \(spec.subcommands.map(\.name).joined(separator: "|"))) sub=\"$word\"; break;; esac",
                 "    done",
                 "    if [[ -z \"$sub\" ]]; then",
-                "        IFS=' ' read -r -a candidates <<< \"\(names) --help --version\"",
-                "        _hudson_reply \"$cur\" \"${candidates[@]}\"; return",
+            ]
+            if spec.subcommandOptional {
+                // The command runs on its own too: its options, or a subcommand.
+                let options = visible(spec.allOptions).flatMap { ["--\($0.long)"] + ($0.short.map { ["-\($0)"] } ?? []) }
+                lines += [
+                    "        if [[ \"$cur\" == -* ]]; then _hudson_reply \"$cur\" \(options.joined(separator: " ")); return; fi",
+                    "        _hudson_reply \"$cur\" \(names); return",
+                ]
+            } else {
+                lines += [
+                    "        IFS=' ' read -r -a candidates <<< \"\(names) --help --version\"",
+                    "        _hudson_reply \"$cur\" \"${candidates[@]}\"; return",
+                ]
+            }
+            lines += [
                 "    fi",
                 "    case \"$sub\" in",
             ]
@@ -105,6 +118,11 @@ extension Completion {
             ] + valueLines + [
                 "\(indent)esac",
                 "\(indent)_hudson_reply \"$cur\" \(queryOperators.joined(separator: " "))",
+            ]
+        } else if kinds.contains("label") {
+            lines += [
+                "\(indent)if [[ \"$cur\" == -* ]]; then _hudson_reply \"$cur\" \"${options[@]}\"; return; fi",
+                "\(indent)IFS=$'\\n' candidates=($(_hudson_labels)); _hudson_reply \"$cur\" \"${candidates[@]}\"",
             ]
         } else if kinds.contains("account") {
             lines += [

@@ -159,11 +159,13 @@ public struct UndoResult: Equatable, Sendable {
 
 extension Store {
     /// Applies `actions` to every reference in one write transaction and records one
-    /// action for undo. An unknown label name throws before anything is queued.
-    /// With `dryRun`, reports what would be queued and writes nothing.
+    /// action for undo. An unknown label name throws before anything is queued, unless
+    /// `createLabels`: then the label is created (a provisional label, LabelObjects.swift)
+    /// in the same transaction. With `dryRun`, reports what would be queued and writes nothing.
     @discardableResult
     public func perform(
-        _ actions: [TriageAction], on references: [Reference], accountID: Int64? = nil, dryRun: Bool = false
+        _ actions: [TriageAction], on references: [Reference], accountID: Int64? = nil, dryRun: Bool = false,
+        createLabels: Bool = false
     ) throws -> TriageResult {
         let description = actions.map(\.description).joined(separator: " ")
         let work = { () throws -> TriageResult in
@@ -184,7 +186,8 @@ extension Store {
                     var wholeThreads: [ThreadKey: Int] = [:]
                     for (reference, targets) in zip(references, resolved) {
                         for thread in Self.threads(of: targets) {
-                            let label = try self.resolveLabel(for: action, accountID: thread.accountID, cache: &labelCache)
+                            let label = try self.resolveLabel(for: action, accountID: thread.accountID, cache: &labelCache,
+                                                              creating: createLabels)
                             var members = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
                             if case .thread = reference {
                                 if action.appliesToWholeThread {
@@ -355,16 +358,22 @@ extension Store {
         }
     }
 
-    private func resolveLabel(for action: TriageAction, accountID: Int64, cache: inout [String: String]) throws -> String {
+    /// The label id an action names; with `creating`, a `+NAME` that names no label
+    /// creates it (`-NAME` never does: there is nothing to remove).
+    private func resolveLabel(for action: TriageAction, accountID: Int64, cache: inout [String: String],
+                              creating: Bool = false) throws -> String {
         if let system = action.systemLabel { return system }
         let name = action.labelName ?? ""
         let cacheKey = "\(accountID)\u{0}\(name)"
         if let id = cache[cacheKey] { return id }
-        guard let label = try label(named: name, accountID: accountID) else {
-            throw StoreError.unknownLabel(name)
+        if let label = try label(named: name, accountID: accountID) {
+            cache[cacheKey] = label.id
+            return label.id
         }
-        cache[cacheKey] = label.id
-        return label.id
+        guard creating, case .addLabel = action else { throw StoreError.unknownLabel(name) }
+        let created = try insertProvisionalLabel(name: try Self.checkedLabelName(name), color: nil, accountID: accountID)
+        cache[cacheKey] = created.id
+        return created.id
     }
 
     /// How many actions undo remembers at least. Older ones are forgotten (their items go
