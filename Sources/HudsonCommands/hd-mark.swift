@@ -65,12 +65,7 @@ public func hdMark() -> Never { Main.run(spec) { cli in
             if !missing.contains(name) { missing.append(name) }
         }
     }
-    let result: TriageResult
-    do {
-        result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun, createLabels: creating)
-    } catch StoreError.unknownLabel(let name) where !creating {
-        throw UsageError("\(TerminalSafety.quoted(name)): no such label (--create creates it)")
-    }
+    let result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun, createLabels: creating)
     let transaction = clock.now - started
     for name in missing { cli.warn("\(dryRun ? "would create" : "created") label \(TerminalSafety.quoted(name))") }
     for reference in result.unknownReferences {
