@@ -54,7 +54,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .unknownLabel(let name):
             return "\(quote(name)): no such label"
         case .invalidLabelName(let name, let reason):
-            return "\(quote(name)): \(reason)"
+            return name.isEmpty ? reason : "\(quote(name)): \(reason)"
         case .systemLabel(let name):
             return "\(quote(name)): a system label; it cannot be created, renamed or deleted"
         case .labelExists(let name):
