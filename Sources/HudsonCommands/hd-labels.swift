@@ -46,6 +46,17 @@ private let spec = CommandSpec(
     exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration],
     subcommandOptional: true)
 
+/// Sends the operation at once (unless --no-flush); when Gmail refused it for good,
+/// says so with Gmail's reason and exits 65: it was undone locally.
+private func push(_ cli: Invocation, _ store: Store, account: Account, labelID: String, since: Int64) throws -> ExitStatus {
+    guard !cli.arguments.flag("no-flush") else { return .success }
+    cli.pushQueuedChanges(account: account)
+    guard let refusal = try store.rejectedLabelChanges(accountID: account.id)
+        .first(where: { $0.labelID == labelID && $0.rejectedAt >= since }) else { return .success }
+    cli.warn("Gmail refused it: \(refusal.reason); undone here (hd-pending --rejected lists it)")
+    return .dataError
+}
+
 /// hd-labels's whole run: its own executable and the multi-call binary scripts/install
 /// installs call it.
 public func hdLabels() -> Never { Main.run(spec) { cli in
@@ -61,15 +72,17 @@ public func hdLabels() -> Never { Main.run(spec) { cli in
         }
         let store = try cli.openStore(.readWrite, durable: true)
         let account = try cli.labelAccount(in: store)
+        let started = store.now
         let label = try store.createLabel(name: operands[0], color: color, accountID: account.id)
         cli.warn("created label \(TerminalSafety.quoted(label.displayName))")
-        if !cli.arguments.flag("no-flush") { cli.pushQueuedChanges(account: account) }
+        return try push(cli, store, account: account, labelID: label.id, since: started)
     case "rename":
         let store = try cli.openStore(.readWrite, durable: true)
         let account = try cli.labelAccount(in: store)
+        let started = store.now
         let (old, new) = try store.renameLabel(operands[0], to: operands[1], accountID: account.id)
         cli.warn("renamed label \(TerminalSafety.quoted(old.displayName)) to \(TerminalSafety.quoted(new.displayName))")
-        if !cli.arguments.flag("no-flush") { cli.pushQueuedChanges(account: account) }
+        return try push(cli, store, account: account, labelID: old.id, since: started)
     case "delete":
         let store = try cli.openStore(.readWrite, durable: true)
         let account = try cli.labelAccount(in: store)
@@ -80,9 +93,10 @@ public func hdLabels() -> Never { Main.run(spec) { cli in
             cli.warn("not deleted")
             return .success
         }
+        let started = store.now
         let deletion = try store.deleteLabel(operands[0], accountID: account.id)
         cli.warn("deleted label \(name): \(deletion.messages) message(s) lose it")
-        if !cli.arguments.flag("no-flush") { cli.pushQueuedChanges(account: account) }
+        return try push(cli, store, account: account, labelID: deletion.label.id, since: started)
     default:
         let store = try cli.store()
         let account = try cli.selectedAccount(in: store)

@@ -185,8 +185,10 @@ struct LabelObjectsTests {
             #expect(try f.run("hd-search", "--ids", "label:\"\(name)\"").lines == [target], "\(name)")
             let pending = try f.run("hd-pending")
             #expect(pending.lines.contains { $0.contains("\tcreate \(name)\tpending\t") }, "\(name): \(pending)")
+            // The server is well again: a catch-up waits out the back-off a 5xx or 429 set.
             try fake.admin("DELETE", "faults")
-            #expect(try f.run("hd-sync").status == 0, "\(name)")
+            let catchUp = try f.run("hd-sync", "--catch-up")
+            #expect(catchUp.status == 0, "\(name): \(catchUp)")
             let labels = try gmailLabels(fake)
             #expect(labels.keys.filter { $0 == name }.count == 1, "\(name): \(labels)")
             let id = try #require(try gmailLabels(fake)[name])
@@ -211,8 +213,7 @@ struct LabelObjectsTests {
         #expect(try gmailLabels(fake)["Beta"] == id)  // Gmail applied it; the answer was lost
         #expect(try shownNames(f).contains("Beta") && !shownNames(f).contains("Alpha"))
         try fake.admin("DELETE", "faults")
-        #expect(try f.run("hd-sync").status == 0)
-        #expect(try f.run("hd-sync").status == 0)
+        #expect(try f.run("hd-sync", "--catch-up").status == 0)
         #expect(try gmailLabels(fake)["Beta"] == id && f.run("hd-pending", "--count").stdout == "0\n")
 
         try fake.faults([["method": "DELETE", "path": "/labels/", "mode": "apply_then_status", "status": 500, "times": 1],
@@ -222,8 +223,7 @@ struct LabelObjectsTests {
         #expect(try gmailLabels(fake)["Beta"] == nil)
         #expect(try f.run("hd-search", "--ids", "label:beta").status == 1)
         try fake.admin("DELETE", "faults")
-        #expect(try f.run("hd-sync").status == 0)
-        #expect(try f.run("hd-sync").status == 0)
+        #expect(try f.run("hd-sync", "--catch-up").status == 0)
         let left = try f.run("hd-pending").stdout
         #expect(left.isEmpty, "\(left)")
         #expect(try f.run("hd-pending", "--rejected", "--count").stdout == "0\n")
@@ -291,6 +291,18 @@ struct LabelObjectsTests {
         #expect(rejected.lines.contains { $0.contains("\"type\":\"rejected_label_change\"") && $0.contains("\"op\":\"rename\"") }, "\(rejected)")
         #expect(try shownNames(f).contains("Family"))
         #expect(try messages(of: target, fake).allSatisfy { !$0.value.labels.contains("INBOX") })
+    }
+
+    @Test("a create Gmail refuses (a name it reserves) is said at once, exits 65, is undone here and listed by hd-pending --rejected")
+    func refusedCreate() throws {
+        let (f, fake) = try synced()
+        let create = try f.run("hd-labels", "create", "Sent Mail")
+        #expect(create.status == 65, "\(create)")
+        #expect(create.stderr.contains("hd-labels: Gmail refused it: ") && create.stderr.contains("Invalid label name"), "\(create)")
+        #expect(try !shownNames(f).contains("Sent Mail") && gmailLabels(fake)["Sent Mail"] == nil)
+        let rejected = try f.run("hd-pending", "--rejected", "--json")
+        #expect(rejected.lines.contains { $0.contains("\"type\":\"rejected_label_change\"") && $0.contains("\"op\":\"create\"") }, "\(rejected)")
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
     }
 
     @Test("hd-undo of hd-mark --create +New removes the label from the messages; the label stays")
