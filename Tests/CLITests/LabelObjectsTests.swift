@@ -200,6 +200,28 @@ struct LabelObjectsTests {
         #expect(try f.run("hd-pending", "--rejected", "--count").stdout == "0\n")
     }
 
+    @Test("while Gmail keeps failing a create, the changes that use the label wait (never sent with a provisional id, never refused) and the rest goes")
+    func changesWaitForTheirLabel() throws {
+        let (f, fake) = try synced()
+        let targets = try firstThreads(f, 2)
+        #expect(try f.run("hd-mark", "--no-flush", "--create", "+Waiting", targets[0]).status == 0)
+        #expect(try f.run("hd-mark", "--no-flush", "star", targets[1]).status == 0)
+        try fake.faults([["method": "POST", "path": "/labels$", "status": 500, "times": -1]])
+        let pass = try f.run("hd-sync")
+        #expect(pass.status == 0 || pass.status == 75, "\(pass)")
+        #expect(try messages(of: targets[1], fake).contains { $0.value.labels.contains("STARRED") })
+        let pending = try f.run("hd-pending")
+        #expect(pending.lines.contains { $0.contains("\tcreate Waiting\tpending\t") }, "\(pending)")
+        #expect(pending.lines.contains { $0.contains("\t+Waiting\tpending\t") }, "\(pending)")
+        #expect(try f.run("hd-pending", "--rejected", "--count").stdout == "0\n")
+        #expect(try f.run("hd-search", "--ids", "label:waiting").lines == [targets[0]])
+        try fake.admin("DELETE", "faults")
+        #expect(try f.run("hd-sync", "--catch-up").status == 0)
+        let id = try #require(try gmailLabels(fake)["Waiting"])
+        #expect(try messages(of: targets[0], fake).allSatisfy { $0.value.labels.contains(id) })
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+    }
+
     @Test("a rename or delete whose answer is lost, or that meets a 5xx, reaches Gmail once; nothing is treated as unsent")
     func renameDeleteFaults() throws {
         let (f, fake) = try synced()
