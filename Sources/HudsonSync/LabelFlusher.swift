@@ -90,6 +90,7 @@ extension MutationFlusher {
                 }
                 return
             }
+            checkpoint?(.afterSend)
             try database.write { try $0.labelCreated(change, gmailID: created.id, sentName: name) }
             report.flushed += 1
         case .rename:
@@ -102,6 +103,7 @@ extension MutationFlusher {
                 try reject(change, error: error, report: &report)
                 return
             }
+            checkpoint?(.afterSend)
             try database.write { try $0.labelRenamed(change) }
             report.flushed += 1
         case .delete:
@@ -125,6 +127,7 @@ extension MutationFlusher {
                 try reject(change, error: error, report: &report)
                 return
             }
+            checkpoint?(.afterSend)
             let gate = try parseHistoryID(try await api.getProfile().historyId)
             try database.write { try $0.labelDeleted(change, gmailID: id, gate: gate) }
             report.flushed += 1
