@@ -29,7 +29,8 @@ extension Completion {
                 "    if [[ -z \"$sub\" ]]; then",
             ]
             if spec.subcommandOptional {
-                // The command runs on its own too: its options, or a subcommand.
+                // The command runs on its own too: its options (and their values), or a subcommand.
+                lines += valueCases(spec, indent: "        ")
                 let options = visible(spec.allOptions).flatMap { ["--\($0.long)"] + ($0.short.map { ["-\($0)"] } ?? []) }
                 lines += [
                     "        if [[ \"$cur\" == -* ]]; then _hudson_reply \"$cur\" \(options.joined(separator: " ")); return; fi",
@@ -75,10 +76,9 @@ extension Completion {
         return lines.joined(separator: "\n")
     }
 
-    /// The `case "$prev"` for option values, then options, then operands.
-    private static func optionCases(_ spec: CommandSpec, indent: String) -> [String] {
-        var lines: [String] = []
-        lines.append("\(indent)case \"$prev\" in")
+    /// The `case "$prev"` for option values.
+    private static func valueCases(_ spec: CommandSpec, indent: String) -> [String] {
+        var lines = ["\(indent)case \"$prev\" in"]
         for option in visible(spec.allOptions) where !option.isFlag {
             let names = (["--\(option.long)"] + (option.short.map { ["-\($0)"] } ?? [])).joined(separator: "|")
             let values: String
@@ -93,6 +93,12 @@ extension Completion {
             lines.append("\(indent)    \(names)) \(values);;")
         }
         lines.append("\(indent)esac")
+        return lines
+    }
+
+    /// The `case "$prev"` for option values, then options, then operands.
+    private static func optionCases(_ spec: CommandSpec, indent: String) -> [String] {
+        var lines = valueCases(spec, indent: indent)
         let options = visible(spec.allOptions).flatMap { ["--\($0.long)"] + ($0.short.map { ["-\($0)"] } ?? []) }
         let kinds = operandKinds(spec)
         lines.append("\(indent)local options=(\(options.joined(separator: " ")))")

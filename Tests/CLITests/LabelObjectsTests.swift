@@ -79,6 +79,12 @@ struct LabelObjectsTests {
             _hudson_hd_mark; printf '%s\\n' "${COMPREPLY[@]}"
             """)
         #expect(completion.lines.contains("+Receipts/2026"), "\(completion)")
+        let renaming = try f.shell("""
+            source '\(FakeGmail.repositoryRoot.path)/completions/bash/hd-labels'
+            COMP_LINE='hd-labels rename Rec'; COMP_POINT=${#COMP_LINE}; COMP_WORDS=(hd-labels rename Rec); COMP_CWORD=2
+            _hudson_hd_labels; printf '%s\\n' "${COMPREPLY[@]}"
+            """)
+        #expect(Set(renaming.lines) == ["Receipts", "Receipts/2026"], "\(renaming)")
         let pending = try f.run("hd-pending")
         #expect(pending.lines.first?.hasPrefix("label:Receipts/2026\tcreate Receipts/2026\tpending\t") == true, "\(pending)")
         #expect(try gmailLabels(fake)["Receipts/2026"] == nil)
