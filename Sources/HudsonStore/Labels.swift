@@ -91,10 +91,6 @@ extension Store {
             """, accountID, transform: Self.label(from:))
     }
 
-    /// Whether a label id seen on a message has no name from labels.list yet (canonical).
-    public func hasUnnamedLabels(accountID: Int64) throws -> Bool {
-        try db.scalarInt("SELECT 1 FROM labels WHERE account_id = ? AND name IS NULL LIMIT 1", accountID) != nil
-    }
 
     /// Whether a label is the one the user named, the way Gmail's `label:` compares:
     /// its name or id ignoring case, or its name with `-`, `/`, ` ` and `_` alike
