@@ -444,7 +444,11 @@ extension Store {
     /// first; one account's, or one action's, when given.
     public func rejectedChanges(accountID: Int64? = nil, actionID: Int64? = nil) throws -> [RejectedChange] {
         try db.map("""
-            SELECT r.account_id, a.email, r.gmail_id, r.thread_id, r.label, l.name, r.op, r.action_id, r.reason, r.rejected_at
+            SELECT r.account_id, a.email, r.gmail_id, r.thread_id, r.label,
+                   coalesce(l.name, (SELECT c.name FROM labels AS c WHERE c.account_id = r.account_id AND c.id = r.label),
+                            (SELECT x.name FROM rejected_label_changes AS x
+                              WHERE x.account_id = r.account_id AND x.label_id = r.label ORDER BY x.id DESC LIMIT 1)),
+                   r.op, r.action_id, r.reason, r.rejected_at
               FROM rejected_changes AS r
               JOIN accounts AS a ON a.id = r.account_id
               LEFT JOIN shown_labels AS l ON l.account_id = r.account_id AND l.id = r.label

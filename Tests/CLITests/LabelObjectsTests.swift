@@ -333,6 +333,22 @@ struct LabelObjectsTests {
         #expect(try f.run("hd-pending", "--count").stdout == "0\n")
     }
 
+    @Test("on a terminal, delete says how many messages lose the label and asks: n keeps it, y deletes it",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"), "script(1) gives the command a terminal"))
+    func deleteAsksOnATerminal() throws {
+        let f = CLIFixture()
+        try f.standardMailbox()
+        // script(1) runs the command on a pseudo-terminal fed from the pipe.
+        let no = try f.shell("echo n | script -qec 'hd-labels delete --no-flush Work' /dev/null")
+        #expect(no.status == 0 && no.stdout.contains("delete label Work? 2 message(s) lose it [y/N]"), "\(no)")
+        #expect(no.stdout.contains("hd-labels: not deleted"), "\(no)")
+        #expect(try f.run("hd-labels", "--ids").lines.contains("label:Work"))
+        let yes = try f.shell("echo y | script -qec 'hd-labels delete --no-flush Work' /dev/null")
+        #expect(yes.status == 0 && yes.stdout.contains("hd-labels: deleted label Work: 2 message(s) lose it"), "\(yes)")
+        #expect(try !f.run("hd-labels", "--ids").lines.contains("label:Work"))
+        #expect(try f.run("hd-search", "--ids", "label:work").status == 1)
+    }
+
     @Test("hd-undo of hd-mark --create +New removes the label from the messages; the label stays")
     func undoCreate() throws {
         let (f, fake) = try synced()
