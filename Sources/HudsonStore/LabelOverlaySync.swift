@@ -61,8 +61,10 @@ extension Store {
                        state = CASE WHEN name = ?2 THEN 'sent' ELSE 'pending' END,
                        sent_at = CASE WHEN name = ?2 THEN ?3 END, attempts = attempts + 1, last_error = NULL,
                        next_attempt_at = NULL, attempted_at = CASE WHEN name = ?2 THEN attempted_at END, updated_at = ?3
-                 WHERE seq = ?1
+                 WHERE seq = ?1 AND op = 'create'
                 """, change.seq, sentName, now)
+            // Deleted while the create was out: the row stays a pending delete, now of
+            // Gmail's id (mapped above), and the next round deletes it there.
         }
     }
 
@@ -115,6 +117,11 @@ extension Store {
             SELECT id, op FROM mutation_queue WHERE account_id = ? AND label = ?
             """, change.accountID, change.labelID) { (id: $0.int64(0), op: LabelOp(rawValue: $0.string(1)) ?? .add) }
         try db.write {
+            // Changed since it was sent (renamed again, deleted): the new intent goes next,
+            // and the refusal of the old one changes nothing.
+            guard try db.scalarInt("""
+                SELECT 1 FROM label_overlay WHERE seq = ? AND op = ? AND label_id = ? AND name IS ?
+                """, change.seq, change.op.rawValue, change.labelID, change.name) != nil else { return }
             try db.execute("""
                 INSERT INTO rejected_label_changes (account_id, label_id, op, name, previous_name, reason, rejected_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)

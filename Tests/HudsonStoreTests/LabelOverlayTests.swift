@@ -184,6 +184,27 @@ struct LabelOverlayTests {
         #expect(try f.store.label(named: "Final name", accountID: f.account.id)?.id == "Label_8")
     }
 
+    @Test("a label deleted while its create was out is deleted at Gmail under Gmail's id; a refusal of an intent changed since changes nothing")
+    func deletedWhileCreating() throws {
+        let f = try fixture()
+        try f.store.perform([.addLabel("Brief")], on: [.message("m1")], createLabels: true)
+        let create = try #require(try f.store.dueLabelChanges(accountID: f.account.id).first)
+        #expect(try f.store.markLabelChangeAttempted(create))
+        try f.store.deleteLabel("Brief", accountID: f.account.id)
+        try f.store.labelCreated(create, gmailID: "Label_8", sentName: "Brief")
+        let next = try #require(try f.store.dueLabelChanges(accountID: f.account.id).first)
+        #expect(next.op == .delete && next.labelID == "Label_8" && next.state == .pending)
+        #expect(try f.store.label(named: "Brief", accountID: f.account.id) == nil)
+        try f.checkDerivedTables()
+
+        try f.store.renameLabel("Work", to: "Jobs", accountID: f.account.id)
+        let rename = try #require(try f.store.dueLabelChanges(accountID: f.account.id).first { $0.op == .rename })
+        try f.store.renameLabel("Jobs", to: "Tasks", accountID: f.account.id)
+        try f.store.rejectLabelChange(rename, reason: "Label name exists or conflicts")
+        #expect(try f.store.label(named: "Tasks", accountID: f.account.id)?.id == "Label_1")
+        #expect(try f.store.rejectedLabelChanges().isEmpty)
+    }
+
     @Test("a provisional label and one made elsewhere with the same name become one label")
     func nameClashResolvesToOne() throws {
         let f = try fixture()
