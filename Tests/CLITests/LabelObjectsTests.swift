@@ -206,6 +206,28 @@ struct LabelObjectsTests {
         #expect(try f.run("hd-pending", "--rejected", "--count").stdout == "0\n")
     }
 
+    @Test("a create and a delete that time out (Gmail answers after hd-mark's flush gave up, and applies them): one label, deleted once")
+    func timeouts() throws {
+        let (f, fake) = try synced()
+        let target = try #require(try firstThreads(f, 1).first)
+        try fake.faults([["method": "POST", "path": "/labels$", "delay_ms": 6000, "times": 1]])
+        let mark = try f.run("hd-mark", "--create", "+Slow", target)
+        #expect(mark.status == 0 && mark.stderr.contains("queued; the next hd-sync will send it"), "\(mark)")
+        #expect(try f.run("hd-sync", "--catch-up").status == 0)
+        let labels = try gmailLabels(fake)
+        #expect(labels.keys.filter { $0 == "Slow" }.count == 1, "\(labels)")
+        let id = try #require(try gmailLabels(fake)["Slow"])
+        #expect(try messages(of: target, fake).allSatisfy { $0.value.labels.contains(id) })
+        try fake.faults([["method": "DELETE", "path": "/labels/", "delay_ms": 6000, "times": 1]])
+        let delete = try f.run("hd-labels", "delete", "--yes", "Slow")
+        #expect(delete.status == 0 && delete.stderr.contains("queued; the next hd-sync will send it"), "\(delete)")
+        #expect(try f.run("hd-sync", "--catch-up").status == 0)
+        #expect(try gmailLabels(fake)["Slow"] == nil)
+        #expect(try messages(of: target, fake).allSatisfy { !$0.value.labels.contains(id) })
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+        #expect(try f.run("hd-pending", "--rejected", "--count").stdout == "0\n")
+    }
+
     @Test("while Gmail keeps failing a create, the changes that use the label wait (never sent with a provisional id, never refused) and the rest goes")
     func changesWaitForTheirLabel() throws {
         let (f, fake) = try synced()
@@ -360,5 +382,20 @@ struct LabelObjectsTests {
         #expect(try f.run("hd-search", "--ids", "label:undoable").status == 1)
         #expect(try messages(of: target, fake).allSatisfy { !$0.value.labels.contains(id) })
         #expect(try shownNames(f).contains("Undoable") && gmailLabels(fake)["Undoable"] == id)
+
+        // Offline: the undo cancels the change that never left; the label is still created.
+        try goOffline(fake)
+        let offlineMark = try f.run("hd-mark", "--create", "+Offline/Undo", target)
+        #expect(offlineMark.status == 0, "\(offlineMark)")
+        let offlineUndo = try f.run("hd-undo")
+        #expect(offlineUndo.status == 0, "\(offlineUndo)")
+        #expect(try f.run("hd-search", "--ids", "label:offline/undo").status == 1)
+        let pending = try f.run("hd-pending")
+        let about = pending.lines.filter { $0.contains("Offline/Undo") }
+        #expect(about.count == 1 && about[0].contains("\tcreate Offline/Undo\tpending\t"), "\(pending)")
+        try fake.admin("DELETE", "faults")
+        #expect(try f.run("hd-sync").status == 0)
+        let made = try #require(try gmailLabels(fake)["Offline/Undo"])
+        #expect(try fake.messages().values.allSatisfy { !$0.labels.contains(made) })
     }
 }
