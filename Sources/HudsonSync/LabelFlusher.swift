@@ -41,8 +41,7 @@ extension MutationFlusher {
             guard !due.isEmpty else { return }
             for change in due {
                 do {
-                    try await send(change, labels: &gmailLabels, report: &report)
-                    done.insert(change.seq)
+                    if try await send(change, labels: &gmailLabels, report: &report) { done.insert(change.seq) }
                 } catch let error as GmailError {
                     switch error {
                     case .unauthorized, .authorizationRevoked, .forbidden:
@@ -64,17 +63,19 @@ extension MutationFlusher {
         }
     }
 
-    private func send(_ change: PendingLabelChange, labels: inout [GmailLabel]?, report: inout FlushReport) async throws {
+    /// Sends one operation; false when it waits for a later one (a rename onto the name
+    /// of a label whose deletion is queued after it), which the next round sends first.
+    private func send(_ change: PendingLabelChange, labels: inout [GmailLabel]?, report: inout FlushReport) async throws -> Bool {
         switch change.op {
         case .create:
-            guard change.isProvisional, let name = change.name else { return }
+            guard change.isProvisional, let name = change.name else { return true }
             if change.attemptedAt != nil, let found = try await findLabel(named: change.attemptedName ?? name, labels: &labels) {
                 // An earlier create may have reached Gmail: use what it made.
                 try database.write { try $0.labelCreated(change, gmailID: found.id, sentName: found.name ?? name) }
                 report.flushed += 1
-                return
+                return true
             }
-            guard try database.write({ try $0.markLabelChangeAttempted(change) }) else { return }
+            guard try database.write({ try $0.markLabelChangeAttempted(change) }) else { return true }
             checkpoint?(.afterMarkAttempted)
             let created: GmailLabel
             do {
@@ -88,20 +89,27 @@ extension MutationFlusher {
                 } else {
                     try reject(change, error: error, report: &report)
                 }
-                return
+                return true
             }
             checkpoint?(.afterSend)
             try database.write { try $0.labelCreated(change, gmailID: created.id, sentName: name) }
             report.flushed += 1
         case .rename:
-            guard !change.isProvisional else { return }
-            guard try database.write({ try $0.markLabelChangeAttempted(change) }) else { return }
+            guard !change.isProvisional else { return true }
+            guard try database.write({ try $0.markLabelChangeAttempted(change) }) else { return true }
             checkpoint?(.afterMarkAttempted)
             do {
                 _ = try await api.patchLabel(id: change.labelID, name: change.name, color: nil)
             } catch let error as GmailError where error.isRefusal {
+                // The name is still another label's whose deletion was asked for later (the
+                // rename's row is older, from an earlier rename): that deletion goes first.
+                let wanted = change.name?.lowercased()
+                let freedLater = try database.read { try $0.dueLabelChanges(accountID: change.accountID) }.contains {
+                    $0.op == .delete && $0.seq > change.seq && $0.previousName?.lowercased() == wanted
+                }
+                if freedLater && error != .notFound { return false }
                 try reject(change, error: error, report: &report)
-                return
+                return true
             }
             checkpoint?(.afterSend)
             try database.write { try $0.labelRenamed(change) }
@@ -113,11 +121,11 @@ extension MutationFlusher {
                 let name = change.attemptedName ?? change.previousName ?? ""
                 guard let found = try await findLabel(named: name, labels: &labels) else {
                     try database.write { try $0.forgetLabelChange(seq: change.seq) }
-                    return
+                    return true
                 }
                 gmailID = found.id
             }
-            guard let id = gmailID, try database.write({ try $0.markLabelChangeAttempted(change) }) else { return }
+            guard let id = gmailID, try database.write({ try $0.markLabelChangeAttempted(change) }) else { return true }
             checkpoint?(.afterMarkAttempted)
             do {
                 try await api.deleteLabel(id: id)
@@ -125,13 +133,14 @@ extension MutationFlusher {
                 // Gone already: the lost answer of an earlier attempt, or deleted elsewhere.
             } catch let error as GmailError where error.isRefusal {
                 try reject(change, error: error, report: &report)
-                return
+                return true
             }
             checkpoint?(.afterSend)
             let gate = try parseHistoryID(try await api.getProfile().historyId)
             try database.write { try $0.labelDeleted(change, gmailID: id, gate: gate) }
             report.flushed += 1
         }
+        return true
     }
 
     /// The user label Gmail has with this name (ignoring case), from one labels.list per pass.

@@ -343,6 +343,25 @@ struct LabelObjectsTests {
         #expect(try messages(of: target, fake).allSatisfy { !$0.value.labels.contains("INBOX") })
     }
 
+    @Test("offline: rename Work to Jobs, delete Family, rename Jobs to Family: Gmail gets them so that the last one is not refused")
+    func renameOntoADeletedName() throws {
+        let (f, fake) = try synced()
+        let workID = try #require(try gmailLabels(fake)["Work"])
+        try goOffline(fake)
+        #expect(try f.run("hd-labels", "rename", "Work", "Jobs").status == 0)
+        #expect(try f.run("hd-labels", "delete", "--yes", "Family").status == 0)
+        let rename = try f.run("hd-labels", "rename", "Jobs", "Family")
+        #expect(rename.status == 0, "\(rename)")
+        #expect(try shownNames(f).filter { $0 == "Family" || $0 == "Work" || $0 == "Jobs" } == ["Family"])
+        try fake.admin("DELETE", "faults")
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try f.run("hd-sync").status == 0)
+        let labels = try gmailLabels(fake)
+        #expect(labels["Family"] == workID && labels["Work"] == nil && labels["Jobs"] == nil, "\(labels)")
+        #expect(try f.run("hd-pending", "--rejected", "--count").stdout == "0\n")
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+    }
+
     @Test("a create Gmail refuses (a name it reserves) is said at once, exits 65, is undone here and listed by hd-pending --rejected")
     func refusedCreate() throws {
         let (f, fake) = try synced()
