@@ -13,7 +13,9 @@
    refusal (409, or 400: "some reports say 400", gmail-api.md §2.10) is also looked up
    by name, and a label of that name, made elsewhere or by the lost attempt, is the one
    used. Then the provisional id is mapped to Gmail's everywhere, in one transaction.
- - rename: labels.patch sets the same name again harmlessly.
+ - rename: labels.patch sets the same name again harmlessly. A rename refused because
+   its name is still held by a label whose deletion was asked later (the rename's row is
+   older) waits for that deletion, which the same pass sends first.
  - delete: a 404 means Gmail no longer has the label (a lost answer's retry, or deleted
    elsewhere): done either way. The messages' removes it holds are then in flight, gated
    on the history id read right after.
