@@ -157,7 +157,7 @@ public enum ArgumentParser {
         if parsed.flag("help") || parsed.flag("version") || parsed.flag("declaration") || parsed.values["generate-completion"] != nil {
             return (parsed, current)
         }
-        if !current.subcommands.isEmpty {
+        if !current.subcommands.isEmpty && !current.subcommandOptional {
             throw UsageError("a command is needed (\(current.subcommands.map(\.name).joined(separator: ", ")))")
         }
         try checkOperands(parsed.operands, spec: current)

@@ -92,12 +92,16 @@ public struct CommandSpec: Sendable {
     public var dashOperands: Bool
     /// Exit statuses this command uses besides 0, with what they mean for it.
     public var exitStatuses: [ExitStatus]
+    /// The command also runs with no subcommand, with its own options and operands
+    /// (`hd-labels` lists; `hd-labels create NAME` creates).
+    public var subcommandOptional: Bool
 
     public init(
         name: String, abstract: String, discussion: String = "", options: [OptionSpec] = [],
         operands: [OperandSpec] = [], subcommands: [CommandSpec] = [], access: AccessMode,
-        dashOperands: Bool = false, exitStatuses: [ExitStatus] = ExitStatus.allCases
+        dashOperands: Bool = false, exitStatuses: [ExitStatus] = ExitStatus.allCases, subcommandOptional: Bool = false
     ) {
+        self.subcommandOptional = subcommandOptional
         self.name = name
         self.abstract = abstract
         self.discussion = discussion

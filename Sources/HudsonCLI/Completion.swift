@@ -80,6 +80,7 @@ public enum Completion {
             case .query: kinds.insert("query")
             case .action: kinds.insert("action")
             case .account: kinds.insert("account")
+            case .label: kinds.insert("label")
             case .file: kinds.insert("file")
             default: break
             }

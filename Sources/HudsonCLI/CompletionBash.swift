@@ -27,8 +27,22 @@ extension Completion {
                 "        case \"$word\" in \(spec.subcommands.map(\.name).joined(separator: "|"))) sub=\"$word\"; break;; esac",
                 "    done",
                 "    if [[ -z \"$sub\" ]]; then",
-                "        IFS=' ' read -r -a candidates <<< \"\(names) --help --version\"",
-                "        _hudson_reply \"$cur\" \"${candidates[@]}\"; return",
+            ]
+            if spec.subcommandOptional {
+                // The command runs on its own too: its options (and their values), or a subcommand.
+                lines += valueCases(spec, indent: "        ")
+                let options = visible(spec.allOptions).flatMap { ["--\($0.long)"] + ($0.short.map { ["-\($0)"] } ?? []) }
+                lines += [
+                    "        if [[ \"$cur\" == -* ]]; then _hudson_reply \"$cur\" \(options.joined(separator: " ")); return; fi",
+                    "        _hudson_reply \"$cur\" \(names); return",
+                ]
+            } else {
+                lines += [
+                    "        IFS=' ' read -r -a candidates <<< \"\(names) --help --version\"",
+                    "        _hudson_reply \"$cur\" \"${candidates[@]}\"; return",
+                ]
+            }
+            lines += [
                 "    fi",
                 "    case \"$sub\" in",
             ]
@@ -62,10 +76,9 @@ extension Completion {
         return lines.joined(separator: "\n")
     }
 
-    /// The `case "$prev"` for option values, then options, then operands.
-    private static func optionCases(_ spec: CommandSpec, indent: String) -> [String] {
-        var lines: [String] = []
-        lines.append("\(indent)case \"$prev\" in")
+    /// The `case "$prev"` for option values.
+    private static func valueCases(_ spec: CommandSpec, indent: String) -> [String] {
+        var lines = ["\(indent)case \"$prev\" in"]
         for option in visible(spec.allOptions) where !option.isFlag {
             let names = (["--\(option.long)"] + (option.short.map { ["-\($0)"] } ?? [])).joined(separator: "|")
             let values: String
@@ -80,6 +93,12 @@ extension Completion {
             lines.append("\(indent)    \(names)) \(values);;")
         }
         lines.append("\(indent)esac")
+        return lines
+    }
+
+    /// The `case "$prev"` for option values, then options, then operands.
+    private static func optionCases(_ spec: CommandSpec, indent: String) -> [String] {
+        var lines = valueCases(spec, indent: indent)
         let options = visible(spec.allOptions).flatMap { ["--\($0.long)"] + ($0.short.map { ["-\($0)"] } ?? []) }
         let kinds = operandKinds(spec)
         lines.append("\(indent)local options=(\(options.joined(separator: " ")))")
@@ -105,6 +124,11 @@ extension Completion {
             ] + valueLines + [
                 "\(indent)esac",
                 "\(indent)_hudson_reply \"$cur\" \(queryOperators.joined(separator: " "))",
+            ]
+        } else if kinds.contains("label") {
+            lines += [
+                "\(indent)if [[ \"$cur\" == -* ]]; then _hudson_reply \"$cur\" \"${options[@]}\"; return; fi",
+                "\(indent)IFS=$'\\n' candidates=($(_hudson_labels)); _hudson_reply \"$cur\" \"${candidates[@]}\"",
             ]
         } else if kinds.contains("account") {
             lines += [

@@ -39,6 +39,10 @@ extension Completion {
             lines += operandLines(spec, command: command, condition: nil)
         } else {
             let names = spec.subcommands.map(\.name).joined(separator: " ")
+            if spec.subcommandOptional {
+                // The command runs on its own too: its options before a subcommand.
+                lines += optionLines(spec, command: command, condition: "not __fish_seen_subcommand_from \(names)")
+            }
             for sub in spec.subcommands {
                 lines.append("complete -c \(command) -n 'not __fish_seen_subcommand_from \(names)' -a \(sub.name) -d '\(escapeSingle(sub.abstract))'")
             }
@@ -78,6 +82,7 @@ extension Completion {
         if kinds.contains("action") { function = "(__hudson_actions)" }
         else if kinds.contains("query") { function = "(__hudson_query)" }
         else if kinds.contains("account") { function = "(__hudson_accounts)" }
+        else if kinds.contains("label") { function = "(__hudson_labels)" }
         else { return [] }
         var line = "complete -c \(command)"
         if let condition { line += " -n '\(condition)'" }

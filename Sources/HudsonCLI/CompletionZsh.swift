@@ -39,7 +39,9 @@ extension Completion {
         } else {
             lines.append("\(function)() {")
             lines.append("  local line state")
-            lines.append("  _arguments -C '1:command:((\(spec.subcommands.map { "\($0.name)\\:\"\(escapeZsh($0.abstract))\"" }.joined(separator: " "))))' '*::arg:->args'")
+            // A command that also runs on its own takes its options before a subcommand.
+            let own = spec.subcommandOptional ? arguments(spec).map { $0 + " " }.joined() : ""
+            lines.append("  _arguments -C \(own)'1:command:((\(spec.subcommands.map { "\($0.name)\\:\"\(escapeZsh($0.abstract))\"" }.joined(separator: " "))))' '*::arg:->args'")
             lines.append("  case $line[1] in")
             for sub in spec.subcommands {
                 lines.append("    \(sub.name))")
@@ -86,6 +88,7 @@ extension Completion {
         if kinds.contains("action") { return "_hudson_actions" }
         if kinds.contains("query") { return "_hudson_query" }
         if kinds.contains("account") { return "_hudson_accounts" }
+        if kinds.contains("label") { return "_hudson_labels" }
         if kinds.contains("file") { return "_files" }
         return " "
     }

@@ -95,7 +95,7 @@ public enum Exit {
             return .notAuthorized
         case .accountExists, .unknownLabel, .invalidArgument:
             return .usage
-        case .noSuchAction:
+        case .noSuchAction, .invalidLabelName, .systemLabel, .labelExists:
             return .dataError
         case .nothingToUndo:
             return .noMatch

@@ -6,9 +6,10 @@ public enum Help {
     /// `usage: hd-search [options] QUERY...`
     public static func usage(_ spec: CommandSpec, programName: String) -> String {
         var parts = ["usage:", programName]
-        if !spec.subcommands.isEmpty {
+        if !spec.subcommands.isEmpty && !spec.subcommandOptional {
             parts.append("COMMAND [options]")
         } else {
+            if !spec.subcommands.isEmpty { parts.append("[COMMAND]") }
             parts.append("[options]")
             for operand in spec.operands {
                 switch operand.arity {

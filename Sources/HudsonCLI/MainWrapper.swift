@@ -86,7 +86,9 @@ public enum Main {
         } catch is OutputClosed {
             exit(0)
         } catch let error as UsageError {
-            writeError("\(spec.name): \(error.message)\n\(Help.usage(usageSpec(spec), programName: spec.name))\n")
+            let usage = usageSpec(spec)
+            let programName = usage.name == spec.name ? spec.name : "\(spec.name) \(usage.name)"
+            writeError("\(spec.name): \(error.message)\n\(Help.usage(usage, programName: programName))\n")
             exit(ExitStatus.usage.rawValue)
         } catch {
             writeError("\(spec.name): \(error)\n")

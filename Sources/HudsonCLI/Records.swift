@@ -132,11 +132,8 @@ extension Records {
     /// query term that finds the label's mail, so `hd-labels | cut -f1` feeds hd-search.
     public static func label(_ count: LabelCount, labels: LabelNames) -> Record {
         let name = count.label.displayName
-        let term = name.contains(where: { $0 == " " || $0 == "\"" || $0 == "(" || $0 == ")" })
-            ? "label:\"\(name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: " "))\""
-            : "label:\(name)"
         return Record(
-            type: "label", id: term,
+            type: "label", id: labelTerm(name),
             fields: [
                 ("account", .string(labels.email(count.accountID))),
                 ("label_id", .string(count.label.id)),
@@ -145,6 +142,7 @@ extension Records {
                 ("messages", .int(Int64(count.messages))),
                 ("threads", .int(Int64(count.threads))),
                 ("unread_threads", .int(Int64(count.unreadThreads))),
+                ("local_change", count.label.localChange.map { .string($0.rawValue) } ?? .null),
             ],
             columns: [String(count.messages), String(count.threads), String(count.unreadThreads), labels.email(count.accountID)],
             emphasis: count.unreadThreads > 0 ? .strong : .normal)

@@ -23,6 +23,7 @@ private let spec = CommandSpec(
         .flag("dry-run", short: "n", help: "Print what would be queued and change nothing."),
         .flag("json", help: "With --dry-run, print NDJSON records."),
         .flag("verbose", help: "Report the action and how long its local transaction took, even to a pipe."),
+        .flag("create", help: "Create each +LABEL that does not exist (and say so) instead of failing."),
     ],
     operands: [
         OperandSpec("ACTION", kind: .action, arity: .oneOrMore, help: "archive unarchive read unread star unstar trash untrash spam unspam important unimportant +LABEL -LABEL"),
@@ -58,8 +59,18 @@ public func hdMark() -> Never { Main.run(spec) { cli in
     let dryRun = cli.arguments.flag("dry-run")
     let clock = ContinuousClock()
     let started = clock.now
-    let result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun)
+    let creating = cli.arguments.flag("create")
+    // The +LABELs no account of the references has yet: --create makes them, and says so.
+    var missing: [String] = []
+    if creating {
+        let accounts = try account.map { [$0] } ?? store.accounts()
+        for case .addLabel(let name) in actions where try accounts.contains(where: { try store.label(named: name, accountID: $0.id) == nil }) {
+            if !missing.contains(name) { missing.append(name) }
+        }
+    }
+    let result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun, createLabels: creating)
     let transaction = clock.now - started
+    for name in missing { cli.warn("\(dryRun ? "would create" : "created") label \(TerminalSafety.quoted(name))") }
     for reference in result.unknownReferences {
         cli.warn("\(reference): no such \(reference.kindName)")
         failures += 1

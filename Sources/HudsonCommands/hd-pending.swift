@@ -7,7 +7,10 @@ private let spec = CommandSpec(
     name: "hd-pending",
     abstract: "List the changes and messages queued for Gmail and not yet confirmed.",
     discussion: """
-        One record per queued label change: the message, the change (+LABEL or -LABEL), its
+        First one record per label operation (hd-labels create, rename, delete; hd-mark
+        --create) not yet confirmed by Gmail: label:NAME, what it does, its state (pending;
+        sent: Gmail answered, waiting for its label list to agree), age, attempts, account
+        and last error. Then one record per queued label change: the message, the change (+LABEL or -LABEL), its
         state (pending: waiting to be sent; in_flight: sent, waiting for Gmail's history to
         confirm it), its age, attempts, the action that made it (for hd-undo), and the last
         error. A pending change whose request went out and whose answer was lost or refused
@@ -17,8 +20,8 @@ private let spec = CommandSpec(
         and its answer was lost, so the next hd-sync looks for it before sending again;
         sent: waiting for hd-sync to bring it into the store; failed, with Gmail's reason),
         age, attempts, account, recipients, subject and last error. With --rejected,
-        instead, one record per change Gmail refused for good in the last week (it was
-        dropped, and the message shows Gmail's labels): the change, rejected, its age, the
+        instead, one record per label operation and per change Gmail refused for good in the
+        last week (it was dropped: the label and the message show Gmail's state): the change, rejected, its age, the
         action, account and Gmail's reason. With --parked, one record per message Gmail
         would not serve (parked by hd-sync): its stage (message: not in the store yet;
         body: its body), attempts, when it is tried again, account and error. Reads the
@@ -43,11 +46,13 @@ public func hdPending() -> Never { Main.run(spec) { cli in
     }
     let records: [Record]
     if cli.arguments.flag("rejected") {
-        records = try store.rejectedChanges(accountID: account?.id).map { Records.rejected($0, now: now) }
+        records = try store.rejectedLabelChanges(accountID: account?.id).map { Records.rejectedLabelChange($0, now: now) }
+            + store.rejectedChanges(accountID: account?.id).map { Records.rejected($0, now: now) }
     } else if cli.arguments.flag("parked") {
         records = try store.parkedMessages(accountID: account?.id).map { Records.parked($0, now: now) }
     } else {
-        records = try store.queuedMutations(accountID: account?.id).map { Records.queued($0, now: now) }
+        records = try store.pendingLabelChanges(accountID: account?.id).map { Records.labelChange($0, now: now) }
+            + store.queuedMutations(accountID: account?.id).map { Records.queued($0, now: now) }
             + store.pendingOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
     }
     if cli.arguments.flag("count") {

@@ -39,6 +39,14 @@ public protocol GmailAPI: Sendable {
     func send(raw: [UInt8], threadID: String?) async throws -> GmailMessage
     /// `users.labels.create` with the label shown in lists.
     func createLabel(name: String) async throws -> GmailLabel
+    /// `users.labels.create` with the label shown in lists and, when given, a palette color.
+    /// A name Gmail has already answers 409 (or 400; gmail-api.md §2.10).
+    func createLabel(name: String, color: LabelColor?) async throws -> GmailLabel
+    /// `users.labels.patch`: the fields given change (a new name keeps every message's label).
+    func patchLabel(id: String, name: String?, color: LabelColor?) async throws -> GmailLabel
+    /// `users.labels.delete`: removes the label from every message and thread (§2.10).
+    /// `.notFound` when Gmail has no such label.
+    func deleteLabel(id: String) async throws
 }
 
 extension GmailAPI {

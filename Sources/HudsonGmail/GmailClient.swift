@@ -112,6 +112,19 @@ public final class GmailClient: GmailAPI {
         try await decode(Endpoint.createLabel(name: name))
     }
 
+    public func createLabel(name: String, color: LabelColor?) async throws -> GmailLabel {
+        try await decode(Endpoint.createLabel(name: name, color: color))
+    }
+
+    public func patchLabel(id: String, name: String?, color: LabelColor?) async throws -> GmailLabel {
+        try await decode(Endpoint.patchLabel(id: id, name: name, color: color))
+    }
+
+    /// Success is any 2xx (Gmail answers 204, no body).
+    public func deleteLabel(id: String) async throws {
+        _ = try await perform(Endpoint.deleteLabel(id: id))
+    }
+
     // MARK: - The request loop
 
     /// Performs `request` until it succeeds or may no longer be retried; returns the 2xx.

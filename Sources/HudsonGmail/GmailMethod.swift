@@ -11,6 +11,8 @@ public enum GmailMethod: String, Sendable, CaseIterable {
     case labelsList
     case labelsGet
     case labelsCreate
+    case labelsPatch
+    case labelsDelete
     case historyList
     case messagesList
     case messagesGet
@@ -26,7 +28,7 @@ public enum GmailMethod: String, Sendable, CaseIterable {
         switch self {
         case .getProfile, .labelsList, .labelsGet: return 1
         case .historyList: return 2
-        case .labelsCreate, .messagesList, .messagesGet, .attachmentsGet,
+        case .labelsCreate, .labelsPatch, .labelsDelete, .messagesList, .messagesGet, .attachmentsGet,
              .messagesModify, .messagesTrash, .messagesUntrash:
             return 5
         case .messagesBatchModify: return 50
@@ -38,7 +40,9 @@ public enum GmailMethod: String, Sendable, CaseIterable {
     /// the server may have acted). `messages.send` may not: gmail-api.md §4 says "Don't
     /// blindly retry non-idempotent calls … The message may already have gone out." It is
     /// retried only after a rate-limit refusal, which means the server did not act.
-    /// `labels.create` is safe to repeat: a second create of the same name fails with 409.
+    /// `labels.create` is safe to repeat: a second create of the same name fails with 409
+    /// (the flusher then finds the label by name). `labels.patch` sets the same fields
+    /// again; a repeated `labels.delete` answers 404, which the flusher reads as done.
     public var isIdempotent: Bool {
         self != .messagesSend
     }

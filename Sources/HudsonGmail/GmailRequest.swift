@@ -133,8 +133,19 @@ enum Endpoint {
         post(.messagesSend, "/messages/send", SendMessageRequest(raw: base64URL(raw), threadId: threadID))
     }
 
-    static func createLabel(name: String) -> GmailRequest {
-        post(.labelsCreate, "/labels", CreateLabelRequest(name: name))
+    static func createLabel(name: String, color: LabelColor? = nil) -> GmailRequest {
+        post(.labelsCreate, "/labels", CreateLabelRequest(name: name, color: color))
+    }
+
+    static func patchLabel(id: String, name: String?, color: LabelColor?) -> GmailRequest {
+        var request = post(.labelsPatch, "/labels/\(percentEncode(id))", PatchLabelRequest(name: name, color: color))
+        request.httpMethod = "PATCH"
+        return request
+    }
+
+    static func deleteLabel(id: String) -> GmailRequest {
+        GmailRequest(method: .labelsDelete, httpMethod: "DELETE", path: userRoot + "/labels/\(percentEncode(id))",
+                     units: GmailMethod.labelsDelete.units)
     }
 
     /// base64url with padding (§8: Gmail accepts it padded or not; padded suits strict decoders).

@@ -247,10 +247,25 @@ public struct CreateLabelRequest: Codable, Sendable, Equatable {
     public var name: String
     public var labelListVisibility: String
     public var messageListVisibility: String
+    /// Left out when nil; both members from Gmail's palette when given.
+    public var color: LabelColor?
 
-    public init(name: String, labelListVisibility: String = "labelShow", messageListVisibility: String = "show") {
+    public init(name: String, labelListVisibility: String = "labelShow", messageListVisibility: String = "show",
+                color: LabelColor? = nil) {
         self.name = name
         self.labelListVisibility = labelListVisibility
         self.messageListVisibility = messageListVisibility
+        self.color = color
+    }
+}
+
+/// The body of `labels.patch` (§2.10): only the fields to change (nil ones are left out).
+public struct PatchLabelRequest: Codable, Sendable, Equatable {
+    public var name: String?
+    public var color: LabelColor?
+
+    public init(name: String? = nil, color: LabelColor? = nil) {
+        self.name = name
+        self.color = color
     }
 }

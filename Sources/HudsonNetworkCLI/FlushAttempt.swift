@@ -45,9 +45,11 @@ public enum FlushAttempt {
                     group.cancelAll()
                 }
                 let remaining = try database.read { store in
-                    try store.queuedMutations(accountID: try store.requireAccount(email: email).id).filter { $0.state == .pending }
+                    let accountID = try store.requireAccount(email: email).id
+                    return try store.queuedMutations(accountID: accountID).filter { $0.state == .pending }.count
+                        + store.pendingLabelChanges(accountID: accountID).filter { $0.state == .pending }.count
                 }
-                if !remaining.isEmpty { stillQueued.append(email) }
+                if remaining > 0 { stillQueued.append(email) }
             } catch {
                 let classified = NetworkExit.classify(error)
                 if let classified, [.configuration, .notAuthorized].contains(classified.status) {

@@ -298,10 +298,11 @@ final class AccountWorker: Sendable {
         let retired = try await flusher.retireConfirmed()
         totals.add(report, flush, retired: retired, outbox: sent)
         let email = self.email
-        let (parked, fresh, refusal) = try database.write { store in
+        let (parked, fresh, refusal, labelRefusal) = try database.write { store in
             let accountID = try store.requireAccount(email: email).id
             return (try store.parkedMessages(accountID: accountID), try store.takeUnreportedParked(accountID: accountID),
-                    flush.dropped > 0 ? try store.rejectedChanges(accountID: accountID).first?.reason : nil)
+                    flush.dropped > flush.refusedLabelChanges ? try store.rejectedChanges(accountID: accountID).first?.reason : nil,
+                    flush.refusedLabelChanges > 0 ? try store.rejectedLabelChanges(accountID: accountID).first?.reason : nil)
         }
         totals.parked = parked
         tellParked(fresh)
@@ -311,7 +312,11 @@ final class AccountWorker: Sendable {
         }
         if let refusal {
             progress.finish()
-            warn("\(flush.dropped) change(s) refused by Gmail (\(refusal)); hd-pending --rejected lists them")
+            warn("\(flush.dropped - flush.refusedLabelChanges) change(s) refused by Gmail (\(refusal)); hd-pending --rejected lists them")
+        }
+        if let labelRefusal {
+            progress.finish()
+            warn("\(flush.refusedLabelChanges) label operation(s) refused by Gmail (\(labelRefusal)); hd-pending --rejected lists them")
         }
         if RetryAfterCap.timesApplied > waitsCutBefore {
             progress.finish()
@@ -362,11 +367,12 @@ final class AccountWorker: Sendable {
 
     private func queueIsEmpty() throws -> Bool {
         let email = self.email
-        let (queued, unsent) = try database.read { store in
+        let (queued, unsent, labels) = try database.read { store in
             let accountID = try store.requireAccount(email: email).id
-            return (try store.queuedMutationCount(accountID: accountID), try store.unsentOutboxCount(accountID: accountID))
+            return (try store.queuedMutationCount(accountID: accountID), try store.unsentOutboxCount(accountID: accountID),
+                    try store.pendingLabelChanges(accountID: accountID).count)
         }
-        return queued == 0 && unsent == 0
+        return queued == 0 && unsent == 0 && labels == 0
     }
 
     /// Passes until caught up. A run of passes that do nothing while work remains (the

@@ -1,5 +1,6 @@
 /*!
- Labels as Gmail lists them (gmail-api.md 2.10), and name lookups for triage.
+ Labels as Gmail lists them (gmail-api.md 2.10), and name lookups for triage. Reads go
+ through `shown_labels`, canonical composed with the label overlay (LabelObjects.swift).
  */
 import HudsonQuery
 import SQLite
@@ -15,11 +16,16 @@ public struct LabelInfo: Equatable, Sendable {
     public var labelListVisibility: String?
     public var textColor: String?
     public var backgroundColor: String?
+    /// A local operation on the label that Gmail has not confirmed yet (create or
+    /// rename; a deleted label is not shown at all).
+    public var localChange: LabelChangeOp?
 
     public init(
         id: String, name: String?, kind: Kind? = nil, messageListVisibility: String? = nil,
-        labelListVisibility: String? = nil, textColor: String? = nil, backgroundColor: String? = nil
+        labelListVisibility: String? = nil, textColor: String? = nil, backgroundColor: String? = nil,
+        localChange: LabelChangeOp? = nil
     ) {
+        self.localChange = localChange
         self.id = id
         self.name = name
         self.kind = kind
@@ -35,20 +41,24 @@ public struct LabelInfo: Equatable, Sendable {
 
 extension Store {
     private static let labelColumns =
-        "id, name, type, message_list_visibility, label_list_visibility, text_color, background_color"
+        "id, name, type, message_list_visibility, label_list_visibility, text_color, background_color, local_op"
 
     private static func label(from row: Row) -> LabelInfo {
         LabelInfo(
             id: row.string(0), name: row.optionalString(1), kind: row.optionalString(2).flatMap(LabelInfo.Kind.init(rawValue:)),
             messageListVisibility: row.optionalString(3), labelListVisibility: row.optionalString(4),
-            textColor: row.optionalString(5), backgroundColor: row.optionalString(6))
+            textColor: row.optionalString(5), backgroundColor: row.optionalString(6),
+            localChange: row.optionalString(7).flatMap(LabelChangeOp.init(rawValue:)))
     }
 
     /// Replaces the account's label list with Gmail's (labels.list has no paging).
     /// Labels the server no longer has are removed; ids still on messages come back
-    /// as unnamed rows the next time a snapshot mentions them.
-    public func replaceLabels(accountID: Int64, with labels: [LabelInfo]) throws {
-        try db.write {
+    /// as unnamed rows the next time a snapshot mentions them. In the same transaction
+    /// the label overlay is settled against the listing (`settleLabelOverlay`);
+    /// `listedAt` is when the listing's request went out (epoch ms, the store's clock).
+    public func replaceLabels(accountID: Int64, with labels: [LabelInfo], listedAt: Int64? = nil) throws {
+        try writeTrackingLabels { touched in
+            try settleLabelOverlay(accountID: accountID, listed: labels, listedAt: listedAt, touched: &touched)
             try db.execute("CREATE TEMP TABLE IF NOT EXISTS listed_labels (id TEXT PRIMARY KEY)")
             try db.execute("DELETE FROM temp.listed_labels")
             for label in labels {
@@ -72,13 +82,15 @@ extension Store {
         }
     }
 
-    /// Every label of the account, system labels first, then by name.
+    /// Every label of the account as every command shows it (`shown_labels`: Gmail's,
+    /// with local creations, renames and deletions applied), system labels first, then by name.
     public func labels(accountID: Int64) throws -> [LabelInfo] {
         try db.map("""
-            SELECT \(Self.labelColumns) FROM labels WHERE account_id = ?
+            SELECT \(Self.labelColumns) FROM \(Self.shownLabels) WHERE account_id = ?
              ORDER BY type = 'user', coalesce(name, id) COLLATE NOCASE
             """, accountID, transform: Self.label(from:))
     }
+
 
     /// Whether a label is the one the user named, the way Gmail's `label:` compares:
     /// its name or id ignoring case, or its name with `-`, `/`, ` ` and `_` alike

@@ -76,7 +76,8 @@ extension Store {
     public static let claimLifetimeMilliseconds: Int64 = 5 * 60 * 1000
 
     static let queueColumns = """
-        q.id, q.account_id, a.email, m.gmail_id, m.thread_id, q.label, l.name, q.op, q.state,
+        q.id, q.account_id, a.email, m.gmail_id, m.thread_id, q.label,
+        coalesce(l.name, (SELECT c.name FROM labels AS c WHERE c.account_id = q.account_id AND c.id = q.label)), q.op, q.state,
         q.expected_history_id, q.action_id, q.attempts, q.last_error, q.next_attempt_at, q.created_at, q.updated_at,
         q.attempted_at
         """
@@ -85,7 +86,7 @@ extension Store {
         FROM mutation_queue AS q
         JOIN messages AS m ON m.id = q.message_id
         JOIN accounts AS a ON a.id = q.account_id
-        LEFT JOIN labels AS l ON l.account_id = q.account_id AND l.id = q.label
+        LEFT JOIN shown_labels AS l ON l.account_id = q.account_id AND l.id = q.label
         """
 
     static func queuedMutation(from row: Row) -> QueuedMutation {
@@ -235,6 +236,16 @@ extension Store {
 
     // MARK: - Flusher side
 
+    /// A queue row (`q`) whose label Gmail can take now: not a label still to be created
+    /// (its provisional id means nothing to Gmail; it goes once the flusher has created
+    /// it and mapped the id), nor one being deleted (labels.delete removes it from every
+    /// message, and the row retires on that echo: LabelObjects.swift).
+    static let labelReadyCondition = """
+        NOT EXISTS (SELECT 1 FROM label_overlay AS o
+                     WHERE o.account_id = q.account_id AND o.label_id = q.label
+                       AND (o.op = 'delete' OR (o.op = 'create' AND o.state = 'pending')))
+        """
+
     /// Claims up to `limit` pending rows that are due, oldest first, so that no other
     /// flusher (in this or another process) sends them meanwhile. A flusher that holds
     /// the account's flush lock passes `takingOverClaims`: only the lock's holder claims,
@@ -249,6 +260,7 @@ extension Store {
                  WHERE q.account_id = ? AND q.state = 'pending'
                    AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?)
                    AND (q.claimed_at IS NULL OR q.claimed_at <= ?)
+                   AND \(Self.labelReadyCondition)
                  ORDER BY q.id LIMIT ?
                 """, accountID, now, claimable, limit, transform: Self.queuedMutation(from:))
             for row in rows {
@@ -434,10 +446,14 @@ extension Store {
     /// first; one account's, or one action's, when given.
     public func rejectedChanges(accountID: Int64? = nil, actionID: Int64? = nil) throws -> [RejectedChange] {
         try db.map("""
-            SELECT r.account_id, a.email, r.gmail_id, r.thread_id, r.label, l.name, r.op, r.action_id, r.reason, r.rejected_at
+            SELECT r.account_id, a.email, r.gmail_id, r.thread_id, r.label,
+                   coalesce(l.name, (SELECT c.name FROM labels AS c WHERE c.account_id = r.account_id AND c.id = r.label),
+                            (SELECT x.name FROM rejected_label_changes AS x
+                              WHERE x.account_id = r.account_id AND x.label_id = r.label ORDER BY x.id DESC LIMIT 1)),
+                   r.op, r.action_id, r.reason, r.rejected_at
               FROM rejected_changes AS r
               JOIN accounts AS a ON a.id = r.account_id
-              LEFT JOIN labels AS l ON l.account_id = r.account_id AND l.id = r.label
+              LEFT JOIN shown_labels AS l ON l.account_id = r.account_id AND l.id = r.label
              WHERE (?1 IS NULL OR r.account_id = ?1) AND (?2 IS NULL OR r.action_id = ?2) AND r.rejected_at >= ?3
              ORDER BY r.id DESC
             """, accountID, actionID, now - Self.rejectionLifetimeMilliseconds) {

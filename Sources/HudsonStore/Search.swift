@@ -29,7 +29,7 @@ public struct MessageSummary: Equatable, Sendable {
 extension Store {
     func searchCompiler(_ options: SearchOptions) throws -> SearchCompiler {
         let labels = try db.map("""
-            SELECT id, name, type FROM labels WHERE ?1 IS NULL OR account_id = ?1
+            SELECT id, name, type FROM \(Store.shownLabels) WHERE ?1 IS NULL OR account_id = ?1
             """, options.accountID) { (id: $0.string(0), name: $0.optionalString(1), type: $0.optionalString(2)) }
         let own = try db.map("SELECT email FROM accounts WHERE ?1 IS NULL OR id = ?1", options.accountID) { $0.string(0) }
         let keysFollowDates = try db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM message_key_exceptions)") == 1

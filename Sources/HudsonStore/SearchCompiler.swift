@@ -432,7 +432,7 @@ struct SearchCompiler {
             switch kind {
             case .attachment: return "m.has_attachment = 1"
             case .userLabels, .noUserLabels:
-                let exists = "EXISTS (SELECT 1 FROM \(labelSource) AS el JOIN labels AS l ON l.account_id = m.account_id AND l.id = el.label WHERE el.message_id = m.id AND l.type = 'user')"
+                let exists = "EXISTS (SELECT 1 FROM \(labelSource) AS el JOIN \(Store.shownLabels) AS l ON l.account_id = m.account_id AND l.id = el.label WHERE el.message_id = m.id AND l.type = 'user')"
                 return kind == .userLabels ? exists : "NOT " + exists
             case .drive: return "0"
             }

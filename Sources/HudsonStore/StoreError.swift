@@ -16,6 +16,12 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case unknownAccount(String)
     case accountExists(String)
     case unknownLabel(String)
+    /// A label name Gmail would refuse: empty, or holding control characters.
+    case invalidLabelName(String, reason: String)
+    /// A system label (INBOX, SPAM, ...): it cannot be created, renamed or deleted.
+    case systemLabel(String)
+    /// A label with this name is already shown.
+    case labelExists(String)
     case noSuchAction(Int64)
     case nothingToUndo
     case invalidArgument(String)
@@ -47,6 +53,12 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             return "\(quote(email)): account already exists"
         case .unknownLabel(let name):
             return "\(quote(name)): no such label"
+        case .invalidLabelName(let name, let reason):
+            return name.isEmpty ? reason : "\(quote(name)): \(reason)"
+        case .systemLabel(let name):
+            return "\(quote(name)): a system label; it cannot be created, renamed or deleted"
+        case .labelExists(let name):
+            return "\(quote(name)): a label with this name exists"
         case .noSuchAction(let id):
             return "\(id): no such action"
         case .nothingToUndo:

@@ -193,13 +193,15 @@ public struct UndoResult: Equatable, Sendable {
 
 extension Store {
     /// Applies `actions` to every reference in one write transaction and records one
-    /// action for undo. An unknown label name throws before anything is queued.
-    /// With `dryRun`, reports what would be queued and writes nothing: the same work runs
-    /// in a transaction that is rolled back, so a later action sees what an earlier one
-    /// queued exactly as in a real run.
+    /// action for undo. An unknown label name throws before anything is queued, unless
+    /// `createLabels`: then a `+NAME` that names no label creates it (a provisional label,
+    /// LabelObjects.swift) in the same transaction. With `dryRun`, reports what would be
+    /// queued and writes nothing: the same work runs in a transaction that is rolled back,
+    /// so a later action sees what an earlier one queued exactly as in a real run.
     @discardableResult
     public func perform(
-        _ actions: [TriageAction], on references: [Reference], accountID: Int64? = nil, dryRun: Bool = false
+        _ actions: [TriageAction], on references: [Reference], accountID: Int64? = nil, dryRun: Bool = false,
+        createLabels: Bool = false
     ) throws -> TriageResult {
         let description = actions.map(\.description).joined(separator: " ")
         let work = { () throws -> TriageResult in
@@ -224,7 +226,8 @@ extension Store {
                         for (reference, targets) in zip(references, resolved) {
                             for thread in Self.threads(of: targets) {
                                 let label = try self.resolveLabel(
-                                    step.systemLabel, named: action.labelName, accountID: thread.accountID, cache: &labelCache)
+                                    step.systemLabel, named: action.labelName, accountID: thread.accountID, cache: &labelCache,
+                                    creating: createLabels && step.op == .add)
                                 let all = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
                                 var members = all
                                 if case .thread = reference {
@@ -425,19 +428,25 @@ extension Store {
         }
     }
 
-    /// The label id a step changes: its system label, or the action's user-named one.
+    /// The label id a step changes: its system label, or the action's user-named one; with
+    /// `creating` (an add), a name that names no label creates it (a remove never does:
+    /// there is nothing to remove).
     private func resolveLabel(
-        _ systemLabel: String?, named name: String?, accountID: Int64, cache: inout [String: String]
+        _ systemLabel: String?, named name: String?, accountID: Int64, cache: inout [String: String],
+        creating: Bool = false
     ) throws -> String {
         if let systemLabel { return systemLabel }
         let name = name ?? ""
         let cacheKey = "\(accountID)\u{0}\(name)"
         if let id = cache[cacheKey] { return id }
-        guard let label = try label(named: name, accountID: accountID) else {
-            throw StoreError.unknownLabel(name)
+        if let label = try label(named: name, accountID: accountID) {
+            cache[cacheKey] = label.id
+            return label.id
         }
-        cache[cacheKey] = label.id
-        return label.id
+        guard creating else { throw StoreError.unknownLabel(name) }
+        let created = try insertProvisionalLabel(name: try Self.checkedLabelName(name), color: nil, accountID: accountID)
+        cache[cacheKey] = created.id
+        return created.id
     }
 
     /// How many actions undo remembers at least. Older ones are forgotten (their items go

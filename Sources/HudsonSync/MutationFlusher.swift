@@ -2,8 +2,9 @@
  The write-path actor: drains the mutation queue to Gmail (optimistic-mutations.md;
  sync-engine-reference.md, MutationFlusher). Per pass:
 
-   claim pending rows → record, durably, that they may be sent → send → gate → retire
-   what the history echo has confirmed
+   label operations (create, rename, delete: LabelFlusher.swift) → claim pending rows →
+   record, durably, that they may be sent → send → gate → retire what the history echo
+   has confirmed
 
  Rows are grouped by message into (adds, removes) sets, and messages with the same sets
  go out as one `batchModify` (up to 1000 ids, 50 units) instead of one `modify` each
@@ -40,9 +41,13 @@ import HudsonGmail
 import HudsonStore
 
 public struct FlushReport: Sendable, Equatable {
+    /// Changes Gmail accepted: label changes of messages, and label operations.
     public var flushed = 0
     public var retired = 0
+    /// Changes Gmail refused for good, label operations included.
     public var dropped = 0
+    /// Of `dropped`, the label operations (create, rename, delete) Gmail refused.
+    public var refusedLabelChanges = 0
 
     public init(flushed: Int = 0, retired: Int = 0, dropped: Int = 0) {
         self.flushed = flushed
@@ -127,6 +132,9 @@ public actor MutationFlusher {
     }
 
     private func claimAndSend(accountID: Int64, takingOverClaims: Bool, report: inout FlushReport) async throws {
+        // Label operations first: a change that uses a label goes once Gmail has it
+        // (LabelFlusher.swift).
+        try await flushLabelChanges(accountID: accountID, report: &report)
         let limit = claimLimit
         let claimed = try database.write {
             try $0.claimPendingMutations(accountID: accountID, limit: limit, takingOverClaims: takingOverClaims)

@@ -55,9 +55,6 @@ public actor SyncEngine {
     let prefetchWindowDays: Int
     let now: @Sendable () -> Date
     let progress: (@Sendable (SyncProgress) -> Void)?
-    /// How often labels.list is refreshed (1 unit; names change rarely).
-    let labelRefreshInterval: TimeInterval = 600
-
     private var isSyncing = false
     /// Parked messages fetched again per pass, at most.
     static let parkedRetryBatch = 100
@@ -170,20 +167,21 @@ public actor SyncEngine {
         return try currentAccount()
     }
 
+    /// labels.list, every pass (1 unit). History carries no record of a label created,
+    /// renamed or deleted on another device (gmail-api.md §2.9, §2.10), so only a listing
+    /// shows such a change, and it must show at once (issue 21 §2); the listing also
+    /// confirms and retires this device's own label operations (Store.replaceLabels). Its
+    /// start time goes with it: only a listing that began after Gmail answered an
+    /// operation may retire it.
     func refreshLabelsIfDue(_ account: Account) async throws {
         let accountID = account.id
-        let unnamed = try database.read { store in
-            try store.labels(accountID: accountID).contains { $0.name == nil }
-        }
-        let nowMilliseconds = Int64(now().timeIntervalSince1970 * 1000)
-        let due = account.labelsSyncedAt.map { nowMilliseconds - $0 > Int64(labelRefreshInterval * 1000) } ?? true
-        guard due || unnamed else { return }
+        let listedAt = try database.read { $0.now }
         let labels = try await api.listLabels().map {
             LabelInfo(id: $0.id, name: $0.name, kind: $0.type.flatMap(LabelInfo.Kind.init(rawValue:)),
                       messageListVisibility: $0.messageListVisibility, labelListVisibility: $0.labelListVisibility,
                       textColor: $0.color?.textColor, backgroundColor: $0.color?.backgroundColor)
         }
-        try database.write { try $0.replaceLabels(accountID: accountID, with: labels) }
+        try database.write { try $0.replaceLabels(accountID: accountID, with: labels, listedAt: listedAt) }
     }
 
     // MARK: - pollHistory

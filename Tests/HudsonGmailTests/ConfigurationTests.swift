@@ -71,7 +71,7 @@ struct ConfigurationTests {
     func methodCosts() {
         let costs = Dictionary(uniqueKeysWithValues: GmailMethod.allCases.map { ($0, $0.units) })
         #expect(costs == [
-            .getProfile: 1, .labelsList: 1, .labelsGet: 1, .labelsCreate: 5, .historyList: 2, .messagesList: 5,
+            .getProfile: 1, .labelsList: 1, .labelsGet: 1, .labelsCreate: 5, .labelsPatch: 5, .labelsDelete: 5, .historyList: 2, .messagesList: 5,
             .messagesGet: 5, .attachmentsGet: 5, .messagesModify: 5, .messagesTrash: 5, .messagesUntrash: 5,
             .messagesBatchModify: 50, .messagesSend: 100,
         ])

@@ -52,6 +52,9 @@ struct BackfillTests {
             func getAttachment(messageID: String, attachmentID: String) async throws -> AttachmentBody { throw GmailError.notFound }
             func send(raw: [UInt8], threadID: String?) async throws -> GmailMessage { throw GmailError.notFound }
             func createLabel(name: String) async throws -> GmailLabel { throw GmailError.notFound }
+            func createLabel(name: String, color: LabelColor?) async throws -> GmailLabel { throw GmailError.notFound }
+            func patchLabel(id: String, name: String?, color: LabelColor?) async throws -> GmailLabel { throw GmailError.notFound }
+            func deleteLabel(id: String) async throws { throw GmailError.notFound }
         }
         let f = try SyncFixture()
         let engine = SyncEngine(api: BadProfile(base: f.gmail), database: f.database, account: f.email)

@@ -330,6 +330,18 @@ final class ScriptedGmail: GmailAPI {
     func createLabel(name: String) async throws -> GmailLabel {
         throw GmailError.badRequest(message: "not scripted")
     }
+
+    func createLabel(name: String, color: LabelColor?) async throws -> GmailLabel {
+        throw GmailError.badRequest(message: "not scripted")
+    }
+
+    func patchLabel(id: String, name: String?, color: LabelColor?) async throws -> GmailLabel {
+        throw GmailError.badRequest(message: "not scripted")
+    }
+
+    func deleteLabel(id: String) async throws {
+        throw GmailError.badRequest(message: "not scripted")
+    }
 }
 
 /// Base64url without padding, as Gmail sends body data.

@@ -129,6 +129,27 @@ def delete_label(app, req):
     return 200, {"id": label_id, "historyId": str(app.mailbox.history.current)}
 
 
+def create_label(app, req):
+    """POST /_admin/create-label {"name", "color"?}: a label created on another device
+    (labels.create: 409 on a name that exists). No history: Gmail records none for labels."""
+    mb = app.mailbox
+    with mb.lock:
+        entry = mb.labels.create(_body(req))
+        mb.version += 1
+        return 200, dict(entry)
+
+
+def rename_label(app, req):
+    """POST /_admin/rename-label {"id", "name"}: a label renamed on another device
+    (labels.patch: every message keeps it). No history."""
+    body = _body(req)
+    mb = app.mailbox
+    with mb.lock:
+        entry = mb.labels.update(str(body.get("id")), {"name": body.get("name")})
+        mb.version += 1
+        return 200, dict(entry)
+
+
 def expire_history(app, req):
     """POST /_admin/expire-history {"before"?}: older start ids then give 404."""
     before = _body(req).get("before")
@@ -243,6 +264,7 @@ ADMIN_ROUTES = [
     ("GET", r"state", state), ("GET", r"message/([^/]+)", message),
     ("POST", r"modify", modify), ("POST", r"insert", insert), ("POST", r"delete", delete),
     ("POST", r"delete-label", delete_label),
+    ("POST", r"create-label", create_label), ("POST", r"rename-label", rename_label),
     ("POST", r"expire-history", expire_history),
     ("GET", r"faults", get_faults), ("POST", r"faults", set_faults),
     ("DELETE", r"faults", clear_faults),

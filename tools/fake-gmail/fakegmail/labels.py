@@ -29,7 +29,22 @@ SYSTEM_IDS = {s[0] for s in SYSTEM_LABELS}
 NOT_USER_SETTABLE = {"SENT", "DRAFT", "CHAT"}
 MESSAGE_VISIBILITY = {"show", "hide"}
 LABEL_VISIBILITY = {"labelShow", "labelShowIfUnread", "labelHide"}
-_COLOR = re.compile(r"^#[0-9a-fA-F]{6}$")
+# LabelColor: "Only the following predefined set of color values are allowed" (the
+# discovery document, textColor and backgroundColor: the same set for both).
+PALETTE = frozenset("""
+#000000 #007286 #04502e #076239 #083018 #094228 #0b4f30 #0b804b #0d3472 #0d3b44
+#149e60 #16a765 #16a766 #1a764d #1c4587 #1e53b8 #202124 #285bac #2a9c68 #2da2bb
+#3c78d8 #3d188e #3dc789 #41236d #42d692 #434343 #43d692 #44b984 #464646 #4986e7
+#4a86e8 #521d28 #54240e #594c05 #633e04 #653e9b #662e37 #666666 #684e07 #68dfa9
+#6d9eeb #711a36 #757575 #7858c3 #7a2e0b #7a4706 #822111 #83334c #89d3b2 #8a1c0a
+#8e63ce #98d7e4 #994a64 #999999 #a0eac9 #a2dcc1 #a46a21 #a479e2 #a4c2f4 #aa8831
+#ac2b16 #b3efd3 #b65775 #b694e8 #b6cff5 #b99aff #b9e4d0 #c2185b #c2c2c2 #c6f3de
+#c9daf8 #cc3a21 #cca6ac #cccccc #cf8933 #d0bcf1 #d5ae49 #d93025 #e07798 #e3d7ff
+#e4d7f5 #e66550 #e7e7e7 #eaa041 #ebdbde #efa093 #efefef #f2b2a8 #f2c960 #f3f3f3
+#f691b2 #f691b3 #f6c5be #f7a7c0 #fad165 #fb4c2f #fbc8d9 #fbd3e0 #fbe983 #fcda83
+#fcdee8 #fce8b3 #fdedc1 #fef1d1 #ff7537 #ffad46 #ffad47 #ffbc6b #ffc8af #ffd6a2
+#ffdeb5 #ffe6c7 #ffffff
+""".split())
 # Google Takeout's X-Gmail-Labels names for system labels.
 TAKEOUT_NAMES = {
     "inbox": "INBOX", "sent": "SENT", "sent mail": "SENT", "starred": "STARRED",
@@ -125,9 +140,9 @@ class LabelTable:
         color = fields.get("color")
         if color is not None:
             if not isinstance(color, dict) or not all(
-                    isinstance(color.get(k), str) and _COLOR.match(color[k])
+                    isinstance(color.get(k), str) and color[k].lower() in PALETTE
                     for k in ("textColor", "backgroundColor")):
-                raise bad_request("Invalid color")
+                raise bad_request("Invalid color: not in the label color palette")
             entry["color"] = {"textColor": color["textColor"].lower(),
                               "backgroundColor": color["backgroundColor"].lower()}
 
