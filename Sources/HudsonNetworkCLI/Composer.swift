@@ -10,6 +10,7 @@
 import Foundation
 import HudsonCLI
 import HudsonMail
+import HudsonOutput
 import HudsonStore
 
 /// A message ready to queue, and the account and thread it belongs to.
@@ -34,10 +35,19 @@ public struct Composer {
         self.store = store
     }
 
+    /// Whether the command line is a sendmail program's (Sendmail.swift).
+    public var isSendmail: Bool { SendmailCompatibility.isSendmail(arguments) }
+
     public func compose() throws -> ComposedMessage {
-        let raw = arguments.flag("raw")
-        if raw, let option = ["to", "cc", "bcc", "subject", "body-file", "attach"].first(where: { arguments.values[$0] != nil }) {
-            throw UsageError("--raw takes the whole message from standard input; --\(option) cannot be used with it")
+        let sendmail = isSendmail
+        let raw = arguments.flag("raw") || sendmail
+        let composing = ["to", "cc", "bcc", "subject", "body-file", "attach"]
+        if raw, let option = composing.first(where: { arguments.values[$0] != nil }) {
+            throw UsageError(sendmail ? "a sendmail-style command line takes the whole message from standard input; --\(option) cannot be used with it"
+                                      : "--raw takes the whole message from standard input; --\(option) cannot be used with it")
+        }
+        if let mode = arguments.string("sendmail-mode"), mode != "m" {
+            throw UsageError("-b\(TerminalSafety.quoted(mode)): only -bm (send a message) is supported")
         }
         let reply = try replyTarget()
         var random = SystemRandomNumberGenerator()
@@ -46,16 +56,39 @@ public struct Composer {
         let composed: ComposedMessage
         if raw {
             let bytes = try standardInput(what: "message")
-            let from = RFC822.parseHeaders(bytes).value(of: "From").flatMap { MailAddress.parseList($0).first }
+            let headers = RFC822.parseHeaders(bytes)
+            let from = headers.value(of: "From").flatMap { MailAddress.parseList($0).first }
             let account = try chooseAccount(reply: reply, rawFrom: from)
-            let message = RawMessage.prepare(bytes, date: date) {
+            var bcc: [MailAddress] = []
+            var addedFrom: MailAddress?
+            if sendmail {
+                let operands = try SendmailCompatibility.operandRecipients(arguments.operands)
+                let named = ["To", "Cc", "Bcc"].flatMap { headers.values(of: $0).flatMap(MailAddress.parseList) }
+                if !arguments.flag("read-recipients") {
+                    guard !operands.isEmpty else { throw UsageError("no recipients: give them as operands, or -t to take them from the headers") }
+                    if let stranger = SendmailCompatibility.unrequested(named, operands: operands).first {
+                        throw CommandFailure(.dataError, """
+                            standard input: \(TerminalSafety.quoted(stranger.address)) is a recipient in the headers but not on the \
+                            command line; Gmail delivers to every header recipient (use -t to send to them)
+                            """)
+                    }
+                }
+                bcc = SendmailCompatibility.unnamed(operands, headerRecipients: named)
+                addedFrom = MailAddress(name: arguments.string("full-name") ?? "", address: account.email)
+            }
+            let message = RawMessage.prepare(bytes, date: date, from: addedFrom, bcc: bcc) {
                 MessageBuilder.messageID(domain: Self.domain(account.email), using: &random)
             }
             guard message.from != nil else { throw CommandFailure(.dataError, "standard input: the message has no From header") }
             guard RawMessage.isSearchableMessageID(message.messageID) else {
                 throw CommandFailure(.dataError, "standard input: its Message-ID is not of the form <id@host>; remove it and one is added")
             }
-            composed = ComposedMessage(account: account, message: message, threadID: reply?.threadID)
+            var threadID = reply?.threadID
+            if threadID == nil, case .thread(let thread) = try store.replyThread(
+                accountID: account.id, parents: RawMessage.parentMessageIDs(headers)) {
+                threadID = thread
+            }
+            composed = ComposedMessage(account: account, message: message, threadID: threadID)
         } else {
             let account = try chooseAccount(reply: reply, rawFrom: nil)
             let outgoing = try outgoingMessage(account: account, reply: reply, date: date, using: &random)
@@ -118,7 +151,7 @@ public struct Composer {
     }
 
     /// An ASCII `local@domain` without blanks or specials (Hudson does not send SMTPUTF8).
-    static func isAddress(_ text: String) -> Bool {
+    nonisolated static func isAddress(_ text: String) -> Bool {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
         return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasSuffix(".")
             && text.unicodeScalars.allSatisfy { $0.value > 32 && $0.value < 127 && !"<>()[],;:\"\\".unicodeScalars.contains($0) }
@@ -140,7 +173,7 @@ public struct Composer {
     /// The account `--from` or `--account` (or `$HUDSON_ACCOUNT`) names, if any.
     private func namedAccount() throws -> Account? {
         let selected = try invocation.selectedAccount(in: store)
-        guard let from = arguments.string("from") else { return selected }
+        guard let from = arguments.string("from") ?? arguments.string("sendmail-return-path") else { return selected }
         let account = try store.requireAccount(email: from)
         if let selected, selected.id != account.id { throw UsageError("--from and --account name different accounts") }
         return account
@@ -177,19 +210,7 @@ public struct Composer {
     }
 
     /// The `<…>` ids of a References or In-Reply-To value, in order.
-    static func messageIDs(in text: String) -> [String] {
-        var ids: [String] = []
-        var current: String?
-        for character in text {
-            if character == "<" { current = "<" } else if character == ">", let open = current {
-                ids.append(open + ">")
-                current = nil
-            } else if current != nil {
-                if character.isWhitespace { current = nil } else { current?.append(character) }
-            }
-        }
-        return ids
-    }
+    static func messageIDs(in text: String) -> [String] { RawMessage.messageIDs(in: text) }
 
     static func domain(_ email: String) -> String {
         email.split(separator: "@").last.map(String.init) ?? ""

@@ -303,6 +303,45 @@ extension Store {
         }
     }
 
+    // MARK: - Threading a reply
+
+    /// What the parents of a reply say about the Gmail thread it joins.
+    public enum ReplyThread: Equatable, Sendable {
+        /// The thread of the nearest parent Hudson knows.
+        case thread(String)
+        /// The nearest parent Hudson knows is still in the outbox, not sent yet: its thread
+        /// is known once Gmail has it (outbox:N).
+        case pendingParent(Int64)
+        /// No parent is known.
+        case unknown
+    }
+
+    /// The Gmail thread of a reply whose In-Reply-To and References name `parents`, nearest
+    /// first: each is looked for in the store (a synced message) and in the account's outbox
+    /// (a message sent, or queued, moments ago and not synced back yet), and the first found
+    /// decides. gmail-api.md §2.7: Gmail threads a sent message only when it carries the
+    /// thread's id, so a reply to a message that is not yet in the store must find it here.
+    public func replyThread(accountID: Int64, parents: [String]) throws -> ReplyThread {
+        try db.read {
+            for parent in parents where !parent.isEmpty {
+                if let thread = try db.first("""
+                    SELECT thread_id FROM messages WHERE message_id_header = ? AND account_id = ? ORDER BY id LIMIT 1
+                    """, parent, accountID, transform: { $0.string(0) }) {
+                    return .thread(thread)
+                }
+                let found = try db.first("""
+                    SELECT id, state, coalesce(gmail_thread_id, thread_id) FROM outbox
+                     WHERE account_id = ? AND message_id = ? AND state IN ('queued', 'sending', 'sent')
+                    """, accountID, parent, transform: { ($0.int64(0), $0.string(1), $0.optionalString(2)) })
+                if let (id, state, thread) = found {
+                    if let thread { return .thread(thread) }
+                    if state != "sent" { return .pendingParent(id) }
+                }
+            }
+            return .unknown
+        }
+    }
+
     // MARK: - Reads
 
     public func outboxEntry(id: Int64) throws -> OutboxEntry? {

@@ -26,6 +26,7 @@
  */
 import Foundation
 import HudsonGmail
+import HudsonMail
 import HudsonStore
 
 public struct OutboxReport: Sendable, Equatable {
@@ -118,12 +119,26 @@ public actor OutboxSender {
             }
         }
         let (id, token) = (claim.entry.id, claim.token)
+        var threadID = claim.entry.threadID
+        if threadID == nil {
+            switch try replyThread(claim) {
+            case .thread(let thread):
+                threadID = thread
+            case .pendingParent(let parent) where parent != id:
+                // A reply waits for the message it answers: its thread is known once Gmail has it.
+                try database.write { try $0.releaseOutboxClaim(id: id, token: token) }
+                report.deferred += 1
+                return .next
+            default:
+                break
+            }
+        }
         // Committed before the request: after a crash from here on, the store says a
         // request may have reached Gmail, and the next sender probes first.
         guard try database.write({ try $0.markOutboxSending(id: id, token: token) }) else { return .next }
         let response: GmailMessage
         do {
-            response = try await api.send(raw: claim.raw, threadID: claim.entry.threadID)
+            response = try await api.send(raw: claim.raw, threadID: threadID)
         } catch let error as GmailError {
             return try refused(claim, error: error, report: &report)
         } catch {
@@ -140,6 +155,17 @@ public actor OutboxSender {
         try database.write { try $0.markOutboxSent(id: id, gmailID: response.id, threadID: response.threadId) }
         report.sent += 1
         return .next
+    }
+
+    /// The thread a queued message with no thread of its own joins, from its In-Reply-To and
+    /// References, as the store and the outbox know them now: a reply queued before the
+    /// message it answers was sent (both offline, or a series sent at once) learns the
+    /// thread when its turn comes (gmail-api.md §2.7).
+    private func replyThread(_ claim: OutboxClaim) throws -> Store.ReplyThread {
+        let parents = RawMessage.parentMessageIDs(RFC822.parseHeaders(claim.raw))
+        guard !parents.isEmpty else { return .unknown }
+        let accountID = claim.entry.accountID
+        return try database.read { try $0.replyThread(accountID: accountID, parents: parents) }
     }
 
     /// Looks for the entry at Gmail (`find`); when it finds nothing soon after the attempt
