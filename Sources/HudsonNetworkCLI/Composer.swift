@@ -38,7 +38,7 @@ public struct Composer {
     /// Whether the command line is a sendmail program's (Sendmail.swift).
     public var isSendmail: Bool { SendmailCompatibility.isSendmail(arguments) }
 
-    public func compose() throws -> ComposedMessage {
+    public func compose() async throws -> ComposedMessage {
         let sendmail = isSendmail
         let raw = arguments.flag("raw") || sendmail
         let composing = ["to", "cc", "bcc", "subject", "body-file", "attach"]
@@ -50,6 +50,8 @@ public struct Composer {
             throw UsageError("-b\(TerminalSafety.quoted(mode)): only -bm (send a message) is supported")
         }
         let reply = try replyTarget()
+        let forward = try target("forward")
+        try checkCombinations(raw: raw, reply: reply, forward: forward)
         var random = SystemRandomNumberGenerator()
         let now = LocalTime.nowMilliseconds / 1000
         let date = MailDate.format(epochSeconds: now, offsetSeconds: LocalTime.offset(atEpochSeconds: now))
@@ -90,8 +92,9 @@ public struct Composer {
             }
             composed = ComposedMessage(account: account, message: message, threadID: threadID)
         } else {
-            let account = try chooseAccount(reply: reply, rawFrom: nil)
-            let outgoing = try outgoingMessage(account: account, reply: reply, date: date, using: &random)
+            let account = try chooseAccount(reply: reply ?? forward, rawFrom: nil)
+            let original = try await original(reply: reply, forward: forward, account: account)
+            let outgoing = try outgoingMessage(account: account, reply: reply, original: original, date: date, using: &random)
             let message = PreparedMessage(
                 raw: MessageBuilder.render(outgoing, using: &random), messageID: outgoing.messageID, from: outgoing.from,
                 to: outgoing.to, cc: outgoing.cc, bcc: outgoing.bcc, subject: outgoing.subject)
@@ -109,21 +112,52 @@ public struct Composer {
 
     // MARK: - The message
 
-    private func outgoingMessage(account: Account, reply: MessageDetail?, date: String,
+    private func outgoingMessage(account: Account, reply: MessageDetail?, original: Original?, date: String,
                                  using random: inout SystemRandomNumberGenerator) throws -> OutgoingMessage {
         var to = try addresses("to")
-        let cc = try addresses("cc")
-        let bcc = try addresses("bcc")
-        if let reply, to.isEmpty && cc.isEmpty && bcc.isEmpty { to = Self.replyRecipients(reply, ownAddress: account.email) }
-        let subject = arguments.string("subject") ?? reply.map { Self.replySubject($0.headers.subject ?? "") } ?? ""
+        var cc = try addresses("cc")
+        var bcc = try addresses("bcc")
+        if let reply, arguments.flag("reply-all") {
+            let all = ReplyForward.replyAll(Self.originalHeaders(reply), own: [account.email])
+            to = Self.once(all.to + to)
+            cc = Self.once(cc + all.cc).filter { address in !to.contains { $0.address.lowercased() == address.address.lowercased() } }
+        } else if let reply, to.isEmpty && cc.isEmpty && bcc.isEmpty {
+            to = Self.replyRecipients(reply, ownAddress: account.email)
+        }
+        var subject = arguments.string("subject") ?? reply.map { Self.replySubject($0.headers.subject ?? "") } ?? ""
+        if let original, arguments.values["forward"] != nil, arguments.string("subject") == nil {
+            subject = ReplyForward.forwardSubject(original.headers.subject)
+        }
+        let editing = arguments.flag("edit")
         var text = ""
         if let path = arguments.string("body-file"), path != "-" {
             text = try Self.utf8(try Self.read(path), what: path)
-        } else {
+        } else if !editing {
             text = try Self.utf8(try standardInput(what: "body"), what: "standard input")
         }
-        let attachments = try arguments.strings("attach").map { path in
+        var attachments = try arguments.strings("attach").map { path in
             OutgoingAttachment(filename: URL(fileURLWithPath: path).lastPathComponent, data: try Self.read(path))
+        }
+        if let original {
+            if arguments.flag("quote") {
+                text += (text.isEmpty || text.hasSuffix("\n\n") ? "" : text.hasSuffix("\n") ? "\n" : "\n\n")
+                    + ReplyForward.quote(original.text, original: original.headers)
+            }
+            if let raw = original.raw, arguments.values["forward"] != nil {
+                if arguments.flag("forward-as-attachment") {
+                    attachments.append(ReplyForward.asAttachment(raw, subject: original.headers.subject))
+                } else {
+                    text += (text.isEmpty ? "" : "\n") + ReplyForward.forwardedBlock(original.text, original: original.headers)
+                    attachments += ReplyForward.attachments(ofRaw: raw)
+                }
+            }
+        }
+        if editing {
+            let edited = try edit(EditableMessage(to: Self.list(to), cc: Self.list(cc), bcc: Self.list(bcc),
+                                                  subject: subject, body: text))
+            (to, cc, bcc) = (try Self.addresses(edited.to, "To"), try Self.addresses(edited.cc, "Cc"), try Self.addresses(edited.bcc, "Bcc"))
+            subject = edited.subject
+            text = edited.body
         }
         var references: [String] = []
         var inReplyTo: String?
@@ -160,9 +194,14 @@ public struct Composer {
     // MARK: - Replies and accounts
 
     /// The message `--reply-to` names (a thread means its newest message).
-    private func replyTarget() throws -> MessageDetail? {
-        guard let text = arguments.string("reply-to") else { return nil }
-        guard let reference = Reference(parsing: text) else { throw UsageError("--reply-to: \(text): not a reference") }
+    private func replyTarget() throws -> MessageDetail? { try target("reply-to") }
+
+    /// The message `--OPTION REF` names (a thread means its newest message).
+    func target(_ option: String) throws -> MessageDetail? {
+        guard let text = arguments.string(option) else { return nil }
+        guard let reference = Reference(parsing: text) else {
+            throw UsageError("--\(option): \(TerminalSafety.quoted(text)): not a reference")
+        }
         let named = try namedAccount()
         guard let message = try store.messageDetails(reference, accountID: named?.id).last else {
             throw CommandFailure(.dataError, "\(reference): no such \(reference.kindName)")
@@ -171,7 +210,7 @@ public struct Composer {
     }
 
     /// The account `--from` or `--account` (or `$HUDSON_ACCOUNT`) names, if any.
-    private func namedAccount() throws -> Account? {
+    func namedAccount() throws -> Account? {
         let selected = try invocation.selectedAccount(in: store)
         guard let from = arguments.string("from") ?? arguments.string("sendmail-return-path") else { return selected }
         let account = try store.requireAccount(email: from)

@@ -17,7 +17,7 @@ public enum SendCommand {
         let delay = try cli.arguments.int("delay", range: 0...604_800) ?? 0
         let store = try cli.openStore(.readWrite, durable: true)
         let composer = Composer(invocation: cli, store: store)
-        let composed = try composer.compose()
+        let composed = try await composer.compose()
         // A sendmail program prints nothing when all is well (its caller shows what it prints).
         let quiet = composer.isSendmail
         let message = composed.message
