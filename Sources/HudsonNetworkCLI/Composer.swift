@@ -18,6 +18,10 @@ public struct ComposedMessage {
     public var account: Account
     public var message: PreparedMessage
     public var threadID: String?
+    /// Saved as a Gmail draft (`--draft`, `--update-draft`) instead of sent.
+    public var isDraft = false
+    /// The draft `--update-draft` replaces.
+    public var draftID: String?
 }
 
 @MainActor
@@ -55,7 +59,10 @@ public struct Composer {
         var random = SystemRandomNumberGenerator()
         let now = LocalTime.nowMilliseconds / 1000
         let date = MailDate.format(epochSeconds: now, offsetSeconds: LocalTime.offset(atEpochSeconds: now))
-        let composed: ComposedMessage
+        let draftBase = try draftTarget().draft.flatMap { draft in
+            try store.messageDetails(.message(draft.gmailID), accountID: draft.accountID).first
+        }
+        var composed: ComposedMessage
         if raw {
             let bytes = try standardInput(what: "message")
             let headers = RFC822.parseHeaders(bytes)
@@ -94,13 +101,19 @@ public struct Composer {
         } else {
             let account = try chooseAccount(reply: reply ?? forward, rawFrom: nil)
             let original = try await original(reply: reply, forward: forward, account: account)
-            let outgoing = try outgoingMessage(account: account, reply: reply, original: original, date: date, using: &random)
+            let outgoing = try outgoingMessage(account: account, reply: reply ?? draftBase.flatMap(draftParent), original: original,
+                                               base: draftBase, date: date, using: &random)
             let message = PreparedMessage(
                 raw: MessageBuilder.render(outgoing, using: &random), messageID: outgoing.messageID, from: outgoing.from,
                 to: outgoing.to, cc: outgoing.cc, bcc: outgoing.bcc, subject: outgoing.subject)
             composed = ComposedMessage(account: account, message: message, threadID: reply?.threadID)
         }
-        guard !composed.message.recipients.isEmpty else {
+        let (isDraft, draft) = try draftTarget()
+        composed.isDraft = isDraft
+        composed.draftID = draft?.draftID
+        if let draft, composed.threadID == nil { composed.threadID = draft.threadID }
+        // A draft may be saved without recipients; it gets them before it is sent.
+        guard isDraft || !composed.message.recipients.isEmpty else {
             throw raw ? CommandFailure(.dataError, "standard input: the message has no recipients (To, Cc or Bcc)")
                       : UsageError("no recipients: give --to, --cc or --bcc")
         }
@@ -112,11 +125,16 @@ public struct Composer {
 
     // MARK: - The message
 
-    private func outgoingMessage(account: Account, reply: MessageDetail?, original: Original?, date: String,
+    private func outgoingMessage(account: Account, reply: MessageDetail?, original: Original?, base: MessageDetail?, date: String,
                                  using random: inout SystemRandomNumberGenerator) throws -> OutgoingMessage {
         var to = try addresses("to")
         var cc = try addresses("cc")
         var bcc = try addresses("bcc")
+        // Updating a draft with --edit starts from the draft as the store has it.
+        if let base, arguments.flag("edit"), to.isEmpty && cc.isEmpty && bcc.isEmpty {
+            (to, cc, bcc) = (MailAddress.parseList(base.headers.to ?? ""), MailAddress.parseList(base.headers.cc ?? ""),
+                             MailAddress.parseList(base.headers.bcc ?? ""))
+        }
         if let reply, arguments.flag("reply-all") {
             let all = ReplyForward.replyAll(Self.originalHeaders(reply), own: [account.email])
             to = Self.once(all.to + to)
@@ -124,7 +142,8 @@ public struct Composer {
         } else if let reply, to.isEmpty && cc.isEmpty && bcc.isEmpty {
             to = Self.replyRecipients(reply, ownAddress: account.email)
         }
-        var subject = arguments.string("subject") ?? reply.map { Self.replySubject($0.headers.subject ?? "") } ?? ""
+        var subject = arguments.string("subject") ?? (base != nil && arguments.flag("edit") ? base?.headers.subject : nil)
+            ?? reply.map { Self.replySubject($0.headers.subject ?? "") } ?? ""
         if let original, arguments.values["forward"] != nil, arguments.string("subject") == nil {
             subject = ReplyForward.forwardSubject(original.headers.subject)
         }
@@ -132,6 +151,8 @@ public struct Composer {
         var text = ""
         if let path = arguments.string("body-file"), path != "-" {
             text = try Self.utf8(try Self.read(path), what: path)
+        } else if editing, let base {
+            text = base.body?.text ?? ""
         } else if !editing {
             text = try Self.utf8(try standardInput(what: "body"), what: "standard input")
         }

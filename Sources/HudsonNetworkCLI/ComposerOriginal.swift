@@ -96,3 +96,30 @@ extension Composer {
         return addresses.filter { seen.insert($0.address.lowercased()).inserted }
     }
 }
+
+extension Composer {
+    /// The draft `--update-draft` names, as the store knows it (nil with `--draft`), and
+    /// whether the message is saved as a draft at all.
+    func draftTarget() throws -> (isDraft: Bool, draft: (draftID: String, gmailID: String, threadID: String?, accountID: Int64)?) {
+        guard let text = arguments.string("update-draft") else { return (arguments.flag("draft"), nil) }
+        if text.hasPrefix("outbox:") {
+            throw UsageError("--update-draft \(TerminalSafety.quoted(text)): not saved to Gmail yet; run hd-sync, then update its draft:ID")
+        }
+        let id = try DraftsCommand.draftID(text)
+        let account = try namedAccount() ?? store.accounts().first
+        guard let account else { throw CommandFailure(.notAuthorized, "no accounts; run hd-auth login") }
+        guard let draft = try store.draft(id: id, accountID: account.id) else {
+            throw CommandFailure(.dataError, "draft:\(id): no such draft in the store (hd-sync brings drafts made elsewhere)")
+        }
+        return (true, (draft.draftID, draft.gmailID, draft.threadID, account.id))
+    }
+
+    /// The message a draft being updated replies to, so the new version keeps its
+    /// In-Reply-To and References (and with them its thread).
+    func draftParent(_ base: MessageDetail) -> MessageDetail? {
+        let parents = RawMessage.messageIDs(in: base.headers.inReplyTo ?? "")
+        guard let parent = parents.first else { return nil }
+        guard let id = try? store.gmailID(messageIDHeader: parent, accountID: base.accountID) else { return nil }
+        return try? store.messageDetails(.message(id), accountID: base.accountID).first
+    }
+}

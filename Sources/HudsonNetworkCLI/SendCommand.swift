@@ -23,7 +23,8 @@ public enum SendCommand {
         let message = composed.message
         let entry = try store.enqueueOutbox(NewOutboxMessage(
             accountID: composed.account.id, raw: message.raw, messageID: message.messageID, threadID: composed.threadID,
-            recipients: message.recipients.map(\.address), subject: message.subject, delayMilliseconds: Int64(delay) * 1000))
+            recipients: message.recipients.map(\.address), subject: message.subject, delayMilliseconds: Int64(delay) * 1000,
+            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID))
         // The id first, at once: whatever happens next, the user can find the entry.
         if !quiet {
             try cli.stdout.write("\(entry.reference)\n")
@@ -47,12 +48,15 @@ public enum SendCommand {
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: composed.account.email,
                                             timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crash)
         switch after?.state {
+        case .sent? where composed.isDraft:
+            if let id = after?.draftID, !quiet { try cli.stdout.write("draft:\(id)\n") }
         case .sent?:
             if let id = after?.gmailID, !quiet { try cli.stdout.write("message:\(id)\n") }
         case .failed?:
             throw CommandFailure(.dataError, "\(entry.reference): \(after?.lastError ?? "rejected by Gmail")")
         default:
-            cli.warn(quiet ? "\(entry.reference): queued; the next hd-sync will send it" : "queued; the next hd-sync will send it")
+            let what = composed.isDraft ? "save it as a draft" : "send it"
+            cli.warn(quiet ? "\(entry.reference): queued; the next hd-sync will \(what)" : "queued; the next hd-sync will \(what)")
         }
         return .success
     }

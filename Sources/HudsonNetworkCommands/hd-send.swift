@@ -42,6 +42,9 @@ private let spec = CommandSpec(
         .value("delay", name: "SECONDS", kind: .integer, help: "Hold the message this long before sending (an undo window).",
                default: "0"),
         .flag("no-send", help: "Only queue the message; the next hd-sync sends it."),
+        .flag("draft", help: "Save the message as a Gmail draft instead of sending it (prints draft:ID once saved)."),
+        .value("update-draft", name: "DRAFT",
+               help: "Replace this draft (draft:ID) with the message; with --edit, start from the draft as it is."),
         // sendmail(8) compatibility, as msmtp has it: what mail clients pass.
         .flag("read-recipients", short: "t",
               help: "sendmail -t: a complete message on standard input; its To, Cc and Bcc are the recipients."),
