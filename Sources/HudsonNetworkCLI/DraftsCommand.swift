@@ -43,7 +43,7 @@ public enum DraftsCommand {
         var lines: [String] = []
         for draft in try store.drafts(accountID: account.id) {
             let date = draft.internalDate.map { DateText.rfc3339UTC(milliseconds: $0) } ?? "-"
-            lines.append([draft.reference, date, TerminalSafety.field(draft.to ?? ""), TerminalSafety.field(draft.subject ?? "")]
+            lines.append([TerminalSafety.field(draft.reference), date, TerminalSafety.field(draft.to ?? ""), TerminalSafety.field(draft.subject ?? "")]
                 .joined(separator: "\t"))
         }
         // Saved offline: on their way to Gmail's drafts.
@@ -65,7 +65,7 @@ public enum DraftsCommand {
         guard let message = try store.messageDetails(.message(draft.gmailID), accountID: account.id).first else {
             throw CommandFailure(.dataError, "draft:\(id): saved, but not synced yet; run hd-sync")
         }
-        try cli.stdout.write("draft:\(id)\n" + MessageView.text(message, labels: try LabelNames(store: store)))
+        try cli.stdout.write(TerminalSafety.field("draft:\(id)") + "\n" + MessageView.text(message, labels: try LabelNames(store: store)))
         return .success
     }
 
@@ -101,7 +101,7 @@ public enum DraftsCommand {
                                             afterSend: { if crashes { _exit(70) } })
         switch after?.state {
         case .sent?:
-            if let sent = after?.gmailID { try cli.stdout.write("message:\(sent)\n") }
+            if let sent = after?.gmailID { try cli.stdout.write(TerminalSafety.field("message:\(sent)") + "\n") }
         case .failed?:
             throw CommandFailure(.dataError, "\(entry.reference): \(after?.lastError ?? "rejected by Gmail")")
         default:

@@ -8,6 +8,7 @@
  */
 import Glibc
 import HudsonCLI
+import HudsonOutput
 import HudsonStore
 import HudsonSync
 
@@ -49,7 +50,7 @@ public enum SendCommand {
                                             timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crash)
         switch after?.state {
         case .sent? where composed.isDraft:
-            if let id = after?.draftID, !quiet { try cli.stdout.write("draft:\(id)\n") }
+            if let id = after?.draftID, !quiet { try cli.stdout.write(TerminalSafety.field("draft:\(id)") + "\n") }
         case .sent?:
             if let id = after?.gmailID, !quiet { try cli.stdout.write("message:\(id)\n") }
         case .failed?:

@@ -88,8 +88,11 @@ public final class Store {
             try db.configureForWriting()
             if access == .readOnly {
                 try Schema.migrator.verifyCurrent(db)
-            } else {
-                try Schema.migrator.migrate(db)
+            } else if try !Schema.migrator.migrate(db).isEmpty {
+                // Migrations rewrite the schema pages again and again, so a new store's WAL
+                // holds several times the store itself (over 600 KB); empty it once, best
+                // effort: a reader still using it only leaves it for a later checkpoint.
+                _ = try? db.checkpointTruncating(busyTimeoutMilliseconds: 250)
             }
         } catch let error as MigrationError {
             switch error {

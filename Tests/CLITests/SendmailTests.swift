@@ -170,6 +170,20 @@ struct SendmailTests {
         #expect(try outboxCount(f) == 0)
     }
 
+    @Test("killed (-9 as a crash would) between Gmail's answer and recording it: hd-sync finds the message, sends nothing")
+    func crashAfterSend() throws {
+        let (f, fake) = try synced()
+        let message = "From: demo@hudson.test\nTo: bob@example.org\nSubject: crash\nMessage-ID: <crash.1@hudson.test>\n\nx\n"
+        let result = try sendmail(f, ["-oi", "bob@example.org"], message: message, environment: ["HUDSON_TEST_CRASH_AFTER_SEND": "1"])
+        #expect(result.status != 0, "\(result)")
+        #expect(try stored(fake, "<crash.1@hudson.test>").count == 1)
+        try fake.clearRequests()
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try fake.requests().filter { $0.method == "POST" && $0.path.hasSuffix("/messages/send") }.isEmpty)
+        #expect(try stored(fake, "<crash.1@hudson.test>").count == 1)
+        #expect(try outboxCount(f) == 0)
+    }
+
     @Test("the store cannot be opened for queueing: a failure status that is not 0, and nothing sent")
     func cannotQueue() throws {
         let (f, fake) = try synced()
