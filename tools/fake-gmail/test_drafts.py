@@ -135,6 +135,18 @@ class DraftTests(ServerTestCase):
             self.srv.request("DELETE", API + "drafts/" + draft["id"], None, self.auth())
         self.assertEqual(self.srv.api("GET", "drafts/" + draft["id"])[0], 404)
 
+    def test_loaded_draft_messages_are_drafts(self):
+        from fakegmail.mailbox import Mailbox
+        from fakegmail.message import Message
+
+        class Clock:
+            def now_ms(self):
+                return 1796000000000
+        mb = Mailbox("demo@hudson.test", Clock())
+        mb.load([Message("1a", "1a", ["DRAFT"], 1796000000000, raw=raw("Loaded", "l1")),
+                 Message("1b", "1b", ["INBOX"], 1796000000001, raw=raw("Mail", "l2"))])
+        self.assertEqual([m.id for _, m in mb.drafts.listing()], ["1a"])
+
     def test_units(self):
         self.srv.admin("DELETE", "requests")
         draft = self.create("Units", "q1")

@@ -93,6 +93,10 @@ class Mailbox:
                 m = self.messages[mid]
                 if m.message_id and m.message_id not in self.by_msgid:
                     self.by_msgid[m.message_id] = mid
+            # A loaded message labelled DRAFT is a draft, as in Gmail (§2.12).
+            for m in fresh:
+                if "DRAFT" in m.labels:
+                    self.drafts.by_id[self.drafts._new_id()] = m.id
             self.version += 1
             return len(fresh)
 
