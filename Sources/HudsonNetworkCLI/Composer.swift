@@ -22,6 +22,8 @@ public struct ComposedMessage {
     public var isDraft = false
     /// The draft `--update-draft` replaces.
     public var draftID: String?
+    /// The queued draft entry `--update-draft outbox:N` replaces (saved offline).
+    public var replacesOutboxID: Int64?
 }
 
 @MainActor
@@ -59,8 +61,9 @@ public struct Composer {
         var random = SystemRandomNumberGenerator()
         let now = LocalTime.nowMilliseconds / 1000
         let date = MailDate.format(epochSeconds: now, offsetSeconds: LocalTime.offset(atEpochSeconds: now))
-        let draftBase = try draftTarget().draft.flatMap { draft in
-            try store.messageDetails(.message(draft.gmailID), accountID: draft.accountID).first
+        let target = try draftTarget()
+        let draftBase = try target.gmailID.flatMap { gmailID in
+            try store.messageDetails(.message(gmailID), accountID: target.accountID).first
         }
         var composed: ComposedMessage
         if raw {
@@ -108,12 +111,12 @@ public struct Composer {
                 to: outgoing.to, cc: outgoing.cc, bcc: outgoing.bcc, subject: outgoing.subject)
             composed = ComposedMessage(account: account, message: message, threadID: reply?.threadID)
         }
-        let (isDraft, draft) = try draftTarget()
-        composed.isDraft = isDraft
-        composed.draftID = draft?.draftID
-        if let draft, composed.threadID == nil { composed.threadID = draft.threadID }
+        composed.isDraft = target.isDraft
+        composed.draftID = target.draftID
+        composed.replacesOutboxID = target.replacing
+        if composed.threadID == nil { composed.threadID = target.threadID }
         // A draft may be saved without recipients; it gets them before it is sent.
-        guard isDraft || !composed.message.recipients.isEmpty else {
+        guard target.isDraft || !composed.message.recipients.isEmpty else {
             throw raw ? CommandFailure(.dataError, "standard input: the message has no recipients (To, Cc or Bcc)")
                       : UsageError("no recipients: give --to, --cc or --bcc")
         }

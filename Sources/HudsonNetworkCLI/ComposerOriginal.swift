@@ -97,21 +97,50 @@ extension Composer {
     }
 }
 
+/// What `--draft` or `--update-draft` asks for: a draft at all, the Gmail draft replaced
+/// (its current message, when known), and the queued entry replaced (a draft saved offline).
+struct DraftTarget {
+    var isDraft: Bool
+    var draftID: String?
+    var gmailID: String?
+    var threadID: String?
+    var accountID: Int64 = 0
+    var replacing: Int64?
+}
+
 extension Composer {
     /// The draft `--update-draft` names, as the store knows it (nil with `--draft`), and
     /// whether the message is saved as a draft at all.
-    func draftTarget() throws -> (isDraft: Bool, draft: (draftID: String, gmailID: String, threadID: String?, accountID: Int64)?) {
-        guard let text = arguments.string("update-draft") else { return (arguments.flag("draft"), nil) }
-        if text.hasPrefix("outbox:") {
-            throw UsageError("--update-draft \(TerminalSafety.quoted(text)): not saved to Gmail yet; run hd-sync, then update its draft:ID")
-        }
-        let id = try DraftsCommand.draftID(text)
+    func draftTarget() throws -> DraftTarget {
+        guard let text = arguments.string("update-draft") else { return DraftTarget(isDraft: arguments.flag("draft")) }
         let account = try namedAccount() ?? store.accounts().first
         guard let account else { throw CommandFailure(.notAuthorized, "no accounts; run hd-auth login") }
+        if text.hasPrefix("outbox:") {
+            // A draft saved offline: replaced in the outbox while Gmail has not seen it.
+            guard let number = Int64(text.dropFirst("outbox:".count)), let entry = try store.outboxEntry(id: number),
+                  entry.accountID == account.id, entry.kind == .draft else {
+                throw CommandFailure(.dataError, "--update-draft \(TerminalSafety.quoted(text)): no such draft in the outbox")
+            }
+            switch entry.state {
+            case .sent:
+                guard let id = entry.draftID, let gmailID = entry.gmailID else { break }
+                let draft = try store.draft(id: id, accountID: account.id)
+                return DraftTarget(isDraft: true, draftID: id, gmailID: draft?.gmailID ?? gmailID, threadID: draft?.threadID,
+                                   accountID: account.id)
+            case .queued where !entry.isClaimed:
+                return DraftTarget(isDraft: true, draftID: entry.draftID, threadID: entry.threadID, accountID: account.id,
+                                   replacing: entry.id)
+            default:
+                break
+            }
+            throw CommandFailure(.dataError, "--update-draft \(entry.reference): being saved, or failed; run hd-sync, then update its draft:ID")
+        }
+        let id = try DraftsCommand.draftID(text)
         guard let draft = try store.draft(id: id, accountID: account.id) else {
             throw CommandFailure(.dataError, "draft:\(id): no such draft in the store (hd-sync brings drafts made elsewhere)")
         }
-        return (true, (draft.draftID, draft.gmailID, draft.threadID, account.id))
+        return DraftTarget(isDraft: true, draftID: draft.draftID, gmailID: draft.gmailID, threadID: draft.threadID,
+                           accountID: account.id)
     }
 
     /// The message a draft being updated replies to, so the new version keeps its

@@ -25,7 +25,7 @@ public enum SendCommand {
         let entry = try store.enqueueOutbox(NewOutboxMessage(
             accountID: composed.account.id, raw: message.raw, messageID: message.messageID, threadID: composed.threadID,
             recipients: message.recipients.map(\.address), subject: message.subject, delayMilliseconds: Int64(delay) * 1000,
-            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID))
+            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID), replacing: composed.replacesOutboxID)
         // The id first, at once: whatever happens next, the user can find the entry.
         if !quiet {
             try cli.stdout.write("\(entry.reference)\n")

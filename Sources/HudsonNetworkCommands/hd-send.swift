@@ -20,6 +20,10 @@ private let spec = CommandSpec(
         operand names is added as Bcc. A reply joins the thread its In-Reply-To or References
         name, even one sent a moment ago and not yet synced. Exit 0 when sent or queued, 75
         only when it could not be queued.
+
+        --reply-all, --forward, --quote and --edit compose from another message or in the
+        editor; --draft saves a Gmail draft instead of sending (hd-drafts lists, sends and
+        deletes drafts).
         """,
     options: [
         .value("to", name: "ADDRESS", help: "A recipient (repeatable, or a comma-separated list).", repeatable: true),
@@ -44,7 +48,7 @@ private let spec = CommandSpec(
         .flag("no-send", help: "Only queue the message; the next hd-sync sends it."),
         .flag("draft", help: "Save the message as a Gmail draft instead of sending it (prints draft:ID once saved)."),
         .value("update-draft", name: "DRAFT",
-               help: "Replace this draft (draft:ID) with the message; with --edit, start from the draft as it is."),
+               help: "Replace this draft (draft:ID, or outbox:N saved offline) with the message; --edit starts from it."),
         // sendmail(8) compatibility, as msmtp has it: what mail clients pass.
         .flag("read-recipients", short: "t",
               help: "sendmail -t: a complete message on standard input; its To, Cc and Bcc are the recipients."),

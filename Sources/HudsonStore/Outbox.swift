@@ -171,12 +171,25 @@ extension Store {
     // MARK: - Queueing and undo
 
     /// Queues a message durably, in one transaction. Refuses a Message-ID that a live entry
-    /// or a stored message already has.
+    /// or a stored message already has. `replacing`: a queued draft entry nobody is sending
+    /// (a draft saved offline), cancelled in the same transaction, so the draft is never
+    /// lost and never saved in both versions.
     @discardableResult
-    public func enqueueOutbox(_ message: NewOutboxMessage) throws -> OutboxEntry {
+    public func enqueueOutbox(_ message: NewOutboxMessage, replacing: Int64? = nil) throws -> OutboxEntry {
         guard !message.raw.isEmpty else { throw OutboxError.invalidMessage("the message is empty") }
         return try db.write {
             let now = self.now
+            if let replacing {
+                guard let old = try outboxEntry(id: replacing) else { throw OutboxError.noSuchEntry(replacing) }
+                guard old.kind == .draft, old.state == .queued, !old.isClaimed, old.accountID == message.accountID else {
+                    throw OutboxError.beingSent(replacing)
+                }
+                try db.execute("""
+                    UPDATE outbox SET state = 'cancelled', raw = x'', claimed_at = NULL, claim_token = NULL, updated_at = ?
+                     WHERE id = ? AND state = 'queued' AND claimed_at IS NULL
+                    """, now, replacing)
+                guard db.changes == 1 else { throw OutboxError.beingSent(replacing) }
+            }
             if let existing = try db.scalarInt(
                 "SELECT id FROM outbox WHERE account_id = ? AND message_id = ? AND kind = ? AND state <> 'cancelled'",
                 message.accountID, message.messageID, message.kind.rawValue) {

@@ -134,6 +134,29 @@ struct DraftTests {
         #expect(try f.run("hd-drafts", "list").stdout.hasPrefix("draft:"))
     }
 
+    @Test("offline, a draft saved and then updated (outbox:N) replaces the queued version: Gmail gets only the last")
+    func offlineUpdateOfUnsavedDraft() throws {
+        let (f, fake) = try synced()
+        try fake.faults([["mode": "drop", "times": -1, "path": "^/(gmail|batch|token)"]])
+        #expect(try draft(f, ["--no-send", "--to", "bob@example.org", "--subject", "First"]).stdout == "outbox:1\n")
+        let updated = try CommandRunner.run(BuiltProducts.executable("hd-send"),
+                                            ["--update-draft", "outbox:1", "--no-send", "--to", "bob@example.org", "--subject", "Second"],
+                                            environment: f.environment, stdin: "Better.\n")
+        #expect(updated.status == 0 && updated.stdout == "outbox:2\n", "\(updated)")
+        let listed = try f.run("hd-drafts", "list")
+        #expect(listed.lines.count == 1 && listed.stdout.hasPrefix("outbox:2\t") && listed.stdout.contains("Second"), "\(listed)")
+        try fake.admin("DELETE", "faults")
+        #expect(try f.run("hd-sync").status == 0)
+        let server = try drafts(fake)
+        #expect(server.count == 1 && server.first?.raw.contains("Subject: Second\r\n") == true, "\(server.map(\.raw))")
+        // Saved now: outbox:2 names the draft, and an update through it goes to Gmail's draft.
+        let again = try CommandRunner.run(BuiltProducts.executable("hd-send"),
+                                          ["--update-draft", "outbox:2", "--to", "bob@example.org", "--subject", "Third"],
+                                          environment: f.environment, stdin: "Best.\n")
+        #expect(again.status == 0 && again.lines.last == "draft:\(server.first?.id ?? "")", "\(again)")
+        #expect(try drafts(fake).map(\.id) == server.map(\.id))
+    }
+
     @Test("drafts.create: a lost answer, 5xx after applying, 5xx, 429 and kill -9: exactly one draft each time")
     func createFaults() throws {
         let (f, fake) = try synced()
@@ -242,7 +265,7 @@ struct DraftTests {
         #expect(try f.run("hd-drafts", "show", "message:1").status == 64)
         let unsaved = try CommandRunner.run(BuiltProducts.executable("hd-send"), ["--update-draft", "outbox:3", "--to", "b@example.org"],
                                             environment: f.environment, stdin: "x\n")
-        #expect(unsaved.status == 64 && unsaved.stderr.contains("not saved to Gmail yet"), "\(unsaved)")
+        #expect(unsaved.status == 65 && unsaved.stderr.contains("no such draft in the outbox"), "\(unsaved)")
         let unknown = try CommandRunner.run(BuiltProducts.executable("hd-send"), ["--update-draft", "draft:r-1", "--to", "b@example.org"],
                                             environment: f.environment, stdin: "x\n")
         #expect(unknown.status == 65 && unknown.stderr.contains("no such draft"), "\(unknown)")

@@ -43,7 +43,7 @@ complete -c hd-send -l from -s f -r -a '(__hudson_accounts)' -d 'Send from this 
 complete -c hd-send -l delay -r -d 'Hold the message this long before sending (an undo window).'
 complete -c hd-send -l no-send -d 'Only queue the message; the next hd-sync sends it.'
 complete -c hd-send -l draft -d 'Save the message as a Gmail draft instead of sending it (prints draft:ID once saved).'
-complete -c hd-send -l update-draft -r -d 'Replace this draft (draft:ID) with the message; with --edit, start from the draft as it is.'
+complete -c hd-send -l update-draft -r -d 'Replace this draft (draft:ID, or outbox:N saved offline) with the message; --edit starts from it.'
 complete -c hd-send -l read-recipients -s t -d 'sendmail -t: a complete message on standard input; its To, Cc and Bcc are the recipients.'
 complete -c hd-send -l ignore-dots -s i -d 'sendmail -i: accepted (a lone '\''.'\'' never ends the message).'
 complete -c hd-send -l sendmail-option -s o -r -d 'sendmail -oOPTION (-oi, -oem, -odb): accepted and ignored.'
