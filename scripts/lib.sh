@@ -38,6 +38,12 @@ ensure_build_dependencies() {
     ensure_packages libsqlite3-dev sqlite3 python3 mandoc
 }
 
+# The real mail programs hd-send is tested with as a sendmail program
+# (Tests/CLITests/SendmailTests.swift): git send-email and mutt.
+ensure_mail_clients() {
+    ensure_packages git git-email mutt
+}
+
 # Release binaries link the Swift runtime and Foundation statically: a process then maps
 # a handful of shared libraries instead of some forty, and `hd-ls` starts in about 2.7 ms
 # instead of 4.5 (docs/performance.md). The static FoundationNetworking

@@ -10,13 +10,15 @@ import HudsonOutput
 import HudsonStore
 
 extension Records {
-    /// `outbox:N  send  state  age  attempts  account  recipients  subject  last error`
+    /// `outbox:N  send|draft|draft-send  state  age  attempts  account  recipients  subject  last error`
     public static func outbox(_ entry: OutboxEntry, now: Int64) -> Record {
         let state = entry.outcomeUnknown ? "unknown" : entry.state.rawValue
         return Record(
             type: "outbox", id: entry.reference,
             fields: [
                 ("account", .string(entry.accountEmail)),
+                ("kind", .string(entry.kind.rawValue)),
+                ("draft", entry.draftID.map { .string("draft:\($0)") } ?? .null),
                 ("state", .string(entry.state.rawValue)),
                 ("outcome_unknown", .bool(entry.outcomeUnknown)),
                 ("to", .array(entry.recipients.map { .string($0) })),
@@ -31,7 +33,7 @@ extension Records {
                 ("attempts", .int(Int64(entry.attempts))),
                 ("last_error", entry.lastError.map { .string($0) } ?? .null),
             ],
-            columns: ["send", state, age(milliseconds: now - entry.createdAt), String(entry.attempts), entry.accountEmail,
+            columns: [entry.kind.rawValue, state, age(milliseconds: now - entry.createdAt), String(entry.attempts), entry.accountEmail,
                       entry.recipients.joined(separator: ", "), entry.subject, entry.lastError ?? ""])
     }
 }

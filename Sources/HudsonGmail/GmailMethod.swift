@@ -22,6 +22,12 @@ public enum GmailMethod: String, Sendable, CaseIterable {
     case messagesUntrash
     case messagesBatchModify
     case messagesSend
+    case draftsCreate
+    case draftsUpdate
+    case draftsGet
+    case draftsList
+    case draftsSend
+    case draftsDelete
 
     /// Quota units one call costs.
     public var units: Int {
@@ -33,6 +39,11 @@ public enum GmailMethod: String, Sendable, CaseIterable {
             return 5
         case .messagesBatchModify: return 50
         case .messagesSend: return 100
+        // gmail-api.md §2.12.
+        case .draftsGet, .draftsList: return 5
+        case .draftsCreate, .draftsDelete: return 10
+        case .draftsUpdate: return 15
+        case .draftsSend: return 100
         }
     }
 
@@ -43,7 +54,10 @@ public enum GmailMethod: String, Sendable, CaseIterable {
     /// `labels.create` is safe to repeat: a second create of the same name fails with 409
     /// (the flusher then finds the label by name). `labels.patch` sets the same fields
     /// again; a repeated `labels.delete` answers 404, which the flusher reads as done.
+    /// `drafts.create` makes a second draft and `drafts.send` a second email, so neither is
+    /// repeated either; `drafts.update` replaces the content with the same content, and a
+    /// repeated `drafts.delete` answers 404, which its caller takes as done.
     public var isIdempotent: Bool {
-        self != .messagesSend
+        self != .messagesSend && self != .draftsCreate && self != .draftsSend
     }
 }

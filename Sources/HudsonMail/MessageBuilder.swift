@@ -82,19 +82,40 @@ public enum MessageBuilder {
         guard !message.attachments.isEmpty else {
             return Array((head + textHeaders + "\r\n" + text.text).utf8)
         }
-        var parts = [textHeaders + "\r\n" + text.text]
+        var parts: [[UInt8]] = [Array((textHeaders + "\r\n" + text.text).utf8)]
         for attachment in message.attachments {
+            let disposition = HeaderField.structured("Content-Disposition", ["attachment;"] + parameter("filename", attachment.filename))
+            if attachment.mimeType == "message/rfc822" {
+                // A message is attached as it is: RFC 2046 §5.2.1 allows no base64 here.
+                let eightBit = attachment.data.contains { $0 >= 0x80 }
+                var bytes = attachment.data
+                if bytes.last != 10 { bytes += [13, 10] }
+                parts.append(Array((HeaderField.structured("Content-Type", ["message/rfc822"]) + disposition
+                    + "Content-Transfer-Encoding: \(eightBit ? "8bit" : "7bit")\r\n\r\n").utf8) + bytes)
+                continue
+            }
             let encoded = BodyEncoding.binary(attachment.data)
-            parts.append(HeaderField.structured("Content-Type", [attachment.mimeType])
-                + HeaderField.structured("Content-Disposition", ["attachment;"] + parameter("filename", attachment.filename))
-                + "Content-Transfer-Encoding: base64\r\n\r\n" + encoded.text)
+            parts.append(Array((HeaderField.structured("Content-Type", [attachment.mimeType]) + disposition
+                + "Content-Transfer-Encoding: base64\r\n\r\n" + encoded.text).utf8))
         }
         var boundary = newBoundary(using: &random)
-        while parts.contains(where: { $0.contains(boundary) }) { boundary = newBoundary(using: &random) }
-        var body = head + HeaderField.structured("Content-Type", ["multipart/mixed;", "boundary=\"\(boundary)\""]) + "\r\n"
-        for part in parts { body += "--\(boundary)\r\n" + part + "\r\n" }
-        body += "--\(boundary)--\r\n"
-        return Array(body.utf8)
+        while parts.contains(where: { contains($0, Array(boundary.utf8)) }) { boundary = newBoundary(using: &random) }
+        var body = Array((head + HeaderField.structured("Content-Type", ["multipart/mixed;", "boundary=\"\(boundary)\""]) + "\r\n").utf8)
+        for part in parts { body += Array("--\(boundary)\r\n".utf8) + part + [13, 10] }
+        body += Array("--\(boundary)--\r\n".utf8)
+        return body
+    }
+
+    /// Whether `needle` occurs in `haystack`.
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        let first = needle[0]
+        var index = 0
+        while index <= haystack.count - needle.count {
+            if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle) { return true }
+            index += 1
+        }
+        return false
     }
 
     /// A fresh `<random@domain>`: 128 random bits in base 32, so ids never collide.

@@ -35,11 +35,21 @@ public struct PreparedMessage: Sendable, Equatable {
 
 public enum RawMessage {
     /// Prepares `bytes` for sending. `newMessageID` is called only when the message has no
-    /// Message-ID; `date` is used only when it has no Date.
-    public static func prepare(_ bytes: [UInt8], date: String, newMessageID: () -> String) -> PreparedMessage {
+    /// Message-ID; `date` is used only when it has no Date; `from` only when it has no From
+    /// (a sendmail program adds one). `bcc`: recipients the message's headers do not name
+    /// (a sendmail program's operands), added in a Bcc header of their own — Gmail delivers
+    /// to the To, Cc and Bcc headers only and hides Bcc from the other recipients.
+    public static func prepare(_ bytes: [UInt8], date: String, from: MailAddress? = nil, bcc: [MailAddress] = [],
+                               newMessageID: () -> String) -> PreparedMessage {
         var raw = crlf(bytes)
         let headers = RFC822.parseHeaders(raw)
         var added = ""
+        var fromAddress = headers.value(of: "From").flatMap { MailAddress.parseList($0).first }
+        if fromAddress == nil, let from {
+            fromAddress = from
+            added += HeaderField.addresses("From", [from])
+        }
+        if !bcc.isEmpty { added += HeaderField.addresses("Bcc", bcc) }
         var messageID = headers.value(of: "Message-ID")?.trimmingWhitespace() ?? ""
         if messageID.isEmpty {
             messageID = newMessageID()
@@ -51,8 +61,7 @@ public enum RawMessage {
         raw = Array(added.utf8) + raw
         func list(_ name: String) -> [MailAddress] { headers.values(of: name).flatMap(MailAddress.parseList) }
         return PreparedMessage(
-            raw: raw, messageID: messageID, from: headers.value(of: "From").flatMap { MailAddress.parseList($0).first },
-            to: list("To"), cc: list("Cc"), bcc: list("Bcc"),
+            raw: raw, messageID: messageID, from: fromAddress, to: list("To"), cc: list("Cc"), bcc: list("Bcc") + bcc,
             subject: EncodedWords.decode(headers.value(of: "Subject") ?? "").trimmingWhitespace())
     }
 
@@ -86,5 +95,30 @@ public enum RawMessage {
             return false
         }
         return inner.unicodeScalars.allSatisfy { $0.value > 32 && $0.value < 127 && !"<>\"\\()[],;:".unicodeScalars.contains($0) }
+    }
+
+    /// The messages a reply answers, nearest first: In-Reply-To's ids, then References'
+    /// from the last (the parent) back to the first (the thread's root). What Gmail's
+    /// threading looks at (gmail-api.md §2.7), and where Hudson looks for the thread.
+    public static func parentMessageIDs(_ headers: [MIMEPart.Header]) -> [String] {
+        var seen = Set<String>()
+        let ids = headers.values(of: "In-Reply-To").flatMap(messageIDs(in:))
+            + headers.values(of: "References").flatMap(messageIDs(in:)).reversed()
+        return ids.filter { seen.insert($0).inserted }
+    }
+
+    /// The `<…>` ids of a References or In-Reply-To value, in order.
+    public static func messageIDs(in text: String) -> [String] {
+        var ids: [String] = []
+        var current: String?
+        for character in text {
+            if character == "<" { current = "<" } else if character == ">", let open = current {
+                ids.append(open + ">")
+                current = nil
+            } else if current != nil {
+                if character.isWhitespace { current = nil } else { current?.append(character) }
+            }
+        }
+        return ids
     }
 }

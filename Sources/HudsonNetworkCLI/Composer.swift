@@ -10,6 +10,7 @@
 import Foundation
 import HudsonCLI
 import HudsonMail
+import HudsonOutput
 import HudsonStore
 
 /// A message ready to queue, and the account and thread it belongs to.
@@ -17,6 +18,12 @@ public struct ComposedMessage {
     public var account: Account
     public var message: PreparedMessage
     public var threadID: String?
+    /// Saved as a Gmail draft (`--draft`, `--update-draft`) instead of sent.
+    public var isDraft = false
+    /// The draft `--update-draft` replaces.
+    public var draftID: String?
+    /// The queued draft entry `--update-draft outbox:N` replaces (saved offline).
+    public var replacesOutboxID: Int64?
 }
 
 @MainActor
@@ -34,37 +41,82 @@ public struct Composer {
         self.store = store
     }
 
-    public func compose() throws -> ComposedMessage {
-        let raw = arguments.flag("raw")
-        if raw, let option = ["to", "cc", "bcc", "subject", "body-file", "attach"].first(where: { arguments.values[$0] != nil }) {
-            throw UsageError("--raw takes the whole message from standard input; --\(option) cannot be used with it")
+    /// Whether the command line is a sendmail program's (Sendmail.swift).
+    public var isSendmail: Bool { SendmailCompatibility.isSendmail(arguments) }
+
+    public func compose() async throws -> ComposedMessage {
+        let sendmail = isSendmail
+        let raw = arguments.flag("raw") || sendmail
+        let composing = ["to", "cc", "bcc", "subject", "body-file", "attach"]
+        if raw, let option = composing.first(where: { arguments.values[$0] != nil }) {
+            throw UsageError(sendmail ? "a sendmail-style command line takes the whole message from standard input; --\(option) cannot be used with it"
+                                      : "--raw takes the whole message from standard input; --\(option) cannot be used with it")
+        }
+        if let mode = arguments.string("sendmail-mode"), mode != "m" {
+            throw UsageError("-b\(TerminalSafety.quoted(mode)): only -bm (send a message) is supported")
         }
         let reply = try replyTarget()
+        let forward = try target("forward")
+        try checkCombinations(raw: raw, reply: reply, forward: forward)
         var random = SystemRandomNumberGenerator()
         let now = LocalTime.nowMilliseconds / 1000
         let date = MailDate.format(epochSeconds: now, offsetSeconds: LocalTime.offset(atEpochSeconds: now))
-        let composed: ComposedMessage
+        let target = try draftTarget()
+        let draftBase = try target.gmailID.flatMap { gmailID in
+            try store.messageDetails(.message(gmailID), accountID: target.accountID).first
+        }
+        var composed: ComposedMessage
         if raw {
             let bytes = try standardInput(what: "message")
-            let from = RFC822.parseHeaders(bytes).value(of: "From").flatMap { MailAddress.parseList($0).first }
+            let headers = RFC822.parseHeaders(bytes)
+            let from = headers.value(of: "From").flatMap { MailAddress.parseList($0).first }
             let account = try chooseAccount(reply: reply, rawFrom: from)
-            let message = RawMessage.prepare(bytes, date: date) {
+            var bcc: [MailAddress] = []
+            var addedFrom: MailAddress?
+            if sendmail {
+                let operands = try SendmailCompatibility.operandRecipients(arguments.operands)
+                let named = ["To", "Cc", "Bcc"].flatMap { headers.values(of: $0).flatMap(MailAddress.parseList) }
+                if !arguments.flag("read-recipients") {
+                    guard !operands.isEmpty else { throw UsageError("no recipients: give them as operands, or -t to take them from the headers") }
+                    if let stranger = SendmailCompatibility.unrequested(named, operands: operands).first {
+                        throw CommandFailure(.dataError, """
+                            standard input: \(TerminalSafety.quoted(stranger.address)) is a recipient in the headers but not on the \
+                            command line; Gmail delivers to every header recipient (use -t to send to them)
+                            """)
+                    }
+                }
+                bcc = SendmailCompatibility.unnamed(operands, headerRecipients: named)
+                addedFrom = MailAddress(name: arguments.string("full-name") ?? "", address: account.email)
+            }
+            let message = RawMessage.prepare(bytes, date: date, from: addedFrom, bcc: bcc) {
                 MessageBuilder.messageID(domain: Self.domain(account.email), using: &random)
             }
             guard message.from != nil else { throw CommandFailure(.dataError, "standard input: the message has no From header") }
             guard RawMessage.isSearchableMessageID(message.messageID) else {
                 throw CommandFailure(.dataError, "standard input: its Message-ID is not of the form <id@host>; remove it and one is added")
             }
-            composed = ComposedMessage(account: account, message: message, threadID: reply?.threadID)
+            var threadID = reply?.threadID
+            if threadID == nil, case .thread(let thread) = try store.replyThread(
+                accountID: account.id, parents: RawMessage.parentMessageIDs(headers)) {
+                threadID = thread
+            }
+            composed = ComposedMessage(account: account, message: message, threadID: threadID)
         } else {
-            let account = try chooseAccount(reply: reply, rawFrom: nil)
-            let outgoing = try outgoingMessage(account: account, reply: reply, date: date, using: &random)
+            let account = try chooseAccount(reply: reply ?? forward, rawFrom: nil)
+            let original = try await original(reply: reply, forward: forward, account: account)
+            let outgoing = try outgoingMessage(account: account, reply: reply ?? draftBase.flatMap(draftParent), original: original,
+                                               base: draftBase, date: date, using: &random)
             let message = PreparedMessage(
                 raw: MessageBuilder.render(outgoing, using: &random), messageID: outgoing.messageID, from: outgoing.from,
                 to: outgoing.to, cc: outgoing.cc, bcc: outgoing.bcc, subject: outgoing.subject)
             composed = ComposedMessage(account: account, message: message, threadID: reply?.threadID)
         }
-        guard !composed.message.recipients.isEmpty else {
+        composed.isDraft = target.isDraft
+        composed.draftID = target.draftID
+        composed.replacesOutboxID = target.replacing
+        if composed.threadID == nil { composed.threadID = target.threadID }
+        // A draft may be saved without recipients; it gets them before it is sent.
+        guard target.isDraft || !composed.message.recipients.isEmpty else {
             throw raw ? CommandFailure(.dataError, "standard input: the message has no recipients (To, Cc or Bcc)")
                       : UsageError("no recipients: give --to, --cc or --bcc")
         }
@@ -76,21 +128,60 @@ public struct Composer {
 
     // MARK: - The message
 
-    private func outgoingMessage(account: Account, reply: MessageDetail?, date: String,
+    private func outgoingMessage(account: Account, reply: MessageDetail?, original: Original?, base: MessageDetail?, date: String,
                                  using random: inout SystemRandomNumberGenerator) throws -> OutgoingMessage {
         var to = try addresses("to")
-        let cc = try addresses("cc")
-        let bcc = try addresses("bcc")
-        if let reply, to.isEmpty && cc.isEmpty && bcc.isEmpty { to = Self.replyRecipients(reply, ownAddress: account.email) }
-        let subject = arguments.string("subject") ?? reply.map { Self.replySubject($0.headers.subject ?? "") } ?? ""
+        var cc = try addresses("cc")
+        var bcc = try addresses("bcc")
+        // Updating a draft with --edit starts from the draft as the store has it.
+        if let base, arguments.flag("edit"), to.isEmpty && cc.isEmpty && bcc.isEmpty {
+            (to, cc, bcc) = (MailAddress.parseList(base.headers.to ?? ""), MailAddress.parseList(base.headers.cc ?? ""),
+                             MailAddress.parseList(base.headers.bcc ?? ""))
+        }
+        if let reply, arguments.flag("reply-all") {
+            let all = ReplyForward.replyAll(Self.originalHeaders(reply), own: [account.email])
+            to = Self.once(all.to + to)
+            cc = Self.once(cc + all.cc).filter { address in !to.contains { $0.address.lowercased() == address.address.lowercased() } }
+        } else if let reply, to.isEmpty && cc.isEmpty && bcc.isEmpty {
+            to = Self.replyRecipients(reply, ownAddress: account.email)
+        }
+        var subject = arguments.string("subject") ?? (base != nil && arguments.flag("edit") ? base?.headers.subject : nil)
+            ?? reply.map { Self.replySubject($0.headers.subject ?? "") } ?? ""
+        if let original, arguments.values["forward"] != nil, arguments.string("subject") == nil {
+            subject = ReplyForward.forwardSubject(original.headers.subject)
+        }
+        let editing = arguments.flag("edit")
         var text = ""
         if let path = arguments.string("body-file"), path != "-" {
             text = try Self.utf8(try Self.read(path), what: path)
-        } else {
+        } else if editing, let base {
+            text = base.body?.text ?? ""
+        } else if !editing {
             text = try Self.utf8(try standardInput(what: "body"), what: "standard input")
         }
-        let attachments = try arguments.strings("attach").map { path in
+        var attachments = try arguments.strings("attach").map { path in
             OutgoingAttachment(filename: URL(fileURLWithPath: path).lastPathComponent, data: try Self.read(path))
+        }
+        if let original {
+            if arguments.flag("quote") {
+                text += (text.isEmpty || text.hasSuffix("\n\n") ? "" : text.hasSuffix("\n") ? "\n" : "\n\n")
+                    + ReplyForward.quote(original.text, original: original.headers)
+            }
+            if let raw = original.raw, arguments.values["forward"] != nil {
+                if arguments.flag("forward-as-attachment") {
+                    attachments.append(ReplyForward.asAttachment(raw, subject: original.headers.subject))
+                } else {
+                    text += (text.isEmpty ? "" : "\n") + ReplyForward.forwardedBlock(original.text, original: original.headers)
+                    attachments += ReplyForward.attachments(ofRaw: raw)
+                }
+            }
+        }
+        if editing {
+            let edited = try edit(EditableMessage(to: Self.list(to), cc: Self.list(cc), bcc: Self.list(bcc),
+                                                  subject: subject, body: text))
+            (to, cc, bcc) = (try Self.addresses(edited.to, "To"), try Self.addresses(edited.cc, "Cc"), try Self.addresses(edited.bcc, "Bcc"))
+            subject = edited.subject
+            text = edited.body
         }
         var references: [String] = []
         var inReplyTo: String?
@@ -118,7 +209,7 @@ public struct Composer {
     }
 
     /// An ASCII `local@domain` without blanks or specials (Hudson does not send SMTPUTF8).
-    static func isAddress(_ text: String) -> Bool {
+    nonisolated static func isAddress(_ text: String) -> Bool {
         let parts = text.split(separator: "@", omittingEmptySubsequences: false)
         return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasSuffix(".")
             && text.unicodeScalars.allSatisfy { $0.value > 32 && $0.value < 127 && !"<>()[],;:\"\\".unicodeScalars.contains($0) }
@@ -127,9 +218,14 @@ public struct Composer {
     // MARK: - Replies and accounts
 
     /// The message `--reply-to` names (a thread means its newest message).
-    private func replyTarget() throws -> MessageDetail? {
-        guard let text = arguments.string("reply-to") else { return nil }
-        guard let reference = Reference(parsing: text) else { throw UsageError("--reply-to: \(text): not a reference") }
+    private func replyTarget() throws -> MessageDetail? { try target("reply-to") }
+
+    /// The message `--OPTION REF` names (a thread means its newest message).
+    func target(_ option: String) throws -> MessageDetail? {
+        guard let text = arguments.string(option) else { return nil }
+        guard let reference = Reference(parsing: text) else {
+            throw UsageError("--\(option): \(TerminalSafety.quoted(text)): not a reference")
+        }
         let named = try namedAccount()
         guard let message = try store.messageDetails(reference, accountID: named?.id).last else {
             throw CommandFailure(.dataError, "\(reference): no such \(reference.kindName)")
@@ -138,9 +234,9 @@ public struct Composer {
     }
 
     /// The account `--from` or `--account` (or `$HUDSON_ACCOUNT`) names, if any.
-    private func namedAccount() throws -> Account? {
+    func namedAccount() throws -> Account? {
         let selected = try invocation.selectedAccount(in: store)
-        guard let from = arguments.string("from") else { return selected }
+        guard let from = arguments.string("from") ?? arguments.string("sendmail-return-path") else { return selected }
         let account = try store.requireAccount(email: from)
         if let selected, selected.id != account.id { throw UsageError("--from and --account name different accounts") }
         return account
@@ -177,19 +273,7 @@ public struct Composer {
     }
 
     /// The `<…>` ids of a References or In-Reply-To value, in order.
-    static func messageIDs(in text: String) -> [String] {
-        var ids: [String] = []
-        var current: String?
-        for character in text {
-            if character == "<" { current = "<" } else if character == ">", let open = current {
-                ids.append(open + ">")
-                current = nil
-            } else if current != nil {
-                if character.isWhitespace { current = nil } else { current?.append(character) }
-            }
-        }
-        return ids
-    }
+    static func messageIDs(in text: String) -> [String] { RawMessage.messageIDs(in: text) }
 
     static func domain(_ email: String) -> String {
         email.split(separator: "@").last.map(String.init) ?? ""

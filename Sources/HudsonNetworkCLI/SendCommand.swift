@@ -8,6 +8,7 @@
  */
 import Glibc
 import HudsonCLI
+import HudsonOutput
 import HudsonStore
 import HudsonSync
 
@@ -16,14 +17,20 @@ public enum SendCommand {
     public static func run(_ cli: Invocation) async throws -> ExitStatus {
         let delay = try cli.arguments.int("delay", range: 0...604_800) ?? 0
         let store = try cli.openStore(.readWrite, durable: true)
-        let composed = try Composer(invocation: cli, store: store).compose()
+        let composer = Composer(invocation: cli, store: store)
+        let composed = try await composer.compose()
+        // A sendmail program prints nothing when all is well (its caller shows what it prints).
+        let quiet = composer.isSendmail
         let message = composed.message
         let entry = try store.enqueueOutbox(NewOutboxMessage(
             accountID: composed.account.id, raw: message.raw, messageID: message.messageID, threadID: composed.threadID,
-            recipients: message.recipients.map(\.address), subject: message.subject, delayMilliseconds: Int64(delay) * 1000))
+            recipients: message.recipients.map(\.address), subject: message.subject, delayMilliseconds: Int64(delay) * 1000,
+            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID), replacing: composed.replacesOutboxID)
         // The id first, at once: whatever happens next, the user can find the entry.
-        try cli.stdout.write("\(entry.reference)\n")
-        try cli.stdout.flush()
+        if !quiet {
+            try cli.stdout.write("\(entry.reference)\n")
+            try cli.stdout.flush()
+        }
 
         if cli.arguments.flag("no-send") {
             cli.warn("queued; the next hd-sync will send it")
@@ -42,12 +49,15 @@ public enum SendCommand {
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: composed.account.email,
                                             timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crash)
         switch after?.state {
+        case .sent? where composed.isDraft:
+            if let id = after?.draftID, !quiet { try cli.stdout.write(TerminalSafety.field("draft:\(id)") + "\n") }
         case .sent?:
-            if let id = after?.gmailID { try cli.stdout.write("message:\(id)\n") }
+            if let id = after?.gmailID, !quiet { try cli.stdout.write("message:\(id)\n") }
         case .failed?:
             throw CommandFailure(.dataError, "\(entry.reference): \(after?.lastError ?? "rejected by Gmail")")
         default:
-            cli.warn("queued; the next hd-sync will send it")
+            let what = composed.isDraft ? "save it as a draft" : "send it"
+            cli.warn(quiet ? "\(entry.reference): queued; the next hd-sync will \(what)" : "queued; the next hd-sync will \(what)")
         }
         return .success
     }

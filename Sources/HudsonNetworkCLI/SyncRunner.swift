@@ -241,6 +241,8 @@ final class AccountWorker: Sendable {
     let engine: SyncEngine
     let flusher: MutationFlusher
     let outbox: OutboxSender
+    /// The account's drafts (drafts.list), on the background lane like the poll.
+    let drafts: any GmailDraftsAPI
     let database: HudsonDatabase
     let storePath: String
     let progress: ProgressLine
@@ -280,6 +282,7 @@ final class AccountWorker: Sendable {
                                   checkpoint: TestHooks.flushCheckpoint(environment: invocation.environment))
         // Exclusive: it runs only while this process holds the account's send lock.
         outbox = OutboxSender(api: access.interactive, database: database, account: email, exclusive: true)
+        drafts = access.background
     }
 
     /// send → flush → syncOnce → retire. A failure of the send or the flush is returned,
@@ -295,6 +298,8 @@ final class AccountWorker: Sendable {
         var flush = FlushReport()
         do { flush = try await flusher.flushOnce() } catch { stepFailure = stepFailure ?? error }
         let report = try await engine.syncOnce(maxBackfillPages: maxPages)
+        // Which draft names which message: read again only when drafts changed.
+        do { try await DraftSync.refresh(api: drafts, database: database, email: email) } catch { stepFailure = stepFailure ?? error }
         let retired = try await flusher.retireConfirmed()
         totals.add(report, flush, retired: retired, outbox: sent)
         let email = self.email

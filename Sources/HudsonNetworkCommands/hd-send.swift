@@ -13,6 +13,17 @@ private let spec = CommandSpec(
         answer is lost, the next hd-sync looks for the message by its Message-ID before
         sending it again, so it is never sent twice. --delay holds it that long first;
         hd-undo outbox:N cancels it until it is sent. hd-pending shows the outbox.
+
+        As a sendmail program (mutt, aerc, git send-email: hd-send -t, or recipients as
+        operands, -i, -oi, -f, -F) it reads a complete message, sends it byte for byte, and
+        prints nothing: Gmail delivers to the To, Cc and Bcc headers, so a recipient only an
+        operand names is added as Bcc. A reply joins the thread its In-Reply-To or References
+        name, even one sent a moment ago and not yet synced. Exit 0 when sent or queued, 75
+        only when it could not be queued.
+
+        --reply-all, --forward, --quote and --edit compose from another message or in the
+        editor; --draft saves a Gmail draft instead of sending (hd-drafts lists, sends and
+        deletes drafts).
         """,
     options: [
         .value("to", name: "ADDRESS", help: "A recipient (repeatable, or a comma-separated list).", repeatable: true),
@@ -24,11 +35,31 @@ private let spec = CommandSpec(
         .flag("raw", help: "Read a complete RFC 822 message from standard input."),
         .value("reply-to", name: "REF", kind: .reference,
                help: "Reply to this message (or a thread's newest): its thread, In-Reply-To, References, sender."),
-        .value("from", name: "EMAIL", kind: .account, help: "Send from this account (default: the only one)."),
+        .flag("reply-all", help: "With --reply-to: to its sender and, in Cc, everyone else it was addressed to (not you)."),
+        .value("forward", name: "REF", kind: .reference,
+               help: "Forward this message: Fwd: subject, a Forwarded message block with its text, its attachments."),
+        .flag("forward-as-attachment", help: "With --forward: attach the original whole, as message/rfc822, instead."),
+        .flag("quote", help: "With --reply-to: quote the original's text with \"> \" under an attribution line."),
+        .flag("edit", help: "Open $VISUAL or $EDITOR on the message (headers and body); send what is saved."),
+        .value("from", short: "f", name: "EMAIL", kind: .account,
+               help: "Send from this account (default: the only one); sendmail's -f."),
         .value("delay", name: "SECONDS", kind: .integer, help: "Hold the message this long before sending (an undo window).",
                default: "0"),
         .flag("no-send", help: "Only queue the message; the next hd-sync sends it."),
-    ],
+        .flag("draft", help: "Save the message as a Gmail draft instead of sending it (prints draft:ID once saved)."),
+        .value("update-draft", name: "DRAFT",
+               help: "Replace this draft (draft:ID, or outbox:N saved offline) with the message; --edit starts from it."),
+        // sendmail(8) compatibility, as msmtp has it: what mail clients pass.
+        .flag("read-recipients", short: "t",
+              help: "sendmail -t: a complete message on standard input; its To, Cc and Bcc are the recipients."),
+        .flag("ignore-dots", short: "i", help: "sendmail -i: accepted (a lone '.' never ends the message)."),
+        .value("sendmail-option", short: "o", name: "OPTION",
+               help: "sendmail -oOPTION (-oi, -oem, -odb): accepted and ignored.", repeatable: true),
+        .value("full-name", short: "F", name: "NAME",
+               help: "sendmail -F: the sender's name, for the From header added to a message without one."),
+    ] + SendmailCompatibility.ignoredOptions,
+    operands: [OperandSpec("RECIPIENT", arity: .many,
+                           help: "sendmail-style recipients of the complete message on standard input.")],
     access: .readWrite,
     exitStatuses: [.usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])
 

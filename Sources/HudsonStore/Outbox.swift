@@ -22,6 +22,16 @@ public enum OutboxState: String, Sendable {
     case queued, sending, sent, failed, cancelled
 }
 
+/// What an outbox entry asks of Gmail (migration 012_drafts).
+public enum OutboxKind: String, Sendable {
+    /// `messages.send`: the message goes out.
+    case send
+    /// Saved as a draft: `drafts.create`, or `drafts.update` of `draftID` when set.
+    case draft
+    /// `drafts.send` of the draft `draftID`: it goes out, once.
+    case draftSend = "draft-send"
+}
+
 /// One outbox entry, without its message bytes.
 public struct OutboxEntry: Equatable, Sendable {
     public var id: Int64
@@ -50,6 +60,10 @@ public struct OutboxEntry: Equatable, Sendable {
     /// The account's history cursor when the first attempt began: every message Gmail
     /// stored since then is in history after it, so the probe can read it there.
     public var attemptHistoryID: Int64?
+    public var kind: OutboxKind = .send
+    /// The Gmail draft: the one a 'draft' entry updates (once created: the one it made),
+    /// or the one a 'draft-send' entry sends.
+    public var draftID: String?
 
     /// `outbox:N`, the entry's reference on the command line.
     public var reference: String { "outbox:\(id)" }
@@ -69,9 +83,14 @@ public struct NewOutboxMessage: Sendable {
     public var subject: String
     /// The undo window: no attempt before this many milliseconds from now.
     public var delayMilliseconds: Int64
+    public var kind: OutboxKind = .send
+    public var draftID: String?
 
     public init(accountID: Int64, raw: [UInt8], messageID: String, threadID: String? = nil,
-                recipients: [String], subject: String, delayMilliseconds: Int64 = 0) {
+                recipients: [String], subject: String, delayMilliseconds: Int64 = 0, kind: OutboxKind = .send,
+                draftID: String? = nil) {
+        self.kind = kind
+        self.draftID = draftID
         self.accountID = accountID
         self.raw = raw
         self.messageID = messageID
@@ -129,8 +148,11 @@ extension Store {
     static let outboxColumns = """
         o.id, o.account_id, a.email, o.message_id, o.thread_id, o.recipients, o.subject, o.size, o.state,
         o.attempts, o.last_error, o.not_before, o.next_attempt_at, o.attempt_started_at, o.claimed_at,
-        o.gmail_id, o.gmail_thread_id, o.created_at, o.updated_at, o.attempt_history_id
+        o.gmail_id, o.gmail_thread_id, o.created_at, o.updated_at, o.attempt_history_id, o.kind, o.draft_id
         """
+
+    /// The column after `outboxColumns` (claims read the message bytes there).
+    static let outboxRawColumn = 22
 
     func outboxEntry(from row: Row, now: Int64) -> OutboxEntry {
         OutboxEntry(
@@ -142,34 +164,52 @@ extension Store {
             nextAttemptAt: row.optionalInt64(12), attemptStartedAt: row.optionalInt64(13),
             isClaimed: row.optionalInt64(14).map { now - $0 < Self.outboxClaimLifetimeMilliseconds } ?? false,
             gmailID: row.optionalString(15), gmailThreadID: row.optionalString(16), createdAt: row.int64(17),
-            updatedAt: row.int64(18), attemptHistoryID: row.optionalInt64(19))
+            updatedAt: row.int64(18), attemptHistoryID: row.optionalInt64(19),
+            kind: OutboxKind(rawValue: row.string(20)) ?? .send, draftID: row.optionalString(21))
     }
 
     // MARK: - Queueing and undo
 
     /// Queues a message durably, in one transaction. Refuses a Message-ID that a live entry
-    /// or a stored message already has.
+    /// or a stored message already has. `replacing`: a queued draft entry nobody is sending
+    /// (a draft saved offline), cancelled in the same transaction, so the draft is never
+    /// lost and never saved in both versions.
     @discardableResult
-    public func enqueueOutbox(_ message: NewOutboxMessage) throws -> OutboxEntry {
+    public func enqueueOutbox(_ message: NewOutboxMessage, replacing: Int64? = nil) throws -> OutboxEntry {
         guard !message.raw.isEmpty else { throw OutboxError.invalidMessage("the message is empty") }
         return try db.write {
             let now = self.now
+            if let replacing {
+                guard let old = try outboxEntry(id: replacing) else { throw OutboxError.noSuchEntry(replacing) }
+                guard old.kind == .draft, old.state == .queued, !old.isClaimed, old.accountID == message.accountID else {
+                    throw OutboxError.beingSent(replacing)
+                }
+                try db.execute("""
+                    UPDATE outbox SET state = 'cancelled', raw = x'', claimed_at = NULL, claim_token = NULL, updated_at = ?
+                     WHERE id = ? AND state = 'queued' AND claimed_at IS NULL
+                    """, now, replacing)
+                guard db.changes == 1 else { throw OutboxError.beingSent(replacing) }
+            }
             if let existing = try db.scalarInt(
-                "SELECT id FROM outbox WHERE account_id = ? AND message_id = ? AND state <> 'cancelled'",
-                message.accountID, message.messageID) {
+                "SELECT id FROM outbox WHERE account_id = ? AND message_id = ? AND kind = ? AND state <> 'cancelled'",
+                message.accountID, message.messageID, message.kind.rawValue) {
                 throw OutboxError.duplicateMessageID(existing: existing)
             }
-            if try db.scalarInt(
+            // Sending a draft sends the draft's own message, which is in the mailbox.
+            if message.kind != .draftSend, try db.scalarInt(
                 "SELECT 1 FROM messages WHERE message_id_header = ? AND account_id = ?", message.messageID, message.accountID) != nil {
                 throw OutboxError.messageIDInMailbox
             }
+            if message.kind == .draftSend && message.draftID == nil {
+                throw OutboxError.invalidMessage("sending a draft needs its draft id")
+            }
             try db.execute("""
                 INSERT INTO outbox (account_id, raw, message_id, thread_id, recipients, subject, size, not_before,
-                                    created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                    created_at, updated_at, kind, draft_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, message.accountID, message.raw, message.messageID, message.threadID,
                 message.recipients.joined(separator: ", "), message.subject, message.raw.count,
-                now + max(0, message.delayMilliseconds), now, now)
+                now + max(0, message.delayMilliseconds), now, now, message.kind.rawValue, message.draftID)
             let id = db.lastInsertRowID
             guard let entry = try outboxEntry(id: id) else { throw OutboxError.noSuchEntry(id) }
             return entry
@@ -218,7 +258,7 @@ extension Store {
                 """, accountID, now, now, expired) { row in
                 let entry = outboxEntry(from: row, now: now)
                 guard claims.count < limit, ids.map({ $0.contains(entry.id) }) ?? true else { return }
-                claims.append(OutboxClaim(entry: entry, raw: row.blob(20), token: token))
+                claims.append(OutboxClaim(entry: entry, raw: row.blob(Self.outboxRawColumn), token: token))
             }
             for claim in claims {
                 try db.execute("UPDATE outbox SET claimed_at = ?, claim_token = ? WHERE id = ?", now, token, claim.entry.id)
@@ -250,15 +290,30 @@ extension Store {
     }
 
     /// Gmail has the message (its answer, or the probe found it). A fact, so it is recorded
-    /// whoever holds the claim. The message bytes are let go.
-    public func markOutboxSent(id: Int64, gmailID: String, threadID: String?) throws {
+    /// whoever holds the claim. The message bytes are let go. For a draft, `gmailID` is the
+    /// draft's message and `draftID` the draft, which `drafts` records at once (sync keeps
+    /// it current); a draft sent is no longer a draft.
+    public func markOutboxSent(id: Int64, gmailID: String, threadID: String?, draftID: String? = nil) throws {
         guard !gmailID.isEmpty else { throw StoreError.invalidArgument("a sent message needs its Gmail id") }
         try db.write {
             try db.execute("""
                 UPDATE outbox SET state = 'sent', gmail_id = ?, gmail_thread_id = ?, raw = x'', last_error = NULL,
-                                  next_attempt_at = NULL, claimed_at = NULL, claim_token = NULL, updated_at = ?
+                                  next_attempt_at = NULL, claimed_at = NULL, claim_token = NULL, updated_at = ?,
+                                  draft_id = coalesce(?, draft_id)
                  WHERE id = ? AND state = 'sending'
-                """, gmailID, threadID, now, id)
+                """, gmailID, threadID, now, draftID, id)
+            guard db.changes == 1, let entry = try outboxEntry(id: id), let draft = entry.draftID else { return }
+            switch entry.kind {
+            case .draft:
+                try db.execute("""
+                    INSERT INTO drafts (account_id, draft_id, gmail_id) VALUES (?, ?, ?)
+                    ON CONFLICT (account_id, draft_id) DO UPDATE SET gmail_id = excluded.gmail_id
+                    """, entry.accountID, draft, gmailID)
+            case .draftSend:
+                try db.execute("DELETE FROM drafts WHERE account_id = ? AND draft_id = ?", entry.accountID, draft)
+            case .send:
+                break
+            }
         }
     }
 
@@ -303,6 +358,45 @@ extension Store {
         }
     }
 
+    // MARK: - Threading a reply
+
+    /// What the parents of a reply say about the Gmail thread it joins.
+    public enum ReplyThread: Equatable, Sendable {
+        /// The thread of the nearest parent Hudson knows.
+        case thread(String)
+        /// The nearest parent Hudson knows is still in the outbox, not sent yet: its thread
+        /// is known once Gmail has it (outbox:N).
+        case pendingParent(Int64)
+        /// No parent is known.
+        case unknown
+    }
+
+    /// The Gmail thread of a reply whose In-Reply-To and References name `parents`, nearest
+    /// first: each is looked for in the store (a synced message) and in the account's outbox
+    /// (a message sent, or queued, moments ago and not synced back yet), and the first found
+    /// decides. gmail-api.md §2.7: Gmail threads a sent message only when it carries the
+    /// thread's id, so a reply to a message that is not yet in the store must find it here.
+    public func replyThread(accountID: Int64, parents: [String]) throws -> ReplyThread {
+        try db.read {
+            for parent in parents where !parent.isEmpty {
+                if let thread = try db.first("""
+                    SELECT thread_id FROM messages WHERE message_id_header = ? AND account_id = ? ORDER BY id LIMIT 1
+                    """, parent, accountID, transform: { $0.string(0) }) {
+                    return .thread(thread)
+                }
+                let found = try db.first("""
+                    SELECT id, state, coalesce(gmail_thread_id, thread_id) FROM outbox
+                     WHERE account_id = ? AND message_id = ? AND state IN ('queued', 'sending', 'sent')
+                    """, accountID, parent, transform: { ($0.int64(0), $0.string(1), $0.optionalString(2)) })
+                if let (id, state, thread) = found {
+                    if let thread { return .thread(thread) }
+                    if state != "sent" { return .pendingParent(id) }
+                }
+            }
+            return .unknown
+        }
+    }
+
     // MARK: - Reads
 
     public func outboxEntry(id: Int64) throws -> OutboxEntry? {
@@ -313,7 +407,8 @@ extension Store {
     }
 
     /// The entries `hd-pending` shows, oldest first: not sent yet, failed, or sent and not
-    /// yet in the store (the history echo brings it, as it retires a label change).
+    /// yet in the store (the history echo brings it, as it retires a label change; a saved
+    /// draft only while it is still the draft's message).
     public func pendingOutbox(accountID: Int64? = nil) throws -> [OutboxEntry] {
         let now = self.now
         return try db.map("""
@@ -321,7 +416,11 @@ extension Store {
              WHERE (?1 IS NULL OR o.account_id = ?1)
                AND (o.state IN ('queued', 'sending', 'failed')
                     OR (o.state = 'sent' AND NOT EXISTS
-                        (SELECT 1 FROM messages AS m WHERE m.account_id = o.account_id AND m.gmail_id = o.gmail_id)))
+                        (SELECT 1 FROM messages AS m WHERE m.account_id = o.account_id AND m.gmail_id = o.gmail_id)
+                        -- A saved draft's message is awaited only while it is still the draft's:
+                        -- an edit elsewhere, a later update or its sending replaces it.
+                        AND (o.kind <> 'draft' OR EXISTS
+                             (SELECT 1 FROM drafts AS d WHERE d.account_id = o.account_id AND d.gmail_id = o.gmail_id))))
              ORDER BY o.id
             """, accountID) { outboxEntry(from: $0, now: now) }
     }

@@ -36,6 +36,7 @@ enum Schema {
         Migration("009_index_as_shown", indexAsShown),
         Migration("010_trash_and_spam_listed_apart", trashAndSpamListedApart),
         Migration("011_label_objects", labelObjects),
+        Migration("012_drafts", drafts),
         Migration("013_index_cjk_bigrams_and_snippets", indexCJKBigramsAndSnippets),
         Migration("014_attachment_has_a_filename", attachmentHasAFilename),
         Migration("015_messages_by_size", messagesBySize),
@@ -1224,5 +1225,27 @@ enum Schema {
           FROM label_overlay AS o
          WHERE o.op IN ('create', 'rename')   -- a rename: of a label created here, not listed yet
            AND NOT EXISTS (SELECT 1 FROM labels AS l WHERE l.account_id = o.account_id AND l.id = o.label_id);
+    """
+
+    /// Gmail drafts (gmail-api.md §2.12). A draft is an id naming one message labelled
+    /// DRAFT; the message is stored like any other (sync brings it, and a draft edited on
+    /// another device arrives as its old message deleted and a new one added), and `drafts`
+    /// maps each draft id to its current message, from `drafts.list`. The outbox carries
+    /// drafts on their way too: `kind` 'draft' saves a message as a draft (`draft_id` NULL:
+    /// create; set: update that draft), 'draft-send' sends the draft `draft_id` once. The
+    /// one-live-entry rule becomes one per Message-ID and kind: a draft and the sending of
+    /// that draft share its Message-ID.
+    private static let drafts = """
+    CREATE TABLE drafts (
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        draft_id   TEXT NOT NULL CHECK (draft_id <> ''),
+        gmail_id   TEXT NOT NULL CHECK (gmail_id <> ''),           -- the draft's current message
+        PRIMARY KEY (account_id, draft_id)
+    ) WITHOUT ROWID;
+    CREATE INDEX drafts_by_message ON drafts (account_id, gmail_id);
+    ALTER TABLE outbox ADD COLUMN kind TEXT NOT NULL DEFAULT 'send' CHECK (kind IN ('send', 'draft', 'draft-send'));
+    ALTER TABLE outbox ADD COLUMN draft_id TEXT CHECK (draft_id IS NULL OR draft_id <> '');
+    DROP INDEX outbox_by_message_id;
+    CREATE UNIQUE INDEX outbox_by_message_id ON outbox (account_id, message_id, kind) WHERE state <> 'cancelled';
     """
 }

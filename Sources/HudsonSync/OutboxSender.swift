@@ -26,6 +26,7 @@
  */
 import Foundation
 import HudsonGmail
+import HudsonMail
 import HudsonStore
 
 public struct OutboxReport: Sendable, Equatable {
@@ -45,6 +46,8 @@ public struct OutboxReport: Sendable, Equatable {
 
 public actor OutboxSender {
     let api: any GmailAPI
+    /// Drafts (GmailDrafts.swift): the same client, when it implements them.
+    let drafts: (any GmailDraftsAPI)?
     let database: HudsonDatabase
     let email: String
     let exclusive: Bool
@@ -59,8 +62,10 @@ public actor OutboxSender {
     ///   - afterSendBeforeRecording: runs when Gmail has answered and before the answer is
     ///     recorded: the seam crash tests use to die at the worst moment.
     public init(api: any GmailAPI, database: HudsonDatabase, account: String, exclusive: Bool = false,
-                settle: Duration = .seconds(5), afterSendBeforeRecording: @escaping @Sendable () -> Void = {}) {
+                settle: Duration = .seconds(5), afterSendBeforeRecording: @escaping @Sendable () -> Void = {},
+                drafts: (any GmailDraftsAPI)? = nil) {
         self.api = api
+        self.drafts = drafts ?? (api as? any GmailDraftsAPI)
         self.database = database
         self.email = account
         self.exclusive = exclusive
@@ -118,12 +123,26 @@ public actor OutboxSender {
             }
         }
         let (id, token) = (claim.entry.id, claim.token)
+        var threadID = claim.entry.threadID
+        if threadID == nil && claim.entry.kind != .draftSend {
+            switch try replyThread(claim) {
+            case .thread(let thread):
+                threadID = thread
+            case .pendingParent(let parent) where parent != id:
+                // A reply waits for the message it answers: its thread is known once Gmail has it.
+                try database.write { try $0.releaseOutboxClaim(id: id, token: token) }
+                report.deferred += 1
+                return .next
+            default:
+                break
+            }
+        }
         // Committed before the request: after a crash from here on, the store says a
         // request may have reached Gmail, and the next sender probes first.
         guard try database.write({ try $0.markOutboxSending(id: id, token: token) }) else { return .next }
-        let response: GmailMessage
+        let response: Delivered
         do {
-            response = try await api.send(raw: claim.raw, threadID: claim.entry.threadID)
+            response = try await request(claim, threadID: threadID)
         } catch let error as GmailError {
             return try refused(claim, error: error, report: &report)
         } catch {
@@ -132,14 +151,63 @@ public actor OutboxSender {
             throw error
         }
         afterSendBeforeRecording()
-        guard !response.id.isEmpty else {
+        guard !response.id.isEmpty, claim.entry.kind != .draft || !(response.draftID ?? "").isEmpty else {
             try uncertain(claim, error: "Gmail's answer had no message id", delay: 0)
             report.deferred += 1
             return .next
         }
-        try database.write { try $0.markOutboxSent(id: id, gmailID: response.id, threadID: response.threadId) }
+        try database.write {
+            try $0.markOutboxSent(id: id, gmailID: response.id, threadID: response.threadID, draftID: response.draftID)
+        }
         report.sent += 1
         return .next
+    }
+
+    /// What Gmail answered: the message it stored (for a draft, the draft's message) and
+    /// the draft.
+    struct Delivered: Sendable {
+        var id: String
+        var threadID: String?
+        var draftID: String?
+    }
+
+    /// The one request an entry makes: `messages.send`, `drafts.create` or `drafts.update`,
+    /// or `drafts.send`.
+    private func request(_ claim: OutboxClaim, threadID: String?) async throws -> Delivered {
+        switch claim.entry.kind {
+        case .send:
+            let message = try await api.send(raw: claim.raw, threadID: threadID)
+            return Delivered(id: message.id, threadID: message.threadId)
+        case .draft:
+            let drafts = try draftsAPI()
+            let draft: GmailDraft
+            if let existing = claim.entry.draftID {
+                draft = try await drafts.updateDraft(id: existing, raw: claim.raw, threadID: threadID)
+            } else {
+                draft = try await drafts.createDraft(raw: claim.raw, threadID: threadID)
+            }
+            return Delivered(id: draft.message?.id ?? "", threadID: draft.message?.threadId, draftID: draft.id)
+        case .draftSend:
+            guard let id = claim.entry.draftID else { throw GmailError.invalidResponse("no draft to send") }
+            let message = try await draftsAPI().sendDraft(id: id)
+            return Delivered(id: message.id, threadID: message.threadId, draftID: id)
+        }
+    }
+
+    private func draftsAPI() throws -> any GmailDraftsAPI {
+        guard let drafts else { throw GmailError.invalidResponse("this client has no drafts API") }
+        return drafts
+    }
+
+    /// The thread a queued message with no thread of its own joins, from its In-Reply-To and
+    /// References, as the store and the outbox know them now: a reply queued before the
+    /// message it answers was sent (both offline, or a series sent at once) learns the
+    /// thread when its turn comes (gmail-api.md §2.7).
+    private func replyThread(_ claim: OutboxClaim) throws -> Store.ReplyThread {
+        let parents = RawMessage.parentMessageIDs(RFC822.parseHeaders(claim.raw))
+        guard !parents.isEmpty else { return .unknown }
+        let accountID = claim.entry.accountID
+        return try database.read { try $0.replyThread(accountID: accountID, parents: parents) }
     }
 
     /// Looks for the entry at Gmail (`find`); when it finds nothing soon after the attempt
@@ -158,18 +226,30 @@ public actor OutboxSender {
         }
         guard let found else { return false }
         let id = claim.entry.id
-        try database.write { try $0.markOutboxSent(id: id, gmailID: found.id, threadID: found.threadID) }
+        try database.write {
+            try $0.markOutboxSent(id: id, gmailID: found.id, threadID: found.threadID, draftID: found.draftID)
+        }
         return true
     }
 
     /// The entry's message at Gmail, if Gmail has it: searched for by Message-ID in the
     /// whole mailbox (Sent, Spam and Trash included: the user may already have deleted
     /// it), then looked for in history since the first attempt.
-    private func find(_ claim: OutboxClaim) async throws -> (id: String, threadID: String?)? {
-        let query = "rfc822msgid:\(claim.entry.messageID) in:anywhere"
+    ///
+    /// A draft is looked for among the drafts (`drafts.list` takes a query): found, it was
+    /// saved, and is not saved twice. The sending of a draft is looked for in Sent only:
+    /// elsewhere the draft itself carries the same Message-ID.
+    private func find(_ claim: OutboxClaim) async throws -> (id: String, threadID: String?, draftID: String?)? {
+        if claim.entry.kind == .draft {
+            let page = try await draftsAPI().listDrafts(pageToken: nil, query: "rfc822msgid:\(claim.entry.messageID)")
+            let found = page.drafts.first { $0.id == claim.entry.draftID } ?? page.drafts.first
+            guard let found, let message = found.message, !message.id.isEmpty else { return nil }
+            return (message.id, message.threadId, found.id)
+        }
+        let query = "rfc822msgid:\(claim.entry.messageID) " + (claim.entry.kind == .draftSend ? "in:sent" : "in:anywhere")
         let page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
-        if let found = page.messages.first { return (found.id, found.threadId) }
-        return try await findInHistory(claim)
+        if let found = page.messages.first { return (found.id, found.threadId, claim.entry.draftID) }
+        return try await findInHistory(claim).map { ($0.id, $0.threadID, claim.entry.draftID) }
     }
 
     /// At most this many messages added to SENT since the attempt are read for their

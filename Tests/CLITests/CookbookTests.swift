@@ -62,6 +62,7 @@ enum Cookbook {
     /// The recipes this file checks; the coverage test compares them with the page.
     static let checked: Set<String> = [
         "digest", "newsletters", "vip", "unread-per-label", "incremental", "mbox", "relabel", "trash-promotions",
+        "draft-summary",
     ]
 }
 
@@ -158,11 +159,27 @@ struct CookbookTests {
         case "mbox": try mbox(recipe, kitchen)
         case "relabel": try relabel(recipe, kitchen)
         case "trash-promotions": try trashPromotions(recipe, kitchen)
+        case "draft-summary": try draftSummary(recipe, kitchen)
         default: Issue.record("docs/scripting.md:\(recipe.line): no check for recipe \(recipe.name)")
         }
     }
 
     // MARK: - The checks, one per recipe
+
+    /// The unread messages of the week, one line each, in a Gmail draft to the team.
+    func draftSummary(_ recipe: Recipe, _ k: Kitchen) throws {
+        try k.deliver(from: "Ada Lovelace <ada@analytical.example>", subject: "Engine notes")
+        try k.sync()
+        let result = try k.cook(recipe)
+        #expect(result.status == 0 && result.stderr.isEmpty && result.lines.count == 2
+                && result.lines[1].hasPrefix("draft:"), "\(result)")
+        let drafts = try #require(try k.fake.admin("GET", "drafts") as? [String: Any])["drafts"] as? [[String: Any]] ?? []
+        #expect(drafts.map { $0["id"] as? String } == [String(result.lines[1].dropFirst("draft:".count))])
+        let messageID = try #require(drafts.first?["messageId"] as? String)
+        let message = try #require(try k.fake.admin("GET", "message/\(messageID)") as? [String: Any])
+        let body = try #require(message["snippet"] as? String)
+        #expect(body.hasPrefix("Unread this week:") && body.contains("Engine notes"), "\(message)")
+    }
 
     /// Yesterday's unread mail, grouped by sender with one subject per line.
     func digest(_ recipe: Recipe, _ k: Kitchen) throws {

@@ -110,6 +110,49 @@ def insert(app, req):
     return 200, {"id": m.id, "threadId": m.thread_id, "historyId": str(m.history_id)}
 
 
+def _raw_bytes(body):
+    """The message of an admin body: "raw" (RFC 822 text) or "raw_b64" (exact bytes)."""
+    raw, raw_b64 = body.get("raw"), body.get("raw_b64")
+    if raw_b64 is not None:
+        if not isinstance(raw_b64, str):
+            raise bad_request('"raw_b64" must be a base64 string')
+        try:
+            text = raw_b64.strip().replace("-", "+").replace("_", "/")
+            return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            raise bad_request('"raw_b64" is not valid base64') from None
+    if not isinstance(raw, str) or not raw.strip():
+        raise bad_request('"raw" (RFC 822 text) or "raw_b64" is required')
+    data = raw.encode("utf-8")
+    return data if b"\r\n" in data else data.replace(b"\n", b"\r\n")
+
+
+def drafts(app, req):
+    """GET /_admin/drafts: every draft, newest first: {id, messageId (Gmail id), threadId,
+    rfc822MessageId, raw (padded base64url)}."""
+    from .util import b64url_pad
+    mb = app.mailbox
+    with mb.lock:
+        return 200, {"drafts": [{"id": d, "messageId": m.id, "threadId": m.thread_id,
+                                 "rfc822MessageId": m.message_id, "raw": b64url_pad(m.raw())}
+                                for d, m in mb.drafts.listing()]}
+
+
+def edit_draft(app, req):
+    """POST /_admin/draft {"id", "raw" | "raw_b64"}: the draft edited on another device
+    (a phone): its content replaced as drafts.update would, recorded in history.
+    Without "id", a new draft is created there: {"raw"} -> {id, messageId}."""
+    body = _body(req)
+    data = _raw_bytes(body)
+    mb = app.mailbox
+    if body.get("id") is None:
+        draft_id, m = mb.drafts.create(data, body.get("threadId"))
+    else:
+        draft_id = str(body.get("id"))
+        m = mb.drafts.replace(draft_id, data)
+    return 200, {"id": draft_id, "messageId": m.id, "threadId": m.thread_id}
+
+
 def tokens(app, req):
     """GET /_admin/tokens: every refresh and access token issued so far."""
     return 200, {"tokens": app.oauth.issued_tokens()}
@@ -265,6 +308,7 @@ ADMIN_ROUTES = [
     ("POST", r"modify", modify), ("POST", r"insert", insert), ("POST", r"delete", delete),
     ("POST", r"delete-label", delete_label),
     ("POST", r"create-label", create_label), ("POST", r"rename-label", rename_label),
+    ("GET", r"drafts", drafts), ("POST", r"draft", edit_draft),
     ("POST", r"expire-history", expire_history),
     ("GET", r"faults", get_faults), ("POST", r"faults", set_faults),
     ("DELETE", r"faults", clear_faults),

@@ -11,6 +11,7 @@ import re
 import urllib.parse
 
 from . import mime
+from .drafts import draft_json
 from .mailbox import decode_raw_field
 from .message import FORMATS
 from .oauth import scope_allows
@@ -150,8 +151,8 @@ def delete_message(ctx, msg_id):
     return 204, None
 
 
-def _store_sent(ctx, raw, thread_id):
-    """Validate and store an outgoing message with SENT (§2.7)."""
+def check_sendable(raw):
+    """400 unless ``raw`` is a message Gmail would send (§2.7)."""
     hdrs = mime.parse_headers(raw)
     if not raw.strip() or not hdrs.keys():
         raise bad_request("Invalid raw message")
@@ -159,6 +160,11 @@ def _store_sent(ctx, raw, thread_id):
         raise bad_request("Invalid From header")
     if not any((hdrs.get(h) or "").strip() for h in ("To", "Cc", "Bcc")):
         raise bad_request("Recipient address required")
+
+
+def _store_sent(ctx, raw, thread_id):
+    """Validate and store an outgoing message with SENT (§2.7)."""
+    check_sendable(raw)
     m = ctx.mailbox.add_raw(raw, ["SENT"], thread_id, mode="send")
     return 200, {"id": m.id, "threadId": m.thread_id, "labelIds": list(m.labels)}
 
@@ -191,6 +197,91 @@ def upload_send(ctx):
                 media = parts[1].get_payload(0).as_bytes()
             return _store_sent(ctx, media, meta.get("threadId"))
     raise bad_request("Unsupported uploadType: %s" % kind)
+
+
+# ------------------------------------------------------------------ drafts (§2.12)
+
+def _draft_message(body, required=True):
+    """The ``message`` of a Draft request body: (raw bytes or None, threadId or None)."""
+    message = body.get("message")
+    if message is None and not required:
+        return None, None
+    if not isinstance(message, dict):
+        raise bad_request("Missing draft message")
+    thread_id = message.get("threadId")
+    if thread_id is not None and not isinstance(thread_id, str):
+        raise bad_request("Invalid threadId")
+    raw = message.get("raw")
+    if raw is None:
+        if required:
+            raise bad_request("Missing draft message")
+        return None, thread_id
+    return decode_raw_field(raw), thread_id
+
+
+def create_draft(ctx):
+    raw, thread_id = _draft_message(ctx.json_body())
+    draft_id, m = ctx.mailbox.drafts.create(raw, thread_id)
+    with ctx.mailbox.lock:
+        return 200, draft_json(draft_id, m)
+
+
+def update_draft(ctx, draft_id):
+    body = ctx.json_body()
+    if body.get("id") not in (None, draft_id):
+        raise bad_request("The draft id in the body does not match the URL")
+    raw, thread_id = _draft_message(body)
+    m = ctx.mailbox.drafts.replace(draft_id, raw, thread_id)
+    with ctx.mailbox.lock:
+        return 200, draft_json(draft_id, m)
+
+
+def get_draft(ctx, draft_id):
+    fmt = _format(ctx)
+    with ctx.mailbox.lock:
+        return 200, draft_json(draft_id, ctx.mailbox.drafts.get(draft_id), fmt,
+                               ctx.params.get("metadataHeaders"))
+
+
+def list_drafts(ctx):
+    q = ctx.param("q")
+    if q:
+        ctx.require("read_full")
+    mb = ctx.mailbox
+    query = Query(q, mb.labels, mb.account)
+    include = ctx.bool_param("includeSpamTrash") or query.allow_spam_trash
+    size = ctx.int_param("maxResults", 100, MAX_PAGE)
+    token = ctx.param("pageToken")
+    start = 0
+    if token:
+        if not token.startswith("d") or not token[1:].isdigit():
+            raise bad_request("Invalid pageToken")
+        start = int(token[1:])
+    with mb.lock:
+        found = [(d, m) for d, m in mb.drafts.listing()
+                 if (include or not {"SPAM", "TRASH"} & set(m.labels)) and query.match(m)]
+        page = found[start:start + size]
+        out = b'{"drafts":[' + b",".join(draft_json(d, m, None) for d, m in page) + b"]" if page else b"{"
+        if start + size < len(found):
+            out += (b"," if page else b"") + b'"nextPageToken":' + json_bytes("d%d" % (start + size))
+        out += (b"," if page or start + size < len(found) else b"") + \
+            b'"resultSizeEstimate":' + str(len(found)).encode("ascii") + b"}"
+        return 200, out
+
+
+def send_draft(ctx):
+    body = ctx.json_body()
+    draft_id = body.get("id")
+    if not isinstance(draft_id, str) or not draft_id:
+        raise bad_request("Missing draft id")
+    raw, thread_id = _draft_message(body, required=False)
+    m = ctx.mailbox.drafts.send(draft_id, raw, thread_id)
+    return 200, {"id": m.id, "threadId": m.thread_id, "labelIds": list(m.labels)}
+
+
+def delete_draft(ctx, draft_id):
+    ctx.mailbox.drafts.delete(draft_id)
+    return 204, None
 
 
 # ------------------------------------------------------------------ history (§2.9)
@@ -335,6 +426,12 @@ ROUTES = [
     ("PATCH", r"labels/" + _ID, patch_label, 5, "labels_write", "labels.patch"),
     ("PUT", r"labels/" + _ID, update_label, 5, "labels_write", "labels.update"),
     ("DELETE", r"labels/" + _ID, delete_label, 5, "labels_write", "labels.delete"),
+    ("POST", r"drafts/send", send_draft, 100, "send", "drafts.send"),
+    ("POST", r"drafts", create_draft, 10, "compose", "drafts.create"),
+    ("GET", r"drafts", list_drafts, 5, "drafts_read", "drafts.list"),
+    ("GET", r"drafts/" + _ID, get_draft, 5, "drafts_read", "drafts.get"),
+    ("PUT", r"drafts/" + _ID, update_draft, 15, "compose", "drafts.update"),
+    ("DELETE", r"drafts/" + _ID, delete_draft, 10, "compose", "drafts.delete"),
     ("GET", r"threads", list_threads, 10, "read", "threads.list"),
     ("GET", r"threads/" + _ID, get_thread, 10, "read", "threads.get"),
     ("POST", r"threads/%s/modify" % _ID, modify_thread, 10, "modify", "threads.modify"),

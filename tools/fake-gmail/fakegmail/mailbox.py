@@ -14,6 +14,7 @@ import json
 import threading
 
 from . import mime
+from .drafts import Drafts
 from .history import Entry, HistoryLog
 from .labels import NOT_USER_SETTABLE, LabelTable
 from .message import Message
@@ -39,6 +40,7 @@ class Mailbox:
         self.version = 0
         self._counts = {}
         self._seq = 0
+        self.drafts = Drafts(self)
 
     # ------------------------------------------------------------ storage
 
@@ -91,6 +93,10 @@ class Mailbox:
                 m = self.messages[mid]
                 if m.message_id and m.message_id not in self.by_msgid:
                     self.by_msgid[m.message_id] = mid
+            # A loaded message labelled DRAFT is a draft, as in Gmail (§2.12).
+            for m in fresh:
+                if "DRAFT" in m.labels:
+                    self.drafts.by_id[self.drafts._new_id()] = m.id
             self.version += 1
             return len(fresh)
 
@@ -239,9 +245,9 @@ class Mailbox:
         with self.lock:
             ms = int(internal_date) if internal_date is not None else self.clock.now_ms()
             msg_id = self.new_id(ms)
-            raw = self._ensure_headers(raw, msg_id, ms) if mode == "send" else raw
+            raw = self._ensure_headers(raw, msg_id, ms) if mode in ("send", "draft") else raw
             m = Message(msg_id, msg_id, labels, ms, raw=raw)
-            if mode == "send":
+            if mode in ("send", "draft"):
                 joined = self.thread_for_reply(m, thread_id)
             else:
                 joined = thread_id or self.thread_by_references(m)
@@ -261,6 +267,7 @@ class Mailbox:
             m = self.get(msg_id)
             self.history.append([Entry("messageDeleted", m.id, m.thread_id, m.labels)])
             self._remove(m)
+            self.drafts.forget_message(m.id)
             self.version += 1
             return m
 

@@ -31,6 +31,8 @@ SCOPE_RULES = {
     "labels_read": _READ | {LABELS},
     "labels_write": {FULL, MODIFY, LABELS},
     "delete": {FULL},
+    "drafts_read": _READ | {COMPOSE},
+    "compose": {FULL, MODIFY, COMPOSE},
 }
 CODE_TTL = 600            # authorization codes live 10 minutes
 _VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
