@@ -85,7 +85,14 @@ public struct Migrator: Sendable {
                 try db.execute("INSERT INTO \(Migrator.table) (id) VALUES (?)", migration.id)
                 return true
             }
-            if didApply { appliedHere.append(migration.id) }
+            if didApply {
+                appliedHere.append(migration.id)
+                // Each migration rewrites the schema pages; copying them back now lets the
+                // next one write the WAL from its start again, so creating a store never
+                // needs room for every migration's pages at once (a nearly full disk).
+                // Best effort: a reader holding the WAL only leaves it for later.
+                _ = try? db.first("PRAGMA wal_checkpoint(PASSIVE)") { $0.int(0) }
+            }
         }
         return appliedHere
     }
