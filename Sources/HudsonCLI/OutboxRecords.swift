@@ -36,4 +36,28 @@ extension Records {
             columns: [entry.kind.rawValue, state, age(milliseconds: now - entry.createdAt), String(entry.attempts), entry.accountEmail,
                       entry.recipients.joined(separator: ", "), entry.subject, entry.lastError ?? ""])
     }
+
+    /// `draft:ID  date  to  subject`: a draft Gmail keeps, as `hd-drafts list` prints it.
+    public static func draft(_ draft: DraftSummary, account: String) -> Record {
+        let date = draft.internalDate.map { DateText.rfc3339UTC(milliseconds: $0) }
+        return Record(
+            type: "draft", id: draft.reference,
+            fields: [
+                ("account", .string(account)),
+                ("message", .string("message:\(draft.gmailID)")),
+                ("thread", draft.threadID.map { .string("thread:\($0)") } ?? .null),
+                ("date", date.map { .string($0) } ?? .null),
+                ("to", draft.to.map { .string($0) } ?? .null),
+                ("subject", draft.subject.map { .string($0) } ?? .null),
+            ],
+            columns: [date ?? "-", draft.to ?? "", draft.subject ?? ""])
+    }
+
+    /// A draft saved while offline, on its way to Gmail: the `outbox` record, listed by
+    /// `hd-drafts list` as `outbox:N  state  recipients  subject`.
+    public static func outboxDraft(_ entry: OutboxEntry, now: Int64) -> Record {
+        let record = outbox(entry, now: now)
+        return Record(type: record.type, id: record.id, fields: record.fields,
+                      columns: [entry.state.rawValue, entry.recipients.joined(separator: ", "), entry.subject])
+    }
 }

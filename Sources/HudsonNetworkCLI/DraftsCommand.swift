@@ -40,19 +40,20 @@ public enum DraftsCommand {
     public static func list(_ cli: Invocation) throws -> ExitStatus {
         let store = try cli.openStore(.readOnly)
         let account = try account(cli, store)
-        var lines: [String] = []
+        let sink = cli.makeSink()
+        var listed = 0
         for draft in try store.drafts(accountID: account.id) {
-            let date = draft.internalDate.map { DateText.rfc3339UTC(milliseconds: $0) } ?? "-"
-            lines.append([TerminalSafety.field(draft.reference), date, TerminalSafety.field(draft.to ?? ""), TerminalSafety.field(draft.subject ?? "")]
-                .joined(separator: "\t"))
+            try sink.emit(Records.draft(draft, account: account.email))
+            listed += 1
         }
         // Saved offline: on their way to Gmail's drafts.
+        let now = LocalTime.nowMilliseconds
         for entry in try store.pendingOutbox(accountID: account.id) where entry.kind == .draft && entry.state != .sent {
-            lines.append([entry.reference, entry.state.rawValue, TerminalSafety.field(entry.recipients.joined(separator: ", ")),
-                          TerminalSafety.field(entry.subject)].joined(separator: "\t"))
+            try sink.emit(Records.outboxDraft(entry, now: now))
+            listed += 1
         }
-        for line in lines { try cli.stdout.write(line + "\n") }
-        return lines.isEmpty ? .noMatch : .success
+        try sink.finish()
+        return listed == 0 ? .noMatch : .success
     }
 
     public static func show(_ cli: Invocation) throws -> ExitStatus {

@@ -16,7 +16,7 @@ private let spec = CommandSpec(
         """,
     subcommands: [
         CommandSpec(name: "list", abstract: "List the drafts: draft:ID, date, recipients, subject (and outbox:N saved offline).",
-                    access: .readOnly, exitStatuses: [.noMatch, .usage, .configuration]),
+                    options: OutputOptions.all, access: .readOnly, exitStatuses: [.noMatch, .usage, .configuration]),
         CommandSpec(name: "show", abstract: "Show a draft's headers and body.", operands: [draftOperand], access: .readOnly,
                     exitStatuses: [.usage, .dataError, .configuration]),
         CommandSpec(name: "send", abstract: "Send a draft, once: outbox:N at once, message:ID when Gmail has sent it.",
