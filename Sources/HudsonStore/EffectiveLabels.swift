@@ -48,6 +48,12 @@ enum EffectiveLabels {
     /// every other label (`listed`).
     static let locations: Set<String> = ["TRASH", "SPAM"]
 
+    /// The SQL condition "message `messageColumn` is in trash or spam" (`locations`).
+    static func inTrashOrSpam(messageColumn: String) -> String {
+        let labels = locations.sorted().map { "'\($0)'" }.joined(separator: ", ")
+        return "EXISTS (SELECT 1 FROM \(view) AS el WHERE el.message_id = \(messageColumn) AND el.label IN (\(labels)))"
+    }
+
     static func carriesList(messageColumn: String, bounded: (lower: Bool, upper: Bool), source: String = view) -> String {
         var sql = "\(messageColumn) IN (SELECT el.message_id FROM \(source) AS el WHERE el.label = ?"
         if bounded.lower { sql += " AND el.message_id >= ?" }

@@ -202,10 +202,9 @@ extension Store {
     /// the index holds until the body arrives (migration 013). Counted on the index of
     /// messages waiting for a body.
     public func messagesWithoutBody(accountID: Int64?) throws -> Int {
-        let count = try accountID.map {
-            try db.scalarInt(
-                "SELECT count(*) FROM messages INDEXED BY messages_needing_body WHERE account_id = ? AND body_state = 0", $0)
-        } ?? db.scalarInt("SELECT count(*) FROM messages INDEXED BY messages_needing_body WHERE body_state = 0")
-        return Int(count ?? 0)
+        Int(try db.scalarInt("""
+            SELECT count(*) FROM messages INDEXED BY messages_needing_body
+             WHERE body_state = 0 AND (?1 IS NULL OR account_id = ?1)
+            """, accountID) ?? 0)
     }
 }

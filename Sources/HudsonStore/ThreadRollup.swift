@@ -198,18 +198,24 @@ extension Store {
 
         let rollups = SQLiteRows(columns: 8)
         var labelChanges = ThreadLabelChanges()
+        // One changed thread: its rollup row's label part (`labels` sorted) and the
+        // thread_labels rows that come and go.
+        func write(_ key: ThreadKey, _ old: RollupLabels, labels: [String], unreadCount: Int, starred: Bool,
+                   removed: [String], added: [String]) {
+            rollups.append(.integer(key.accountID), .integer(old.lastMessageAt), .text(key.threadID),
+                           .integer(Int64(unreadCount)), .integer(labels.contains("INBOX") ? 1 : 0),
+                           .integer(unreadCount > 0 ? 1 : 0), .integer(starred ? 1 : 0),
+                           .text(labels.joined(separator: " ")))
+            labelChanges.remove(key, lastMessageAt: old.lastMessageAt, labels: removed)
+            labelChanges.add(key, lastMessageAt: old.lastMessageAt, labels: added)
+        }
         for key in whole {
             guard let old = stored[key], let new = relisted[key] else { continue }
             let oldLabels = Self.labelList(old.labels), labels = new.labels.sorted()
             let removed = oldLabels.filter { !new.labels.contains($0) }, added = labels.filter { !oldLabels.contains($0) }
             guard !removed.isEmpty || !added.isEmpty || new.unreadCount != old.unreadCount || new.starred != old.starred
             else { continue }
-            rollups.append(.integer(key.accountID), .integer(old.lastMessageAt), .text(key.threadID),
-                           .integer(Int64(new.unreadCount)), .integer(new.labels.contains("INBOX") ? 1 : 0),
-                           .integer(new.unreadCount > 0 ? 1 : 0), .integer(new.starred ? 1 : 0),
-                           .text(labels.joined(separator: " ")))
-            labelChanges.remove(key, lastMessageAt: old.lastMessageAt, labels: removed)
-            labelChanges.add(key, lastMessageAt: old.lastMessageAt, labels: added)
+            write(key, old, labels: labels, unreadCount: new.unreadCount, starred: new.starred, removed: removed, added: added)
         }
         for (key, old, counted) in touched {
             // The stored list is split once and changed in place: it is sorted, and stays so.
@@ -229,12 +235,8 @@ extension Store {
                 }
             }
             guard !removed.isEmpty || !added.isEmpty || unreadCount != old.unreadCount else { continue }
-            rollups.append(.integer(key.accountID), .integer(old.lastMessageAt), .text(key.threadID),
-                           .integer(Int64(unreadCount)), .integer(labels.contains("INBOX") ? 1 : 0),
-                           .integer(unreadCount > 0 ? 1 : 0), .integer(labels.contains("STARRED") ? 1 : 0),
-                           .text(labels.joined(separator: " ")))
-            labelChanges.remove(key, lastMessageAt: old.lastMessageAt, labels: removed)
-            labelChanges.add(key, lastMessageAt: old.lastMessageAt, labels: added)
+            write(key, old, labels: labels, unreadCount: unreadCount, starred: labels.contains("STARRED"),
+                  removed: removed, added: added)
         }
         guard !rollups.isEmpty else { return }
         try db.execute("""

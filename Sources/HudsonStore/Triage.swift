@@ -98,6 +98,15 @@ public enum TriageAction: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether, on a thread reference, the members it changes depend on which are in
+    /// trash or spam (`Store.members(_:of:)`).
+    var choosesMembersByLocation: Bool {
+        switch self {
+        case .star, .unstar, .unread, .unarchive: return true
+        default: return false
+        }
+    }
+
     /// On a thread reference: every message that needs the change, or the newest only.
     var appliesToWholeThread: Bool {
         switch self {
@@ -208,7 +217,8 @@ extension Store {
             try self.writeTrackingLabels { touched in
                 var result = TriageResult()
                 let actionID = try self.insertAction(description: description)
-                let resolved = try self.resolve(references, accountID: accountID)
+                let resolved = try self.resolve(
+                    references, accountID: accountID, locating: actions.contains(where: \.choosesMembersByLocation))
                 for (reference, targets) in zip(references, resolved) where targets.isEmpty {
                     result.unknownReferences.append(reference)
                 }
@@ -382,8 +392,11 @@ extension Store {
     private struct DryRunRollback: Error {}
 
     /// The messages each reference names (newest first), in the references' order: one
-    /// statement for all thread references and one for all message references.
-    private func resolve(_ references: [Reference], accountID: Int64?) throws -> [[TriageTarget]] {
+    /// statement for all thread references and one for all message references. Whether a
+    /// thread's member is in trash or spam is read only when `locating` (an action picks
+    /// members by it: `members(_:of:)`); a message reference names its message whatever
+    /// its place.
+    private func resolve(_ references: [Reference], accountID: Int64?, locating: Bool) throws -> [[TriageTarget]] {
         let threads = SQLiteRows(columns: 2), messages = SQLiteRows(columns: 2)
         for (index, reference) in references.enumerated() {
             switch reference {
@@ -399,7 +412,8 @@ extension Store {
         }
         if !threads.isEmpty {
             try db.forEach("""
-                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id, \(Self.inTrashOrSpam)
+                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id,
+                       \(locating ? EffectiveLabels.inTrashOrSpam(messageColumn: "m.id") : "0")
                   FROM hudson_rows(?1) AS r
                   JOIN messages AS m ON m.thread_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
                  ORDER BY r.c0, m.internal_date DESC, m.id DESC
@@ -407,17 +421,13 @@ extension Store {
         }
         if !messages.isEmpty {
             try db.forEach("""
-                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id, \(Self.inTrashOrSpam)
+                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id, 0
                   FROM hudson_rows(?1) AS r
                   JOIN messages AS m ON m.gmail_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
                 """, messages, accountID) { collect($0) }
         }
         return resolved
     }
-
-    /// Whether message `m` is in trash or spam (EffectiveLabels.listed).
-    private static let inTrashOrSpam =
-        "EXISTS (SELECT 1 FROM \(EffectiveLabels.view) AS el WHERE el.message_id = m.id AND el.label IN ('TRASH', 'SPAM'))"
 
     /// The threads of `targets`, in the order they first appear.
     private static func threads(of targets: [TriageTarget]) -> [ThreadKey] {
