@@ -87,8 +87,7 @@ extension Store {
                     "SELECT id FROM messages WHERE gmail_id = ? AND (?2 IS NULL OR account_id = ?2)", id, options.accountID)
                 else { throw StoreError.invalidArgument("--before: \(before): not a message in the store") }
                 if options.sort == .newest {
-                    compiled.fromAndWhere += (compiled.fromAndWhere.contains(" WHERE ") ? " AND " : " WHERE ") + "m.id < ?"
-                    compiled.arguments.append(.integer(key))
+                    compiled.require("\(compiled.keyColumn) < ?", .integer(key))
                 } else {
                     skipUntil = id
                 }
@@ -121,22 +120,38 @@ extension Store {
     }
 
     /// `searchThreads`, each thread handed to `body` as soon as its first match is found.
+    ///
+    /// Newest first, a thread is placed by its newest matching message, so a page after a
+    /// thread seeks to that message's key and reads on from there, however deep the page;
+    /// a thread met there that also matches above that key was on an earlier page and is
+    /// left out. By relevance there is no key to seek to: the results before the thread
+    /// are walked.
     public func forEachThread(
         matching query: Query, options: SearchOptions, limit: Int, after: Reference? = nil,
         _ body: (ThreadSummary) throws -> Void
     ) throws {
         try db.read {
-            let compiled = try compileSearch(query, options: options)
+            var compiled = try compileSearch(query, options: options)
             var skipUntil: String?
+            var earlierPages: (key: Int64, thread: String, search: CompiledSearch)?
             if let after {
                 guard case .thread(let id) = after else {
                     throw StoreError.invalidArgument("\(after): thread results page after a thread reference")
                 }
-                guard try db.scalarInt("""
-                    SELECT 1 FROM messages WHERE thread_id = ? AND (?2 IS NULL OR account_id = ?2) LIMIT 1
-                    """, id, options.accountID) != nil
+                guard let (newest, accountID) = try db.cached("""
+                    SELECT id, account_id FROM messages WHERE thread_id = ? AND (?2 IS NULL OR account_id = ?2)
+                     ORDER BY id DESC LIMIT 1
+                    """).first([id, options.accountID], { ($0.int64(0), $0.int64(1)) })
                 else { throw StoreError.invalidArgument("--before: \(after): not a thread in the store") }
-                skipUntil = id
+                if options.sort == .newest {
+                    // Where the thread was placed: its newest matching message; one that no
+                    // longer matches (archived since) keeps its place by its newest message.
+                    let key = try newestMatch(in: ThreadKey(accountID: accountID, threadID: id), of: compiled) ?? newest
+                    earlierPages = (key, id, compiled)
+                    compiled.require("\(compiled.keyColumn) < ?", .integer(key))
+                } else {
+                    skipUntil = id
+                }
             }
             let statement = try db.cached("SELECT m.account_id, m.thread_id \(compiled.fromAndWhere) ORDER BY \(compiled.orderBy)")
             try statement.bind(compiled.arguments)
@@ -151,12 +166,33 @@ extension Store {
                     if key.threadID == wanted { skipUntil = nil }
                     continue
                 }
+                if let (position, own, search) = earlierPages,
+                   try key.threadID == own || newestMatch(in: key, of: search, above: position) != nil {
+                    continue
+                }
                 if let thread = try threadSummary(threadID: key.threadID, accountID: key.accountID) {
                     try body(thread)
                     found += 1
                 }
             }
         }
+    }
+
+    /// The key of the thread's newest message that matches `search` (and is newer than
+    /// `above`): where the thread is placed in the results, or, with `above`, whether it
+    /// was placed on a page before that key. The thread's few messages are read by the
+    /// thread index and each is tested by its key, so no result list is walked.
+    private func newestMatch(in thread: ThreadKey, of search: CompiledSearch, above: Int64? = nil) throws -> Int64? {
+        var one = search
+        one.require("\(one.keyColumn) = ?", .null)
+        let test = try db.cached("SELECT 1 \(one.fromAndWhere) LIMIT 1")
+        let messages = try db.cached("""
+            SELECT id FROM messages WHERE thread_id = ? AND account_id = ? AND id > ? ORDER BY id DESC
+            """).map([thread.threadID, thread.accountID, above ?? Int64.min]) { $0.int64(0) }
+        for message in messages where try test.first(search.arguments + [SQLiteValue.integer(message)], { _ in true }) == true {
+            return message
+        }
+        return nil
     }
 
     /// How many messages, or distinct threads, match.

@@ -57,8 +57,17 @@ public struct CompiledSearch: Sendable, CustomStringConvertible {
     public var match: String?
     /// ORDER BY for newest-first or relevance.
     public var orderBy: String
+    /// The message key as read from the table that drives the query (`m.id`, the
+    /// full-text rowid, the address index's key): a condition on it seeks that index.
+    var keyColumn = "m.id"
     /// Where the labels of `m` are read from (EffectiveLabels.source).
     var labelSource: String = EffectiveLabels.view
+
+    /// Adds a condition on `m` to the WHERE clause (its `?` after every other argument).
+    mutating func require(_ condition: String, _ values: SQLiteValue...) {
+        fromAndWhere += (fromAndWhere.contains(" WHERE ") ? " AND " : " WHERE ") + condition
+        arguments += values
+    }
 
     public var description: String {
         var lines = ["sql: SELECT m.id ... \(fromAndWhere) ORDER BY \(orderBy)"]
@@ -205,6 +214,7 @@ struct SearchCompiler {
             orderBy = "m.id DESC"
         }
         return CompiledSearch(fromAndWhere: from + whereClause, arguments: arguments, match: match, orderBy: orderBy,
+                              keyColumn: keyColumn,
                               labelSource: labelSource)
     }
 

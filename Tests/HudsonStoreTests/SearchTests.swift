@@ -150,4 +150,56 @@ struct SearchTests {
         #expect(try f.store.countSearch(query, options: options, threads: true) == 3)
         #expect(try f.store.countSearch(query, options: options, threads: false) == 6)
     }
+
+    @Test("thread pages after a thread equal the unpaged list, whatever drives the query and however deep the page",
+          arguments: ["alpha", "in:inbox", "from:carol@example.org", "alpha in:inbox", "-beta", "beta OR from:dave@example.org"])
+    func threadPagesSeek(text: String) throws {
+        let f = try StoreFixture()
+        // 300 messages over 40 threads, interleaved by a fixed generator: a thread's
+        // matches are spread over many pages, so a page must leave out threads already
+        // placed on an earlier one.
+        var state: UInt64 = 42
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        let senders = ["Carol <carol@example.org>", "Dave <dave@example.org>", "Erin <erin@example.org>"]
+        _ = try f.store.applySnapshots((0..<300).map { i in
+            f.snapshot("m\(i)", thread: "t\(next(40))", minute: Int64(i),
+                       labels: next(3) == 0 ? ["UNREAD"] : ["INBOX"], subject: next(2) == 0 ? "alpha" : "beta",
+                       from: senders[next(3)])
+        }, accountID: f.account.id)
+        let query = try Query.parse(text)
+        for accountID in [f.account.id, nil] as [Int64?] {
+            let options = SearchOptions(accountID: accountID, now: 0)
+            let all = try f.store.searchThreads(query, options: options, limit: 1000).map(\.threadID)
+            #expect(all.count > 10, "\(text): too few threads to page")
+            for size in [1, 3, 7] {
+                var paged: [String] = []
+                var after: Reference?
+                while true {
+                    let page = try f.store.searchThreads(query, options: options, limit: size, after: after)
+                    paged += page.map(\.threadID)
+                    guard let last = page.last, paged.count <= all.count else { break }
+                    after = .thread(last.threadID)
+                }
+                #expect(paged == all, "\(text), pages of \(size), account \(String(describing: accountID))")
+            }
+        }
+    }
+
+    @Test("a page after a thread that no longer matches goes on from where that thread was placed")
+    func pageAfterAThreadThatLeft() throws {
+        let f = try StoreFixture()
+        _ = try f.store.applySnapshots((0..<6).map { i in
+            f.snapshot("m\(i)", thread: "t\(i)", minute: Int64(i), labels: ["INBOX"])
+        }, accountID: f.account.id)
+        let options = SearchOptions(accountID: f.account.id, now: 0)
+        let query = try Query.parse("in:inbox")
+        let first = try f.store.searchThreads(query, options: options, limit: 3)
+        #expect(first.map(\.threadID) == ["t5", "t4", "t3"])
+        _ = try f.store.perform([.archive], on: [.thread("t3")])
+        let second = try f.store.searchThreads(query, options: options, limit: 3, after: .thread("t3"))
+        #expect(second.map(\.threadID) == ["t2", "t1", "t0"])
+    }
 }
