@@ -99,6 +99,8 @@ public enum Exit {
             return .dataError
         case .nothingToUndo:
             return .noMatch
+        case .cannotWatch:
+            return .temporaryFailure
         }
     }
 

@@ -10,7 +10,9 @@ private let spec = CommandSpec(
         Reads the local store only. With a QUERY, lists the threads of the inbox (or label)
         that also match it, and exits 1 when none do. --changed-since lists the messages
         changed after a point of the change sequence and prints the new point on standard
-        error, so a script can process new mail incrementally.
+        error, so a script can process new mail incrementally. --follow then keeps
+        printing each change as another process commits it (woken by the store's files
+        changing), until interrupted or until the reader of its output goes away.
         """,
     options: [
         .value("label", short: "l", name: "NAME", kind: .label, help: "List the threads carrying this label instead of the inbox."),
@@ -18,6 +20,7 @@ private let spec = CommandSpec(
         .value("before", name: "REF", kind: .reference, help: "Continue after this thread (the last one of the previous page)."),
         .value("changed-since", name: "SEQ", kind: .integer,
                help: "List the messages changed after SEQ; print the newest SEQ on standard error."),
+        .flag("follow", short: "f", help: "After the changes since SEQ (default: now), print each new change as it is committed."),
     ] + OutputOptions.all,
     operands: [OperandSpec("QUERY", kind: .query, arity: .many, help: "Only the threads that also match this query.")],
     access: .readOnly,
@@ -29,26 +32,25 @@ private let spec = CommandSpec(
 public func hdLs() -> Never { Main.run(spec) { cli in
     let store = try cli.store()
     let account = try cli.selectedAccount(in: store)
-    let names = try LabelNames(store: store)
     let sink = cli.makeSink()
     let limit = try SearchSupport.limit(cli)
 
-    if let since = try cli.arguments.int("changed-since", range: 0...Int.max) {
-        let current = try store.currentSequence()
-        var listed = 0, last = Int64(since)
-        try store.forEachChange(since: Int64(since), accountID: account?.id, limit: limit) { change in
-            try sink.emit(Records.change(change, labels: names))
-            listed += 1
-            last = change.seq
+    let since = try cli.arguments.int("changed-since", range: 0...Int.max).map(Int64.init)
+    if cli.arguments.flag("follow") {
+        for other in ["limit", "label", "before"] where cli.arguments.isGiven(other) {
+            throw UsageError("--follow and --\(other) cannot be combined")
         }
-        try sink.finish()
-        // The point to continue from: the last change listed when --limit cut the list,
-        // so the next run picks up the rest; else the newest point of the store.
-        let next = listed == limit ? last : max(current, Int64(since))
+        if !cli.arguments.operands.isEmpty { throw UsageError("--follow takes no QUERY") }
+        try ChangeFeed.follow(store: store, since: since, accountID: account?.id, sink: sink, output: cli.stdout)
+        return .success
+    }
+    if let since {
+        let next = try ChangeFeed.list(store: store, since: since, accountID: account?.id, limit: limit, sink: sink)
         writeError("\(next)\n")
         return .success
     }
 
+    let names = try LabelNames(store: store)
     var labelIDs: [(accountID: Int64, id: String)] = []
     if let label = cli.arguments.string("label") {
         labelIDs = try store.labelIDs(named: label, accountID: account?.id)

@@ -13,7 +13,7 @@ public struct OutputFailed: Error, CustomStringConvertible {
 }
 
 public final class OutputStream {
-    let fd: Int32
+    public let fd: Int32
     private var buffer: [UInt8] = []
     private let capacity: Int
     private var closed = false

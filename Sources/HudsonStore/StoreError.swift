@@ -25,6 +25,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case noSuchAction(Int64)
     case nothingToUndo
     case invalidArgument(String)
+    /// The kernel would not watch the store's directory for changes (`--follow`).
+    case cannotWatch(path: String, reason: String)
 
     public var description: String { description(quoting: { $0 }) }
 
@@ -65,6 +67,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             return "nothing to undo"
         case .invalidArgument(let what):
             return what
+        case .cannotWatch(let path, let reason):
+            return "\(quote(path)): cannot watch the store for changes: \(reason)"
         }
     }
 }

@@ -70,6 +70,12 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Closes this end of the child's standard output, as a reader that stops early
+    /// (`| head -1`) does.
+    public func closeOutput() {
+        try? stdoutPipe.fileHandleForReading.close()
+    }
+
     /// Waits for exit and returns (status, remaining stdout, stderr).
     @discardableResult
     public func finish() -> (status: Int32, stdout: String, stderr: String) {

@@ -30,6 +30,7 @@ complete -c hd-ls -l label -s l -r -a '(__hudson_labels)' -d 'List the threads c
 complete -c hd-ls -l limit -s n -r -d 'Show at most N threads; 0 for all.'
 complete -c hd-ls -l before -r -d 'Continue after this thread (the last one of the previous page).'
 complete -c hd-ls -l changed-since -r -d 'List the messages changed after SEQ; print the newest SEQ on standard error.'
+complete -c hd-ls -l follow -s f -d 'After the changes since SEQ (default: now), print each new change as it is committed.'
 complete -c hd-ls -l json -d 'Print NDJSON records (docs/json.md).'
 complete -c hd-ls -l ids -d 'Print only the ids, one per line.'
 complete -c hd-ls -l null -s 0 -d 'With --ids, end each id with a NUL byte instead of a newline.'
