@@ -45,13 +45,13 @@ let package = Package(
         .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery", "HudsonOutput"]),
         .target(name: "HudsonOutput"),
         .target(name: "HudsonGmail"),
-        .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail"]),
+        .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail", "HudsonQuery"]),
         // The per-user quota shared by every process of an account: a small SQLite file that
         // HudsonGmail's QuotaBucket consults through its QuotaLedger protocol.
         .target(name: "HudsonQuotaLedger", dependencies: ["SQLite", "HudsonGmail"]),
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
         // CLI support for the commands that talk to Gmail (only they link Foundation's networking).
-        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail",
+        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail", "HudsonQuery",
                                                          "HudsonQuotaLedger"]),
 
         // The commands' bodies, one file each (Sources/HudsonCommands/hd-ls.swift...): the local
@@ -75,6 +75,7 @@ let package = Package(
         .executableTarget(name: "hd-sync", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-drafts", dependencies: ["HudsonNetworkCommands"]),
+        .executableTarget(name: "hd-filters", dependencies: ["HudsonNetworkCommands"]),
 
         // What scripts/install installs: one multi-call binary per kind, each hd-* a link to
         // it (HudsonCLI/MultiCall.swift). One copy of the Swift runtime (and of Foundation)
