@@ -61,7 +61,7 @@ public enum FilterTranslator {
             do {
                 let query = try Query.parse(queryText)
                 if !actions.isEmpty {
-                    rule = MailRule(name: filter.id, queryText: queryText, query: query, actions: actions)
+                    rule = MailRule(name: "filter:\(filter.id)", queryText: queryText, query: query, actions: actions)
                 }
             } catch {
                 notes.append("the criteria do not parse as a query (column \(error.column): \(error.message))")
