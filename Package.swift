@@ -114,13 +114,13 @@ let package = Package(
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
         .testTarget(name: "HudsonQuotaLedgerTests", dependencies: ["HudsonQuotaLedger", "HudsonGmail", "SQLite", "HudsonTestSupport"]),
-        .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonTestSupport"]),
+        .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonQuery", "HudsonTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonTestSupport"], exclude: ["Snapshots"]),
         // Concurrency, crash, fault, file and hostile-input suites (docs/reliability.md).
         .testTarget(name: "ReliabilityTests", dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"]),
         .testTarget(
             name: "HudsonStoreTests",
-            dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"],
+            dependencies: ["HudsonStore", "HudsonQuery", "SQLite", "HudsonTestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

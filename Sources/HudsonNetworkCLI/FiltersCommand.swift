@@ -8,6 +8,7 @@
  read the filters from Gmail at each run (the store keeps no copy: a filter edited in
  the web UI is never replayed stale); the rules subcommands work offline.
  */
+import Foundation
 import HudsonCLI
 import HudsonGmail
 import HudsonOutput
@@ -97,27 +98,70 @@ public enum FiltersCommand {
         return try run(cli, store: store, account: account, rules: rules, description: "hd-filters rules apply")
     }
 
-    /// Which rules match the given messages (references, or standard input).
+    /// Which rules match the given messages: references (or standard input) in the store,
+    /// and `.eml` files (an operand with a `/` or a `.`), loaded into a scratch store as
+    /// arriving mail (EmlMapping) so the one query translator judges them too.
     public static func rulesTest(_ cli: Invocation) throws -> ExitStatus {
         let store = try cli.openStore(.readOnly)
         let account = try DraftsCommand.account(cli, store)
         guard let rules = try RulesSupport.load(cli, store: store, accountID: account.id) else {
             throw CommandFailure(.configuration, "\(try RulesSupport.path(cli)): no rules file")
         }
-        var references: [Reference] = []
+        enum Item { case reference(Reference), file(String, Reference) }
+        var items: [Item] = []
+        var files: [(path: String, bytes: [UInt8])] = []
         var failures = 0
         for text in try cli.referenceTexts(cli.arguments.operands) {
-            if let reference = Reference(parsing: text) { references.append(reference) } else {
-                cli.warn("\(TerminalSafety.quoted(text)): not a reference")
+            if text.contains("/") || text.contains(".") {
+                guard let data = FileManager.default.contents(atPath: text) else {
+                    cli.warn("\(TerminalSafety.quoted(text)): cannot read")
+                    failures += 1
+                    continue
+                }
+                let id = "eml\(files.count)"
+                files.append((text, [UInt8](data)))
+                items.append(.file(text, .message(id)))
+            } else if let reference = Reference(parsing: text) {
+                items.append(.reference(reference))
+            } else {
+                cli.warn("\(TerminalSafety.quoted(text)): not a reference or a file")
                 failures += 1
             }
         }
-        let matches = try store.ruleMatches(rules, on: references, options: options(account))
+        let references = items.compactMap { if case .reference(let r) = $0 { r } else { nil } }
+        var inStore = try store.ruleMatches(rules, on: references, options: options(account))[...]
+        var fromFiles: ArraySlice<[Int]?> = []
+        if !files.isEmpty {
+            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hudson-rules-\(ProcessInfo.processInfo.processIdentifier)")
+            try? FileManager.default.removeItem(at: scratch)
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: scratch) }
+            let test = try Store.open(path: scratch.appendingPathComponent("rules-test.sqlite3").path, access: .create)
+            let scratchAccount = try test.addAccount(email: account.email, consentedAt: 0, lookbackDays: 0)
+            try test.replaceLabels(accountID: scratchAccount.id, with: try store.labels(accountID: account.id))
+            var fileReferences: [Reference] = []
+            for (index, file) in files.enumerated() {
+                let (snapshot, body) = EmlMapping.message(raw: file.bytes, id: "eml\(index)", now: LocalTime.nowMilliseconds)
+                _ = try test.applySnapshots([snapshot], accountID: scratchAccount.id)
+                _ = try test.saveBody(body, gmailID: snapshot.id, accountID: scratchAccount.id)
+                fileReferences.append(.message(snapshot.id))
+            }
+            fromFiles = try test.ruleMatches(rules, on: fileReferences, options: SearchSupport.options(accountID: scratchAccount.id))[...]
+        }
         var matched = 0
-        for (reference, names) in zip(references, matches) {
-            let rulesText = names.map { rules[$0].name }
-            try cli.stdout.write(TerminalSafety.field(reference.description) + "\t"
-                + (rulesText.isEmpty ? "(no rule)" : rulesText.map { TerminalSafety.field($0) }.joined(separator: ", ")) + "\n")
+        for item in items {
+            let name: String, found: [Int]??
+            switch item {
+            case .reference(let reference): (name, found) = (reference.description, inStore.popFirst())
+            case .file(let path, _): (name, found) = (path, fromFiles.popFirst())
+            }
+            guard case let names?? = found else {
+                cli.warn("\(name): no such message")
+                failures += 1
+                continue
+            }
+            let rulesText = names.map { TerminalSafety.field(rules[$0].name) }
+            try cli.stdout.write(TerminalSafety.field(name) + "\t" + (rulesText.isEmpty ? "(no rule)" : rulesText.joined(separator: ", ")) + "\n")
             if !names.isEmpty { matched += 1 }
         }
         return failures > 0 ? .partialFailure : matched == 0 ? .noMatch : .success

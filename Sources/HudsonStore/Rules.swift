@@ -93,8 +93,9 @@ extension Store {
 
 extension Store {
     /// For each reference (a message, or every message of a thread), the indexes of the
-    /// rules whose query selects it: `hd-filters rules test`.
-    public func ruleMatches(_ rules: [MailRule], on references: [Reference], options: SearchOptions) throws -> [[Int]] {
+    /// rules whose query selects it: `hd-filters rules test`. Nil for a reference that
+    /// names no stored message.
+    public func ruleMatches(_ rules: [MailRule], on references: [Reference], options: SearchOptions) throws -> [[Int]?] {
         try db.read {
             var keys: [[Int64]] = []
             for reference in references {
@@ -117,6 +118,7 @@ extension Store {
                 }
             }
             return keys.map { messageKeys in
+                guard !messageKeys.isEmpty else { return nil }
                 let gmailIDs = Set(messageKeys.compactMap { ids[$0] })
                 return rules.indices.filter { !selected[$0].isDisjoint(with: gmailIDs) }
             }

@@ -38,6 +38,12 @@ public struct RulesFileError: Error, Equatable, Sendable, CustomStringConvertibl
     public var column: Int
     public var message: String
 
+    public init(line: Int, column: Int, message: String) {
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+
     public var description: String { "line \(line), column \(column): \(message)" }
 }
 
@@ -85,9 +91,6 @@ public enum RulesFile {
                 query = try Query.parse(queryText)
             } catch {
                 throw RulesFileError(line: lineNumber, column: queryColumn + error.column - 1, message: error.message)
-            }
-            if query.root == .all {
-                throw RulesFileError(line: lineNumber, column: queryColumn, message: "a query that matches every message")
             }
             let actions = try Self.actions(line, from: arrow + 2, lineNumber: lineNumber)
             rules.append(MailRule(name: name, queryText: queryText, query: query, actions: actions, line: lineNumber))

@@ -206,6 +206,13 @@ struct FiltersCommandTests {
         #expect(tested.status == 0 && tested.stdout.hasPrefix("\(withAttachment)\tattach"), "\(tested)")
         let none = try #require(try f.run("hd-search", "--messages", "--ids", "-n", "1", "-has:attachment -from:a").lines.first)
         #expect(try f.run("hd-filters", "rules", "test", none).stdout == "\(none)\t(no rule)\n")
+        // .eml files are judged as arriving mail by the same translator; a missing message is said.
+        try "From: =?UTF-8?Q?Ada?= <a@example.org>\r\nSubject: x\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nhi\r\n--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename=a.pdf\r\n\r\nJVBERi0=\r\n--b--\r\n"
+            .write(toFile: f.dir.path("a.eml"), atomically: true, encoding: .utf8)
+        try "From: z@example.org\r\nSubject: y\r\n\r\nhi\r\n".write(toFile: f.dir.path("z.eml"), atomically: true, encoding: .utf8)
+        let files = try f.run("hd-filters", "rules", "test", f.dir.path("a.eml"), f.dir.path("z.eml"), "message:nope")
+        #expect(files.status == 2 && files.stderr.contains("message:nope: no such message"), "\(files)")
+        #expect(files.lines == ["\(f.dir.path("a.eml"))\tattach, a", "\(f.dir.path("z.eml"))\t(no rule)"], "\(files)")
         let dry = try f.run("hd-filters", "rules", "apply", "--dry-run", "--json")
         #expect(dry.status == 0 && !dry.lines.isEmpty && dry.lines.allSatisfy { $0.contains("\"type\":\"planned_change\"") }, "\(dry)")
         let applied = try f.run("hd-filters", "rules", "apply", "--no-flush")
