@@ -4,7 +4,7 @@
 // Dependencies point one way only (docs/architecture.md):
 //
 //   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonOutput
-//   HudsonStore, HudsonGmail, HudsonMail <- HudsonSync
+//   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery <- HudsonSync
 //   HudsonOutput, HudsonStore <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
 //   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
 //   HudsonCLI <- HudsonCommands;  HudsonNetworkCLI <- HudsonNetworkCommands
