@@ -127,6 +127,32 @@ struct FiltersCommandTests {
         #expect(try f.run("hd-pending", "--count").stdout == "0\n")
     }
 
+    @Test("the rules' changes reach Gmail once through lost answers, 5xx and 429, with nothing treated as unsent")
+    func flushThroughFaults() throws {
+        let (f, fake) = try synced()
+        try FileManager.default.createDirectory(atPath: f.dir.path("config"), withIntermediateDirectories: true)
+        try "[att] has:attachment => +Work star\n".write(toFile: f.dir.path("config/rules"), atomically: true, encoding: .utf8)
+        let selected = try f.run("hd-search", "--messages", "--ids", "has:attachment").lines.map { String($0.dropFirst("message:".count)) }
+        #expect(!selected.isEmpty)
+        #expect(try f.run("hd-filters", "rules", "apply", "--no-flush").status == 0)
+        try fake.faults([
+            ["path": "/messages/(batchModify|[^/]+/modify)$", "mode": "apply_then_drop", "times": 1],
+            ["path": "/messages/(batchModify|[^/]+/modify)$", "status": 503, "times": 1],
+            ["path": "/messages/(batchModify|[^/]+/modify)$", "status": 429, "retry_after": 1, "times": 1],
+        ])
+        for _ in 0..<4 where try f.run("hd-pending", "--count").stdout != "0\n" {
+            _ = try f.run("hd-sync")
+        }
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+        let fired = ((try fake.admin("GET", "faults") as? [String: Any])?["rules"] as? [[String: Any]] ?? []).map { $0["fired"] as? Int }
+        #expect(fired == [1, 1, 1], "\(fired)")
+        let server = try fake.messages()
+        for id in selected {
+            #expect(server[id]?.labels.isSuperset(of: ["Label_1", "STARRED"]) == true, "message \(id): \(String(describing: server[id]?.labels))")
+        }
+        #expect(try f.run("hd-search", "--messages", "--count", "has:attachment -label:Work").stdout == "0\n")
+    }
+
     @Test("a rules file that does not parse fails with its line and column, in check and in hd-sync")
     func rulesErrors() throws {
         let (f, _) = try synced()
