@@ -23,11 +23,10 @@ public enum FiltersCommand {
         let access = try GmailAccess(email: account.email, configDirectory: try cli.configDirectory(),
                                      endpoints: try GmailEndpoints(environment: cli.environment))
         let filters = try await access.interactive.listFilters()
-        let names = try LabelNames(store: store)
+        let labels = try store.labels(accountID: account.id)
         return filters.map { filter in
             FilterTranslator.translate(filter) { id in
-                let name = names.name(id, account: account.id)
-                return name == id ? nil : name
+                labels.first { $0.id == id }.map { $0.name ?? $0.id }
             }
         }
     }

@@ -22,9 +22,16 @@ public struct FilterTranslation: Equatable, Sendable {
 }
 
 public enum FilterTranslator {
-    /// Translates `filter`; `labelName` gives a user label's name for its id.
+    /// Translates `filter`; `labelName` gives the name of a label the store has, by its
+    /// id, and nil for a label it does not have (the filter is then not applied).
     public static func translate(_ filter: GmailFilter, labelName: (String) -> String?) -> FilterTranslation {
         var notes: [String] = []
+        var unknown: [String] = []
+        func name(_ id: String) -> String {
+            if let name = labelName(id) { return name }
+            unknown.append(id)
+            return id
+        }
         let queryText = query(filter.criteria)
         var actions: [TriageAction] = []
         let removes = filter.action.removeLabelIds ?? []
@@ -36,7 +43,7 @@ public enum FilterTranslator {
             case "TRASH": actions.append(.trash)
             case "SPAM": actions.append(.spam)
             case "IMPORTANT": actions.append(.important)
-            default: actions.append(.addLabel(labelName(id) ?? id))
+            default: actions.append(.addLabel(name(id)))
             }
         }
         for id in removes {
@@ -48,14 +55,19 @@ public enum FilterTranslator {
             // "Never send it to Spam" acts on arrival; spam is outside a replay's search.
             case "SPAM": notes.append("never send to spam: Gmail decides it on arrival; nothing to replay")
             case "IMPORTANT": actions.append(.unimportant)
-            default: actions.append(.removeLabel(labelName(id) ?? id))
+            default: actions.append(.removeLabel(name(id)))
             }
         }
         if let forward = filter.action.forward, !forward.isEmpty {
             notes.append("forward to \(forward): Gmail forwards arriving mail only; Hudson does not send mail for a filter")
         }
         var rule: MailRule?
-        if queryText.isEmpty {
+        for id in unknown {
+            notes.append("label \(id) is not in the store (hd-sync brings Gmail's labels)")
+        }
+        if !unknown.isEmpty {
+            // Not applied: an action on a label the store does not know cannot be queued.
+        } else if queryText.isEmpty {
             notes.append("no criteria Hudson can evaluate")
         } else {
             do {

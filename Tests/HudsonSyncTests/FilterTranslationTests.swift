@@ -8,7 +8,9 @@ import Testing
 @Suite("FilterTranslator: Gmail filters as Hudson queries and actions")
 struct FilterTranslationTests {
     func translate(_ criteria: GmailFilterCriteria, _ action: GmailFilterAction) -> FilterTranslation {
-        FilterTranslator.translate(GmailFilter(id: "f", criteria: criteria, action: action)) { $0 == "Label_5" ? "Newsletters" : nil }
+        FilterTranslator.translate(GmailFilter(id: "f", criteria: criteria, action: action)) {
+            ["Label_5": "Newsletters", "Label_9": "Label_9"][$0]
+        }
     }
 
     @Test("every criterion becomes a term of one query the parser accepts")
@@ -27,7 +29,7 @@ struct FilterTranslationTests {
         #expect(rule.name == "filter:f" && t.notes.isEmpty)
     }
 
-    @Test("system labels become hd-mark's actions; an unknown label keeps its id")
+    @Test("system labels become hd-mark's actions; a label without a name keeps its id")
     func actions() {
         let t = translate(GmailFilterCriteria(from: "x"),
                           GmailFilterAction(addLabelIds: ["STARRED", "TRASH", "IMPORTANT", "Label_9", "UNREAD", "SPAM", "INBOX"],
@@ -38,6 +40,9 @@ struct FilterTranslationTests {
 
     @Test("what cannot be replayed is said, not guessed")
     func notes() {
+        let unknown = translate(GmailFilterCriteria(from: "x"), GmailFilterAction(addLabelIds: ["STARRED", "Label_404"]))
+        #expect(unknown.rule == nil && unknown.actions == [.star, .addLabel("Label_404")])
+        #expect(unknown.notes == ["label Label_404 is not in the store (hd-sync brings Gmail's labels)"])
         let forward = translate(GmailFilterCriteria(subject: "invoice"), GmailFilterAction(forward: "books@example.net"))
         #expect(forward.rule == nil && forward.actions.isEmpty)
         #expect(forward.notes == ["forward to books@example.net: Gmail forwards arriving mail only; Hudson does not send mail for a filter"])
