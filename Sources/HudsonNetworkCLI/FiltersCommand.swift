@@ -67,7 +67,10 @@ public enum FiltersCommand {
         for id in unknown.sorted() { cli.warn("filter:\(TerminalSafety.quoted(id)): Gmail has no such filter") }
         if !chosen.isEmpty { translations = translations.filter { chosen.contains($0.filterID) } }
         for translation in translations {
-            for note in translation.notes { cli.warn("filter:\(translation.filterID): not replayed: \(note)") }
+            // Gmail's text (ids, addresses) is shown with its control characters escaped.
+            for note in translation.notes {
+                cli.warn(TerminalSafety.field("filter:\(translation.filterID): not replayed: \(note)"))
+            }
         }
         let rules = translations.compactMap(\.rule)
         let ids = translations.filter { $0.rule != nil }.map { "filter:\($0.filterID)" }

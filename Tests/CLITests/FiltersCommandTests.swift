@@ -61,6 +61,12 @@ struct FiltersCommandTests {
         #expect(first["type"] as? String == "filter" && first["id"] as? String == "filter:news")
         #expect(first["actions"] as? [String] == ["+Newsletters", "important", "archive", "read"])
         #expect(first["applicable"] as? Bool == true)
+        // Text from Gmail never drives the terminal.
+        try seedFilters(fake, [["id": "evil", "criteria": ["subject": "x\u{1B}[2J"],
+                                "action": ["addLabelIds": ["STARRED"], "forward": "a\u{1B}]52;c;ZXZpbA==\u{07}@example.net"]]])
+        for run in [try f.run("hd-filters", "list"), try f.run("hd-filters", "apply", "--dry-run")] {
+            #expect(run.status == 0 && !(run.stdout + run.stderr).contains("\u{1B}") && !run.stderr.contains("\u{07}"), "\(run)")
+        }
         // Gmail failing: a temporary failure, nothing printed as if there were no filters.
         try fake.faults([["path": "/settings/filters$", "status": 503, "times": -1]])
         let failed = try f.run("hd-filters", "list")
