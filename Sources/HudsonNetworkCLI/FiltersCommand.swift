@@ -80,8 +80,14 @@ public enum FiltersCommand {
     }
 
     public static func rulesCheck(_ cli: Invocation) throws -> ExitStatus {
+        // The labels are checked against the account when there is a store and one account
+        // (or --account); the rules' syntax is checked without one.
         let store = try? cli.openStore(.readOnly)
-        let account = try store.flatMap { try cli.selectedAccount(in: $0) ?? (try $0.accounts().count == 1 ? $0.accounts().first : nil) }
+        var account: Account?
+        if let store {
+            let accounts = try store.accounts()
+            account = try cli.selectedAccount(in: store) ?? (accounts.count == 1 ? accounts[0] : nil)
+        }
         guard let rules = try RulesSupport.load(cli, store: store, accountID: account?.id) else {
             throw CommandFailure(.configuration, "\(try RulesSupport.path(cli)): no rules file")
         }
