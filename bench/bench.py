@@ -793,23 +793,16 @@ class Bench:
     # hd-filters rules ------------------------------------------------------------
 
     def rule_queries(self):
-        """50 queries of the kinds a rules file holds: senders, labels, words, subjects,
-        sizes, attachments, dates, negations, ORs; chosen from the corpus summary."""
+        """50 rules of the kind a rules file holds: a sender and a word (`from:S WORD`),
+        for the ten busiest senders and five words of different frequencies (one an
+        invented word, one non-ASCII, one Chinese), so each rule selects a few dozen to a
+        few hundred messages, as a filter on a sender's invoices or meetings does."""
         s = self.summary
-        senders = [a for a, _ in s["top_senders"]] or [s["top_human_sender"]]
-        labels = list(s["user_labels"].values())
-        words = sorted(s["probe_words"])
-        queries = []
-        for i in range(50):
-            sender, label, word = senders[i % len(senders)], labels[i % len(labels)], words[i % len(words)]
-            kind = i % 10
-            queries.append([
-                "from:%s" % sender, "label:%s" % quote_query(label), word, "subject:%s" % word,
-                "larger:%dk" % (50 + 10 * i), "has:attachment from:%s" % sender,
-                "from:%s after:2023/%02d/01" % (sender, 1 + i % 12), "%s -label:%s" % (word, quote_query(label)),
-                "{from:%s %s}" % (sender, word), "is:unread older_than:%dd" % (30 + i),
-            ][kind])
-        return queries
+        senders = [a for a, _ in s["top_senders"]][:10]
+        probes = s["probe_words"]
+        wanted = ["invoice", "budget", "quindelor", "réunion", "会议"]
+        words = [w for w in wanted if w in probes] or sorted(probes)[:5]
+        return ["from:%s %s" % (sender, word) for sender in senders for word in words][:50]
 
     def rules(self):
         env = self.env
@@ -854,13 +847,20 @@ class Bench:
             sets[key] = sets.get(key, 0) + 1
         allowed = sum((n + 999) // 1000 for n in sets.values())
         self.fake.admin("requests", method="DELETE")
-        run(["hd-sync", "--json"], env=env, capture=True)
+        # A pass sends a bounded part of the queue: pass again until it is empty.
+        passes = 0
+        while passes < 50:
+            run(["hd-sync", "--json"], env=env, capture=True)
+            passes += 1
+            left = int(run(["hd-pending", "--count"], env=env, capture=True).stdout.strip() or 0)
+            if left == 0:
+                break
         requests = self.fake.admin("requests")
         api = [r for r in requests if not r.get("batch") and not r["path"].startswith("/token")]
         flush = [r for r in api if "modify" in r["path"].lower()]
         write_json(os.path.join(self.results, "rules-flush.json"), {
             "rules": len(queries), "changes": changes, "label_sets": len(sets), "allowed": allowed,
-            "flush_requests": len(flush), "sync_requests": len(api)})
+            "flush_requests": len(flush), "sync_requests": len(api), "passes": passes, "queue_left": left})
         log("rules flush: %d changes in %d label sets sent in %d modify requests (allowed %d)" % (
             changes, len(sets), len(flush), allowed))
         run(["sh", "-c", "hd-undo --no-flush >/dev/null"], env=env)

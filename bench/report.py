@@ -210,11 +210,14 @@ def main():
                             fmt_ratio(ratio(hudson, by.get("hd-search"))), "✓" if hudson["median"] <= 2.0 else "✗"))
         rules_flush = load(os.path.join(d, "rules-flush.json"))
         if rules_flush:
-            text.append("Flush of the 50 rules' %d changes (%d label sets): **%d modify requests**, ≤ one per label "
-                        "set and 1,000 messages (%d) %s; %d API requests in that hd-sync pass.\n" % (
+            text.append("Flush of the 50 rules' %d changes (%d label sets): **%d modify requests** in %d hd-sync "
+                        "pass(es), ≤ one per label set and 1,000 messages (%d) %s; %d left queued; %d API requests "
+                        "in those passes.\n" % (
                             rules_flush["changes"], rules_flush["label_sets"], rules_flush["flush_requests"],
-                            rules_flush["allowed"], "✓" if rules_flush["flush_requests"] <= rules_flush["allowed"] else "✗",
-                            rules_flush["sync_requests"]))
+                            rules_flush.get("passes", 1), rules_flush["allowed"],
+                            "✓" if rules_flush["flush_requests"] <= rules_flush["allowed"]
+                            and rules_flush.get("queue_left", 0) == 0 else "✗",
+                            rules_flush.get("queue_left", 0), rules_flush["sync_requests"]))
         for name, verb in (("flush.json", "archived"), ("flush-trash.json", "trashed")):
             flush = load(os.path.join(d, name))
             if flush:
