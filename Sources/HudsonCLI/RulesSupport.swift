@@ -26,9 +26,11 @@ public enum RulesSupport {
         }
         if let store, let accountID {
             for rule in rules {
-                for case let name? in rule.actions.map(\.labelName) where try store.label(named: name, accountID: accountID) == nil {
+                for (index, action) in rule.actions.enumerated() {
+                    guard let name = action.labelName, try store.label(named: name, accountID: accountID) == nil else { continue }
+                    let column = index < rule.actionColumns.count ? ":\(rule.actionColumns[index])" : ""
                     throw CommandFailure(.configuration,
-                                         "\(path):\(rule.line): no label named \(name) (hd-labels create it first)")
+                                         "\(path):\(rule.line)\(column): no label named \(name) (hd-labels create it first)")
                 }
             }
         }

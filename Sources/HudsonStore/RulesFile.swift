@@ -21,13 +21,17 @@ public struct MailRule: Equatable, Sendable {
     public var actions: [TriageAction]
     /// Where it was written, for messages: a line of the rules file; 0 when not from one.
     public var line: Int
+    /// The column of each action on that line (empty when not from a file).
+    public var actionColumns: [Int]
 
-    public init(name: String, queryText: String, query: Query, actions: [TriageAction], line: Int = 0) {
+    public init(name: String, queryText: String, query: Query, actions: [TriageAction], line: Int = 0,
+                actionColumns: [Int] = []) {
         self.name = name
         self.queryText = queryText
         self.query = query
         self.actions = actions
         self.line = line
+        self.actionColumns = actionColumns
     }
 }
 
@@ -93,7 +97,8 @@ public enum RulesFile {
                 throw RulesFileError(line: lineNumber, column: queryColumn + error.column - 1, message: error.message)
             }
             let actions = try Self.actions(line, from: arrow + 2, lineNumber: lineNumber)
-            rules.append(MailRule(name: name, queryText: queryText, query: query, actions: actions, line: lineNumber))
+            rules.append(MailRule(name: name, queryText: queryText, query: query, actions: actions.map(\.action),
+                                  line: lineNumber, actionColumns: actions.map(\.column)))
         }
         return rules
     }
@@ -114,8 +119,10 @@ public enum RulesFile {
     }
 
     /// The actions after `=>`: words separated by blanks; `"` quotes a label with spaces.
-    private static func actions(_ line: [Character], from start: Int, lineNumber: Int) throws(RulesFileError) -> [TriageAction] {
-        var actions: [TriageAction] = []
+    private static func actions(
+        _ line: [Character], from start: Int, lineNumber: Int
+    ) throws(RulesFileError) -> [(action: TriageAction, column: Int)] {
+        var actions: [(action: TriageAction, column: Int)] = []
         var index = start
         while index < line.count {
             if line[index].isWhitespace { index += 1; continue }
@@ -131,7 +138,7 @@ public enum RulesFile {
                 throw RulesFileError(line: lineNumber, column: column,
                                      message: "not an action (\(TriageAction.names.joined(separator: ", ")), +LABEL, -LABEL)")
             }
-            actions.append(action)
+            actions.append((action, column))
         }
         guard !actions.isEmpty else {
             throw RulesFileError(line: lineNumber, column: line.count + 1, message: "no action after =>")

@@ -171,7 +171,7 @@ struct FiltersCommandTests {
             ("  => archive\n", "rules:1:3: no query before =>"),
             ("[a] x => star\n[A] y => star\n", "rules:2:2: a second rule named A"),
             ("from:bob =>\n", "rules:1:12: no action after =>"),
-            ("from:bob => +NoSuchLabel\n", "rules:1: no label named NoSuchLabel"),
+            ("from:bob => star +NoSuchLabel\n", "rules:1:18: no label named NoSuchLabel"),
         ]
         for (text, message) in cases {
             try text.write(toFile: path, atomically: true, encoding: .utf8)

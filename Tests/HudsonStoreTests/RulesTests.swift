@@ -19,6 +19,7 @@ struct RulesTests {
         #expect(rules.map(\.line) == [4, 5])
         #expect(rules[0].queryText == "from:boss@example.org")
         #expect(rules[0].actions == [.star, .addLabel("Work")])
+        #expect(rules[0].actionColumns == [38, 43])
         #expect(rules[1].queryText == "subject:\"a => b\" OR list:x")
         #expect(rules[1].actions == [.archive, .read, .addLabel("Travel 2026"), .removeLabel("Inbox")])
         let expected = try Query.parse("subject:\"a => b\" OR list:x")
