@@ -4,7 +4,7 @@
 // Dependencies point one way only (docs/architecture.md):
 //
 //   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonOutput
-//   HudsonStore, HudsonGmail, HudsonMail <- HudsonSync
+//   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery <- HudsonSync
 //   HudsonOutput, HudsonStore <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
 //   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
 //   HudsonCLI <- HudsonCommands;  HudsonNetworkCLI <- HudsonNetworkCommands
@@ -45,13 +45,13 @@ let package = Package(
         .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery", "HudsonOutput"]),
         .target(name: "HudsonOutput"),
         .target(name: "HudsonGmail"),
-        .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail"]),
+        .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail", "HudsonQuery"]),
         // The per-user quota shared by every process of an account: a small SQLite file that
         // HudsonGmail's QuotaBucket consults through its QuotaLedger protocol.
         .target(name: "HudsonQuotaLedger", dependencies: ["SQLite", "HudsonGmail"]),
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
         // CLI support for the commands that talk to Gmail (only they link Foundation's networking).
-        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail",
+        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail", "HudsonQuery",
                                                          "HudsonQuotaLedger"]),
 
         // The commands' bodies, one file each (Sources/HudsonCommands/hd-ls.swift...): the local
@@ -75,6 +75,7 @@ let package = Package(
         .executableTarget(name: "hd-sync", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-drafts", dependencies: ["HudsonNetworkCommands"]),
+        .executableTarget(name: "hd-filters", dependencies: ["HudsonNetworkCommands"]),
 
         // What scripts/install installs: one multi-call binary per kind, each hd-* a link to
         // it (HudsonCLI/MultiCall.swift). One copy of the Swift runtime (and of Foundation)
@@ -113,13 +114,13 @@ let package = Package(
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
         .testTarget(name: "HudsonQuotaLedgerTests", dependencies: ["HudsonQuotaLedger", "HudsonGmail", "SQLite", "HudsonTestSupport"]),
-        .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonTestSupport"]),
+        .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonQuery", "HudsonTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonTestSupport"], exclude: ["Snapshots"]),
         // Concurrency, crash, fault, file and hostile-input suites (docs/reliability.md).
         .testTarget(name: "ReliabilityTests", dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"]),
         .testTarget(
             name: "HudsonStoreTests",
-            dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"],
+            dependencies: ["HudsonStore", "HudsonQuery", "SQLite", "HudsonTestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -17,6 +17,9 @@ Steps, each recorded under OUT/results/<size>/:
   mark       hd-mark archive of 1,000 piped threads (--no-flush), trash beside it, then a
              flush of each
              and its request count from the fake's /_admin/requests
+  rules      50 rules (hd-filters rules apply --no-flush, one action) beside 50 hd-search
+             --messages --count of the same queries, then a flush of the rules' changes
+             and its request count
   paced      the fake at 80 ms latency and 6,000 units/min: backfill rate per minute
              against the background sub-budget
   sizes      store bytes per message: Hudson, notmuch, mu
@@ -787,6 +790,83 @@ class Bench:
             run(["sh", "-c", "hd-undo --no-flush >/dev/null"], env=env)
             run(["hd-sync", "--json"], env=env, capture=True)
 
+    # hd-filters rules ------------------------------------------------------------
+
+    def rule_queries(self):
+        """50 rules of the kind a rules file holds: a sender and a word (`from:S WORD`),
+        for the ten busiest senders and five words of different frequencies (one an
+        invented word, one non-ASCII, one Chinese), so each rule selects a few dozen to a
+        few hundred messages, as a filter on a sender's invoices or meetings does."""
+        s = self.summary
+        senders = [a for a, _ in s["top_senders"]][:10]
+        probes = s["probe_words"]
+        wanted = ["invoice", "budget", "quindelor", "réunion", "会议"]
+        words = [w for w in wanted if w in probes] or sorted(probes)[:5]
+        return ["from:%s %s" % (sender, word) for sender in senders for word in words][:50]
+
+    def rules(self):
+        env = self.env
+        queries = self.rule_queries()
+        labels = list(self.summary["user_labels"].values())
+        config = env["HUDSON_CONFIG_DIR"]
+        os.makedirs(config, exist_ok=True)
+        with open(os.path.join(config, "rules"), "w") as f:
+            for i, q in enumerate(queries):
+                action = "star" if i % 2 else "+" + quote_query(labels[i % len(labels)])
+                f.write("[r%d] %s => %s\n" % (i, q, action))
+        searches = os.path.join(self.work, "hudson", "rule-searches.sh")
+        with open(searches, "w") as f:
+            for q in queries:
+                f.write("hd-search --messages --count %s >/dev/null || [ $? -eq 1 ]\n" % quote(q))
+        dry = run(["hd-filters", "rules", "apply", "--dry-run"], env=env, capture=True)
+        changes = len(dry.stdout.splitlines())
+        undo = "hd-undo --no-flush >/dev/null 2>&1 || true"
+        runs = max(5, self.args.runs // 3)
+        # Each timed apply queues the same changes: the prepare step undoes the run before.
+        self.hyperfine("rules", "50 rules: hd-filters rules apply (--no-flush, %d changes) beside 50 hd-search "
+                       "--messages --count of the same queries" % changes, [
+                           ("hudson", ["sh", "-c", "exec hd-filters rules apply --no-flush >/dev/null"]),
+                           ("hd-search", ["sh", "-e", searches]),
+                       ], prepare="sh -c %s" % quote(undo), runs=runs)
+        run(["sh", "-c", undo], env=env)
+        if self.fake is None:
+            os.remove(os.path.join(config, "rules"))
+            return
+        # The flush of one real apply, counted at the fake: one batchModify per label set
+        # and 1,000 messages, plus the cursor check.
+        run(["hd-filters", "rules", "apply", "--no-flush"], env=env, capture=True)
+        # A label set is what one batchModify carries: a message's (adds, removes), so a
+        # message two rules changed is in the set of both changes (MutationFlusher).
+        changes_of = {}
+        for line in dry.stdout.splitlines():
+            fields = line.split("\t")
+            changes_of.setdefault(fields[0], set()).add(fields[1])
+        sets = {}
+        for ops in changes_of.values():
+            key = tuple(sorted(ops))
+            sets[key] = sets.get(key, 0) + 1
+        allowed = sum((n + 999) // 1000 for n in sets.values())
+        self.fake.admin("requests", method="DELETE")
+        # A pass sends a bounded part of the queue: pass again until it is empty.
+        passes = 0
+        while passes < 50:
+            run(["hd-sync", "--json"], env=env, capture=True)
+            passes += 1
+            left = int(run(["hd-pending", "--count"], env=env, capture=True).stdout.strip() or 0)
+            if left == 0:
+                break
+        requests = self.fake.admin("requests")
+        api = [r for r in requests if not r.get("batch") and not r["path"].startswith("/token")]
+        flush = [r for r in api if "modify" in r["path"].lower()]
+        write_json(os.path.join(self.results, "rules-flush.json"), {
+            "rules": len(queries), "changes": changes, "label_sets": len(sets), "allowed": allowed,
+            "flush_requests": len(flush), "sync_requests": len(api), "passes": passes, "queue_left": left})
+        log("rules flush: %d changes in %d label sets sent in %d modify requests (allowed %d)" % (
+            changes, len(sets), len(flush), allowed))
+        run(["sh", "-c", "hd-undo --no-flush >/dev/null"], env=env)
+        run(["hd-sync", "--json"], env=env, capture=True)
+        os.remove(os.path.join(config, "rules"))
+
     # the paced backfill ---------------------------------------------------------
 
     def paced(self):
@@ -859,6 +939,11 @@ class Bench:
             self.fake.stop()
 
 
+def quote_query(name):
+    """A label name as a query or rules-file value: quoted when it has a space."""
+    return '"%s"' % name if " " in name else name
+
+
 def quote(text):
     if re.fullmatch(r"[A-Za-z0-9_./:@=,+%-]+", text):
         return text
@@ -877,7 +962,7 @@ def main():
     p.add_argument("--no-baselines", dest="baselines", action="store_false")
     p.add_argument("--import", dest="direct_import", action="store_true",
                    help="build the store with bench/import (no HTTP), for sizes the fake cannot hold")
-    p.add_argument("--steps", default="corpus,ingest,notmuch,mu,install,rows,mark,paced,sizes")
+    p.add_argument("--steps", default="corpus,ingest,notmuch,mu,install,rows,mark,rules,paced,sizes")
     p.add_argument("--only", action="append", help="only these row keys (repeatable)")
     args = p.parse_args()
     steps = args.steps.split(",")
@@ -887,7 +972,7 @@ def main():
         bench.corpus()
         if "ingest" in steps:
             bench.ingest()
-        elif "rows" in steps or "mark" in steps or "sizes" in steps:
+        elif "rows" in steps or "mark" in steps or "rules" in steps or "sizes" in steps:
             bench.reuse_store()
         if args.baselines and "notmuch" in steps:
             bench.notmuch()
@@ -906,6 +991,8 @@ def main():
             bench.sizes()
         if "mark" in steps:
             bench.mark()
+        if "rules" in steps:
+            bench.rules()
         if "paced" in steps:
             bench.paced()
     finally:

@@ -200,6 +200,24 @@ def main():
                         "(`--no-flush`), ms: trash %s, archive %s; trash ÷ archive = %s.\n" % (
                             commit["threads"] if commit else 1000, cell(by.get("trash")), cell(by.get("archive")),
                             fmt_ratio(ratio(by.get("trash"), by.get("archive")))))
+        rules = load(os.path.join(d, "rows", "rules.json"))
+        if rules:
+            by = {r["command"]: r for r in rules["results"]}
+            hudson = by.get("hudson")
+            text.append("%s, whole processes, ms: rules %s, the searches %s; rules ÷ searches = %s; "
+                        "target ≤ 2 s %s.\n" % (
+                            rules["title"], cell(hudson), cell(by.get("hd-search")),
+                            fmt_ratio(ratio(hudson, by.get("hd-search"))), "✓" if hudson["median"] <= 2.0 else "✗"))
+        rules_flush = load(os.path.join(d, "rules-flush.json"))
+        if rules_flush:
+            text.append("Flush of the 50 rules' %d changes (%d label sets): **%d modify requests** in %d hd-sync "
+                        "pass(es), ≤ one per label set and 1,000 messages (%d) %s; %d left queued; %d API requests "
+                        "in those passes.\n" % (
+                            rules_flush["changes"], rules_flush["label_sets"], rules_flush["flush_requests"],
+                            rules_flush.get("passes", 1), rules_flush["allowed"],
+                            "✓" if rules_flush["flush_requests"] <= rules_flush["allowed"]
+                            and rules_flush.get("queue_left", 0) == 0 else "✗",
+                            rules_flush.get("queue_left", 0), rules_flush["sync_requests"]))
         for name, verb in (("flush.json", "archived"), ("flush-trash.json", "trashed")):
             flush = load(os.path.join(d, name))
             if flush:

@@ -28,6 +28,7 @@ public enum GmailMethod: String, Sendable, CaseIterable {
     case draftsList
     case draftsSend
     case draftsDelete
+    case filtersList
 
     /// Quota units one call costs.
     public var units: Int {
@@ -44,6 +45,8 @@ public enum GmailMethod: String, Sendable, CaseIterable {
         case .draftsCreate, .draftsDelete: return 10
         case .draftsUpdate: return 15
         case .draftsSend: return 100
+        // users.settings.filters.list (gmail-api.md §2.14, §3).
+        case .filtersList: return 1
         }
     }
 

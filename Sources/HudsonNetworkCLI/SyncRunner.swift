@@ -40,10 +40,14 @@ public struct PassTotals: Sendable, Equatable {
     public var sendFailures = 0
     /// The messages parked after a failure when the pass ended.
     public var parked: [ParkedMessage] = []
+    /// The actions the rules file took on new mail (hd-filters(1)), for hd-undo.
+    public var ruleActions: [Int64] = []
+    /// The changes those actions queued.
+    public var ruleChanges = 0
 
     public init() {}
 
-    var didWork: Bool { backfilled + eventsApplied + bodiesHydrated + flushed + retired + dropped + sent + sendFailures > 0 }
+    var didWork: Bool { ruleChanges + backfilled + eventsApplied + bodiesHydrated + flushed + retired + dropped + sent + sendFailures > 0 }
 
     mutating func add(_ report: SyncReport, _ flush: FlushReport, retired extra: Int, outbox: OutboxReport) {
         sent += outbox.sent + outbox.confirmed
@@ -65,11 +69,13 @@ public struct PassTotals: Sendable, Equatable {
                      ("bodies_hydrated", .int(Int64(bodiesHydrated))), ("backfill_complete", .bool(backfillComplete)),
                      ("flushed", .int(Int64(flushed))), ("retired", .int(Int64(retired))), ("dropped", .int(Int64(dropped))),
                      ("sent", .int(Int64(sent))), ("send_failures", .int(Int64(sendFailures))),
-                     ("parked", .int(Int64(parked.count))), ("parked_messages", .array(parked.map { Records.parked($0, now: LocalTime.nowMilliseconds).json }))],
+                     ("parked", .int(Int64(parked.count))), ("parked_messages", .array(parked.map { Records.parked($0, now: LocalTime.nowMilliseconds).json })),
+                     ("rule_actions", .array(ruleActions.map { .string("action:\($0)") })), ("rule_changes", .int(Int64(ruleChanges)))],
             columns: ["\(backfilled) backfilled", "\(eventsApplied) events", "\(bodiesHydrated) bodies",
                       backfillComplete ? "backfill complete" : "backfill in progress",
                       "\(flushed) flushed", "\(retired) retired", "\(dropped) dropped", "\(sent) sent",
-                      "\(parked.count) parked"])
+                      "\(parked.count) parked"]
+                + (ruleActions.isEmpty ? [] : ["rules: \(ruleActions.map { "action:\($0)" }.joined(separator: " ")) (\(ruleChanges) changes)"]))
     }
 }
 
@@ -158,7 +164,12 @@ public final class SyncRunner {
             if retryParked || mode == .catchUp {
                 try database.write { store in _ = try store.makeParkedDue(accountID: try store.requireAccount(email: email).id) }
             }
-            workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath,
+            // The rules file, checked against the account's labels: one that does not load
+            // stops hd-sync here (exit 78), before anything is fetched (hd-filters(1)).
+            let rules = try database.read { store in
+                try RulesSupport.load(invocation, store: store, accountID: try store.requireAccount(email: email).id)
+            }
+            workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath, rules: rules,
                                          prefetchDays: prefetchDays,
                                          pageSize: mode == .catchUp ? AccountWorker.catchUpPageSize : 100,
                                          hydrationBatch: mode == .catchUp ? AccountWorker.catchUpHydrationBatch : 25,
@@ -245,6 +256,8 @@ final class AccountWorker: Sendable {
     let drafts: any GmailDraftsAPI
     let database: HudsonDatabase
     let storePath: String
+    /// The rules file's rules, run on new mail after each poll; nil without a rules file.
+    let rules: [MailRule]?
     let progress: ProgressLine
     let warn: @Sendable (String) -> Void
     /// The account's quota, shared with its other processes through the ledger.
@@ -263,11 +276,12 @@ final class AccountWorker: Sendable {
     static let catchUpPageSize = 500
 
     @MainActor
-    init(email: String, access: GmailAccess, database: HudsonDatabase, storePath: String, prefetchDays: Int,
+    init(email: String, access: GmailAccess, database: HudsonDatabase, storePath: String, rules: [MailRule]? = nil, prefetchDays: Int,
          pageSize: Int, hydrationBatch: Int, invocation: Invocation, progress: ProgressLine) {
         self.email = email
         self.database = database
         self.storePath = storePath
+        self.rules = rules
         self.progress = progress
         quota = access.quota
         let name = invocation.name
@@ -297,7 +311,15 @@ final class AccountWorker: Sendable {
         do { sent = try await sendOutbox() } catch { stepFailure = error }
         var flush = FlushReport()
         do { flush = try await flusher.flushOnce() } catch { stepFailure = stepFailure ?? error }
+        // Rules first run on what an interrupted pass stored, then on what this one stores.
+        try applyRules(&totals)
         let report = try await engine.syncOnce(maxBackfillPages: maxPages)
+        try applyRules(&totals)
+        if !totals.ruleActions.isEmpty {
+            // The rules' changes go out with this pass, not the next one.
+            do { let more = try await flusher.flushOnce(); flush.flushed += more.flushed; flush.retired += more.retired }
+            catch { stepFailure = stepFailure ?? error }
+        }
         // Which draft names which message: read again only when drafts changed.
         do { try await DraftSync.refresh(api: drafts, database: database, email: email) } catch { stepFailure = stepFailure ?? error }
         let retired = try await flusher.retireConfirmed()
@@ -329,6 +351,24 @@ final class AccountWorker: Sendable {
                  + "Hudson waits at most that long, then tries again")
         }
         return (totals, stepFailure)
+    }
+
+    /// Runs the rules on the account's new mail they have not run on (Store.applyRulesToNewMail),
+    /// in one transaction with the record that they ran; tells the action on standard error.
+    private func applyRules(_ totals: inout PassTotals) throws {
+        guard let rules, !rules.isEmpty else { return }
+        let email = self.email
+        let outcome = try database.write { store in
+            try store.applyRulesToNewMail(rules, accountID: try store.requireAccount(email: email).id,
+                                          options: SearchSupport.options(accountID: nil), description: "hd-sync rules")
+        }
+        guard let outcome, let actionID = outcome.result.actionID else { return }
+        totals.ruleActions.append(actionID)
+        totals.ruleChanges += outcome.result.deltas.count
+        progress.finish()
+        let matched = zip(rules, outcome.matches).filter { !$1.isEmpty }.map { "\($0.name) (\($1.count))" }
+        warn("\(email): rules: action \(actionID): \(outcome.result.deltas.count) change(s) on \(outcome.considered ?? 0) new message(s) "
+             + "by \(matched.joined(separator: ", ")); hd-undo \(actionID) takes them back")
     }
 
     /// Newly parked messages told on standard error, one line each up to this many, then
@@ -456,5 +496,7 @@ extension PassTotals {
         sent += other.sent
         sendFailures += other.sendFailures
         parked = other.parked
+        ruleActions += other.ruleActions
+        ruleChanges += other.ruleChanges
     }
 }

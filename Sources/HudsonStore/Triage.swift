@@ -158,7 +158,7 @@ public enum TriageAction: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    var labelName: String? {
+    public var labelName: String? {
         switch self {
         case .addLabel(let name), .removeLabel(let name): return name
         default: return nil
@@ -176,6 +176,17 @@ public struct TriageDelta: Equatable, Sendable {
     public var outcome: EnqueueOutcome
     /// The message's store key.
     var messageKey: Int64
+}
+
+/// Actions and the references they apply to: one part of a grouped `perform`.
+public struct TriageGroup: Equatable, Sendable {
+    public var actions: [TriageAction]
+    public var references: [Reference]
+
+    public init(actions: [TriageAction], references: [Reference]) {
+        self.actions = actions
+        self.references = references
+    }
 }
 
 public struct TriageResult: Equatable, Sendable {
@@ -212,55 +223,70 @@ extension Store {
         _ actions: [TriageAction], on references: [Reference], accountID: Int64? = nil, dryRun: Bool = false,
         createLabels: Bool = false
     ) throws -> TriageResult {
-        let description = actions.map(\.description).joined(separator: " ")
+        try perform(groups: [TriageGroup(actions: actions, references: references)],
+                    description: actions.map(\.description).joined(separator: " "),
+                    accountID: accountID, dryRun: dryRun, createLabels: createLabels)
+    }
+
+    /// Several groups of actions, each on its own references (the rules of `hd-filters`,
+    /// one group per rule), as ONE recorded action: one transaction, one `hd-undo`. The
+    /// groups run in order, so a later one sees what an earlier one queued.
+    @discardableResult
+    public func perform(
+        groups: [TriageGroup], description: String, accountID: Int64? = nil, dryRun: Bool = false,
+        createLabels: Bool = false
+    ) throws -> TriageResult {
         let work = { () throws -> TriageResult in
             try self.writeTrackingLabels { touched in
                 var result = TriageResult()
                 let actionID = try self.insertAction(description: description)
-                let resolved = try self.resolve(
-                    references, accountID: accountID, locating: actions.contains(where: \.choosesMembersByLocation))
-                for (reference, targets) in zip(references, resolved) where targets.isEmpty {
-                    result.unknownReferences.append(reference)
-                }
                 var labelCache: [String: String] = [:]
-                // One batch per step of each action, in the order given: a later one sees
-                // what an earlier one queued (`+x -x` nets out, as one change after another
-                // would).
-                for action in actions {
-                    var changedByStep: [Set<Int64>] = []
-                    for step in action.steps {
-                        var changes: [LabelChange] = []
-                        // After a step on every member of a thread, every member has the label
-                        // or none does: the rollup need not count them again.
-                        var wholeThreads: [ThreadKey: Int] = [:]
-                        for (reference, targets) in zip(references, resolved) {
-                            for thread in Self.threads(of: targets) {
-                                let label = try self.resolveLabel(
-                                    step.systemLabel, named: action.labelName, accountID: thread.accountID, cache: &labelCache,
-                                    creating: createLabels && step.op == .add)
-                                let all = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
-                                var members = all
-                                if case .thread = reference {
-                                    members = Self.members(all, of: action)
-                                    if step.onlyWhereStepChanged == nil && members.count == all.count && action.appliesToWholeThread {
-                                        wholeThreads[thread] = step.op == .add ? members.count : 0
+                for group in groups where !group.references.isEmpty {
+                    let (actions, references) = (group.actions, group.references)
+                    let resolved = try self.resolve(
+                        references, accountID: accountID, locating: actions.contains(where: \.choosesMembersByLocation))
+                    for (reference, targets) in zip(references, resolved) where targets.isEmpty {
+                        result.unknownReferences.append(reference)
+                    }
+                    // One batch per step of each action, in the order given: a later one sees
+                    // what an earlier one queued (`+x -x` nets out, as one change after another
+                    // would).
+                    for action in actions {
+                        var changedByStep: [Set<Int64>] = []
+                        for step in action.steps {
+                            var changes: [LabelChange] = []
+                            // After a step on every member of a thread, every member has the label
+                            // or none does: the rollup need not count them again.
+                            var wholeThreads: [ThreadKey: Int] = [:]
+                            for (reference, targets) in zip(references, resolved) {
+                                for thread in Self.threads(of: targets) {
+                                    let label = try self.resolveLabel(
+                                        step.systemLabel, named: action.labelName, accountID: thread.accountID, cache: &labelCache,
+                                        creating: createLabels && step.op == .add)
+                                    let all = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
+                                    var members = all
+                                    if case .thread = reference {
+                                        members = Self.members(all, of: action)
+                                        if step.onlyWhereStepChanged == nil && members.count == all.count && action.appliesToWholeThread {
+                                            wholeThreads[thread] = step.op == .add ? members.count : 0
+                                        }
+                                    }
+                                    if let earlier = step.onlyWhereStepChanged {
+                                        members = members.filter { changedByStep[earlier].contains($0.key) }
+                                    }
+                                    for member in members {
+                                        changes.append(LabelChange(target: member, label: label, op: step.op))
                                     }
                                 }
-                                if let earlier = step.onlyWhereStepChanged {
-                                    members = members.filter { changedByStep[earlier].contains($0.key) }
-                                }
-                                for member in members {
-                                    changes.append(LabelChange(target: member, label: label, op: step.op))
-                                }
                             }
+                            let deltas = try self.queueDeltas(changes, actionID: actionID)
+                            changedByStep.append(Set(deltas.map(\.messageKey)))
+                            for delta in deltas {
+                                let thread = ThreadKey(accountID: delta.accountID, threadID: delta.threadID)
+                                touched.insert(thread, label: delta.label, carriers: wholeThreads[thread])
+                            }
+                            result.deltas += deltas
                         }
-                        let deltas = try self.queueDeltas(changes, actionID: actionID)
-                        changedByStep.append(Set(deltas.map(\.messageKey)))
-                        for delta in deltas {
-                            let thread = ThreadKey(accountID: delta.accountID, threadID: delta.threadID)
-                            touched.insert(thread, label: delta.label, carriers: wholeThreads[thread])
-                        }
-                        result.deltas += deltas
                     }
                 }
                 // An action whose changes all cancelled one another (`trash untrash`) leaves

@@ -62,7 +62,7 @@ enum Cookbook {
     /// The recipes this file checks; the coverage test compares them with the page.
     static let checked: Set<String> = [
         "digest", "newsletters", "vip", "unread-per-label", "incremental", "mbox", "relabel", "trash-promotions",
-        "draft-summary",
+        "draft-summary", "replay-filters", "rules",
     ]
 }
 
@@ -160,11 +160,46 @@ struct CookbookTests {
         case "relabel": try relabel(recipe, kitchen)
         case "trash-promotions": try trashPromotions(recipe, kitchen)
         case "draft-summary": try draftSummary(recipe, kitchen)
+        case "replay-filters": try replayFilters(recipe, kitchen)
+        case "rules": try rules(recipe, kitchen)
         default: Issue.record("docs/scripting.md:\(recipe.line): no check for recipe \(recipe.name)")
         }
     }
 
     // MARK: - The checks, one per recipe
+
+    /// Gmail's filters listed, previewed with counts, then applied and sent to Gmail.
+    func replayFilters(_ recipe: Recipe, _ k: Kitchen) throws {
+        let booked = try k.deliver(from: "Booking.com <noreply@booking.com>", subject: "Your trip to Osaka")
+        try k.sync()
+        try k.fake.admin("POST", "filters", ["filter": [
+            ["id": "trips", "criteria": ["from": "booking.com"], "action": ["addLabelIds": ["Label_3"], "removeLabelIds": ["INBOX"]]],
+        ]])
+        let result = try k.cook(recipe)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.lines.first == "filter:trips\tfrom:(booking.com)\t+Travel/2026 archive", "\(result)")
+        #expect(result.lines.contains { $0.hasSuffix(" -INBOX") }, "\(result)")
+        #expect(result.lines.last?.hasPrefix("filter:trips\t") == true && result.stderr.contains("action "), "\(result)")
+        try k.sync()
+        let message = try #require(try k.fake.messages()[booked.id])
+        #expect(message.labels.contains("Label_3") && !message.labels.contains("INBOX"), "\(message.labels)")
+        #expect(try k.lines("hd-pending", "--count") == ["0"])
+    }
+
+    /// A rule appended to the rules file; new mail from the bot is handled by hd-sync, once.
+    func rules(_ recipe: Recipe, _ k: Kitchen) throws {
+        let before = try k.deliver(from: "CI <ci@builds.example>", subject: "Build 1 passed")
+        try k.sync()
+        let result = try k.cook(recipe)
+        #expect(result.status == 0 && result.lines.first == "ci\tfrom:ci@builds.example\t=> read archive +Work", "\(result)")
+        let after = try k.deliver(from: "CI <ci@builds.example>", subject: "Build 2 passed")
+        try k.sync()
+        let server = try k.fake.messages()
+        let handled = try #require(server[after.id])
+        #expect(handled.labels.contains("Label_1") && handled.labels.isDisjoint(with: ["INBOX", "UNREAD"]), "\(handled.labels)")
+        // Mail stored before the rule: left as it was.
+        #expect(try #require(server[before.id]).labels.isSuperset(of: ["INBOX", "UNREAD"]))
+    }
 
     /// The unread messages of the week, one line each, in a Gmail draft to the team.
     func draftSummary(_ recipe: Recipe, _ k: Kitchen) throws {

@@ -75,6 +75,7 @@ struct ConfigurationTests {
             .messagesGet: 5, .attachmentsGet: 5, .messagesModify: 5, .messagesTrash: 5, .messagesUntrash: 5,
             .messagesBatchModify: 50, .messagesSend: 100,
             .draftsCreate: 10, .draftsUpdate: 15, .draftsGet: 5, .draftsList: 5, .draftsSend: 100, .draftsDelete: 10,
+            .filtersList: 1,
         ])
         #expect(GmailMethod.allCases.filter { !$0.isIdempotent } == [.messagesSend, .draftsCreate, .draftsSend])
     }

@@ -11,6 +11,7 @@ import json
 import re
 import threading
 
+from . import filters
 from .util import ApiError, bad_request, json_bytes
 
 
@@ -318,6 +319,7 @@ ADMIN_ROUTES = [
     ("POST", r"expire-access-tokens", expire_access_tokens), ("GET", r"tokens", tokens),
     ("POST", r"shutdown", shutdown),
 ]
+ADMIN_ROUTES += filters.ADMIN_ROUTES  # GET/POST /_admin/filters (filters.py)
 _COMPILED = [(m, re.compile("^/_admin/%s/?$" % p), f) for m, p, f in ADMIN_ROUTES]
 
 

@@ -10,7 +10,7 @@ import json
 import re
 import urllib.parse
 
-from . import mime
+from . import filters, mime
 from .drafts import draft_json
 from .mailbox import decode_raw_field
 from .message import FORMATS
@@ -438,6 +438,7 @@ ROUTES = [
     ("POST", r"threads/%s/trash" % _ID, trash_thread, 10, "modify", "threads.trash"),
     ("POST", r"threads/%s/untrash" % _ID, untrash_thread, 10, "modify", "threads.untrash"),
 ]
+ROUTES += filters.ROUTES  # users.settings.filters (§2.14), in filters.py
 UPLOAD_ROUTES = [("POST", r"messages/send", upload_send, 100, "send", "messages.send")]
 _COMPILED = [(m, re.compile("^%s$" % p), h, u, s, n) for m, p, h, u, s, n in ROUTES]
 _COMPILED_UPLOAD = [(m, re.compile("^%s$" % p), h, u, s, n) for m, p, h, u, s, n in UPLOAD_ROUTES]
