@@ -41,6 +41,7 @@ enum Schema {
         Migration("014_attachment_has_a_filename", attachmentHasAFilename),
         Migration("015_messages_by_size", messagesBySize),
         Migration("016_label_counts", labelCounts),
+        Migration("018_raw_sources", rawSources),
     ]
 
     static let migrator = Migrator(migrations)
@@ -1247,5 +1248,19 @@ enum Schema {
     ALTER TABLE outbox ADD COLUMN draft_id TEXT CHECK (draft_id IS NULL OR draft_id <> '');
     DROP INDEX outbox_by_message_id;
     CREATE UNIQUE INDEX outbox_by_message_id ON outbox (account_id, message_id, kind) WHERE state <> 'cancelled';
+    """
+
+    /// Issue 24 §1: an account may keep each message's RFC 822 source (`keep_raw`, set by
+    /// `hd-auth`). Hydration then fetches `format=raw` instead of `format=full` (the same
+    /// 5 quota units, gmail-api.md §3) and parses the body here; the source is stored
+    /// uncompressed (docs/performance.md, "Raw sources"). Canonical, written by sync; it
+    /// goes with its message.
+    private static let rawSources = """
+    ALTER TABLE accounts ADD COLUMN keep_raw INTEGER NOT NULL DEFAULT 0 CHECK (keep_raw IN (0, 1));
+    CREATE TABLE message_sources (
+        message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+        source     BLOB NOT NULL,
+        fetched_at INTEGER NOT NULL
+    );
     """
 }
