@@ -252,6 +252,6 @@ struct DocumentationRegressionTests {
         #expect(fetch.status == 64 && fetch.stderr.hasPrefix("hd-show: --no-fetch: the attachments are only at Gmail\n"))
         // A source not stored is one failed message, not a usage error (issue 24 §1).
         let raw = try f.run("hd-show", "--no-fetch", "--raw", "thread:ta")
-        #expect(raw.status == 1 && raw.stdout.isEmpty && raw.stderr.contains(": source not stored (--no-fetch)\n"))
+        #expect(raw.status == 2 && raw.stdout.isEmpty && raw.stderr.contains(": source not stored (--no-fetch)\n"))
     }
 }
