@@ -70,7 +70,9 @@ public final class Exporter {
     let path: String
     let mirror: Bool
     let labelNames: [String: String]
-    /// Items read from the change sequence at a time.
+    /// Items read from the change sequence at a time, at least: a batch grows with the
+    /// export (an eighth of what it holds, at most 5,000), since the state, saved after
+    /// each, is rewritten whole (a 100,000-message export saves it about 25 times, not 200).
     public var batchSize = 500
 
     /// The tag file written beside the Maildir (inside it, where `notmuch new` skips it
@@ -136,7 +138,8 @@ public final class Exporter {
                 // A message gone from the store and its change feed has nothing left to export.
                 for id in chunk where !items.contains(where: { $0.gmailID == id }) { state.failed.remove(id) }
             } else {
-                items = try store.exportItems(accountID: account.id, since: state.seq, limit: batchSize)
+                let limit = min(max(batchSize, state.entries.count / 8), max(batchSize, 5_000))
+                items = try store.exportItems(accountID: account.id, since: state.seq, limit: limit)
                 if items.isEmpty { break }
             }
             // Sources: stored, or fetched in one go for the batch.
@@ -175,9 +178,18 @@ public final class Exporter {
                 }
                 let existing = state.entries[item.gmailID]
                 if existing != nil && format != .maildir { continue }  // a source never changes
+                guard MaildirNames.isUsableID(item.gmailID) else {
+                    report.failed[item.gmailID] = "not a Gmail id that can name a file"
+                    continue
+                }
                 var source: [UInt8]
-                if let existing {
-                    source = MaildirNames.strippingKeywords(try ExportFiles.read(path + "/" + existing.path))
+                if let existing, let file = try? ExportFiles.read(path + "/" + existing.path) {
+                    source = MaildirNames.strippingKeywords(file)
+                } else if existing != nil {
+                    // Its file is gone (removed by hand): written again by the next run, from the source.
+                    state.entries[item.gmailID] = nil
+                    report.failed[item.gmailID] = "its file is missing; the next run writes it again"
+                    continue
                 } else if let bytes = fetched[item.gmailID] {
                     source = bytes
                 } else if item.sourceStored, let bytes = try store.source(gmailID: item.gmailID, accountID: account.id) {

@@ -30,6 +30,14 @@ public enum MaildirNames {
         }))
     }
 
+    /// Whether a Gmail id can be part of a file name as it is (Gmail's are hex; anything
+    /// else, a `/` above all, is refused rather than written somewhere unexpected).
+    public static func isUsableID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F
+        }
+    }
+
     /// The part of a file name fixed by the message.
     public static func unique(gmailID: String, internalDate: Int64) -> String {
         "\(max(0, internalDate / 1000)).hudson-\(gmailID)"

@@ -13,6 +13,7 @@ struct ExportRulesTests {
                 == "1700000000.hudson-abc:2,F")
         #expect(MaildirNames.uniquePart(of: "1700000000.hudson-abc:2,FS") == "1700000000.hudson-abc")
         #expect(MaildirNames.uniquePart(of: "1700000000.M1P2.host:2,S") == nil)
+        #expect(MaildirNames.isUsableID("19eb94f191a0fd54") && !MaildirNames.isUsableID("../x") && !MaildirNames.isUsableID(""))
     }
 
     @Test("tags are lieer's names for system labels, the name for user labels, without control characters")
