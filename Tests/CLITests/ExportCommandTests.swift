@@ -51,6 +51,9 @@ struct ExportCommandTests {
     func keptSources() throws {
         let (f, fake) = try synced(keepRaw: true)
         let messages = try stored(f)
+        #expect(try f.run("hd-auth", "list", "--json").stdout.contains("\"keep_raw\":true"))
+        let off = try f.run("hd-auth", "set", fake.email, "keep-raw", "maybe")
+        #expect(off.status == 64 && off.stderr.hasPrefix("hd-auth: keep-raw: maybe: not on or off\n"), "\(off)")
         let queries = (try fake.admin("GET", "requests") as? [[String: Any]] ?? []).compactMap { $0["query"] as? String }
         // One format=raw get per message and no format=full: the quota of hydration is unchanged.
         #expect(queries.filter { $0.contains("format=raw") }.count == messages.count)
