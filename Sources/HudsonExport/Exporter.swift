@@ -142,74 +142,76 @@ public final class Exporter {
                 items = try store.exportItems(accountID: account.id, since: state.seq, limit: limit)
                 if items.isEmpty { break }
             }
-            // Sources: stored, or fetched in one go for the batch.
-            var missing: [String] = []
-            for item in items where !item.deleted && state.entries[item.gmailID] == nil && !item.sourceStored {
-                missing.append(item.gmailID)
-            }
-            var fetched: [String: [UInt8]] = [:]
-            if !missing.isEmpty {
-                for (id, result) in await fetch(missing) {
-                    switch result {
-                    case .success(let source): fetched[id] = source
-                    case .failure(let error): report.failed[id] = String(describing: error)
+            // Sources: stored, or fetched 500 at a time (at most that many in memory).
+            for part in stride(from: 0, to: items.count, by: 500).map({ items[$0..<min($0 + 500, items.count)] }) {
+                var missing: [String] = []
+                for item in part where !item.deleted && state.entries[item.gmailID] == nil && !item.sourceStored {
+                    missing.append(item.gmailID)
+                }
+                var fetched: [String: [UInt8]] = [:]
+                if !missing.isEmpty {
+                    for (id, result) in await fetch(missing) {
+                        switch result {
+                        case .success(let source): fetched[id] = source
+                        case .failure(let error): report.failed[id] = String(describing: error)
+                        }
+                    }
+                    for id in missing where fetched[id] == nil && report.failed[id] == nil {
+                        report.failed[id] = "no answer from Gmail"
+                    }
+                    report.fetched += fetched.count
+                    if account.keepRaw {
+                        try store.saveSources(fetched.map { (gmailID: $0.key, source: $0.value) }, accountID: account.id)
                     }
                 }
-                for id in missing where fetched[id] == nil && report.failed[id] == nil {
-                    report.failed[id] = "no answer from Gmail"
-                }
-                report.fetched += fetched.count
-                if account.keepRaw {
-                    try store.saveSources(fetched.map { (gmailID: $0.key, source: $0.value) }, accountID: account.id)
-                }
-            }
-            for item in items {
-                if item.deleted {
-                    guard let entry = state.entries[item.gmailID] else { state.failed.remove(item.gmailID); continue }
-                    if mirror && format != .mbox {
-                        try ExportFiles.remove(path + "/" + entry.path)
+                for item in part {
+                    if item.deleted {
+                        guard let entry = state.entries[item.gmailID] else { state.failed.remove(item.gmailID); continue }
+                        if mirror && format != .mbox {
+                            try ExportFiles.remove(path + "/" + entry.path)
+                            state.entries[item.gmailID] = nil
+                            report.removed += 1
+                        } else if entry.status == .live {
+                            state.entries[item.gmailID]?.status = .kept
+                            report.kept += 1
+                        }
+                        continue
+                    }
+                    let existing = state.entries[item.gmailID]
+                    if existing != nil && format != .maildir { continue }  // a source never changes
+                    guard MaildirNames.isUsableID(item.gmailID) else {
+                        report.failed[item.gmailID] = "not a Gmail id that can name a file"
+                        continue
+                    }
+                    var source: [UInt8]
+                    if let existing, let file = try? ExportFiles.read(path + "/" + existing.path) {
+                        source = MaildirNames.strippingKeywords(file)
+                    } else if existing != nil {
+                        // Its file is gone (removed by hand): written again by the next run, from the source.
                         state.entries[item.gmailID] = nil
-                        report.removed += 1
-                    } else if entry.status == .live {
-                        state.entries[item.gmailID]?.status = .kept
-                        report.kept += 1
-                    }
-                    continue
-                }
-                let existing = state.entries[item.gmailID]
-                if existing != nil && format != .maildir { continue }  // a source never changes
-                guard MaildirNames.isUsableID(item.gmailID) else {
-                    report.failed[item.gmailID] = "not a Gmail id that can name a file"
-                    continue
-                }
-                var source: [UInt8]
-                if let existing, let file = try? ExportFiles.read(path + "/" + existing.path) {
-                    source = MaildirNames.strippingKeywords(file)
-                } else if existing != nil {
-                    // Its file is gone (removed by hand): written again by the next run, from the source.
-                    state.entries[item.gmailID] = nil
-                    report.failed[item.gmailID] = "its file is missing; the next run writes it again"
-                    continue
-                } else if let bytes = fetched[item.gmailID] {
-                    source = bytes
-                } else if item.sourceStored, let bytes = try store.source(gmailID: item.gmailID, accountID: account.id) {
-                    source = bytes
-                } else {
-                    if report.failed[item.gmailID] == nil { report.failed[item.gmailID] = "source not stored and not fetched" }
-                    state.failed.insert(item.gmailID)
-                    continue
-                }
-                state.failed.remove(item.gmailID)
-                report.failed[item.gmailID] = nil
-                let relative = try write(item, source: &source, mbox: mbox, state: &state, maildirFiles: &maildirFiles)
-                state.entries[item.gmailID] = ExportState.Entry(status: .live, path: relative)
-                if existing == nil { report.written += 1 } else { report.relabelled += 1 }
-                if format == .maildir {
-                    if let id = NotmuchBatch.messageID(item.messageIDHeader) {
-                        tagLines += Array(NotmuchBatch.line(messageID: id, tags: Set(tags(item.labels)), managed: managedTags).utf8)
-                        report.tagLines += 1
+                        report.failed[item.gmailID] = "its file is missing; the next run writes it again"
+                        continue
+                    } else if let bytes = fetched[item.gmailID] {
+                        source = bytes
+                    } else if item.sourceStored, let bytes = try store.source(gmailID: item.gmailID, accountID: account.id) {
+                        source = bytes
                     } else {
-                        report.withoutMessageID += 1
+                        if report.failed[item.gmailID] == nil { report.failed[item.gmailID] = "source not stored and not fetched" }
+                        state.failed.insert(item.gmailID)
+                        continue
+                    }
+                    state.failed.remove(item.gmailID)
+                    report.failed[item.gmailID] = nil
+                    let relative = try write(item, source: &source, mbox: mbox, state: &state, maildirFiles: &maildirFiles)
+                    state.entries[item.gmailID] = ExportState.Entry(status: .live, path: relative)
+                    if existing == nil { report.written += 1 } else { report.relabelled += 1 }
+                    if format == .maildir {
+                        if let id = NotmuchBatch.messageID(item.messageIDHeader) {
+                            tagLines += Array(NotmuchBatch.line(messageID: id, tags: Set(tags(item.labels)), managed: managedTags).utf8)
+                            report.tagLines += 1
+                        } else {
+                            report.withoutMessageID += 1
+                        }
                     }
                 }
             }
