@@ -77,6 +77,22 @@ struct ExportCommandTests {
         #expect(try String(contentsOfFile: out + "/notmuch-tags", encoding: .utf8).isEmpty)
     }
 
+    @Test("a body hd-show fetches on demand for an account that keeps sources comes with its source")
+    func onDemandKeepsSource() throws {
+        let f = CLIFixture()
+        let fake = try fixedFake()
+        defer { withExtendedLifetime(fake) {} }
+        try f.connect(fake, lookbackDays: 0)
+        #expect(try f.run("hd-auth", "set", fake.email, "keep-raw", "on").status == 0)
+        #expect(try f.run("hd-sync", "--catch-up", "--prefetch-days", "1").status == 0)
+        let message = try #require(try f.run("hd-search", "--messages", "--ids", "-n", "1", "older_than:30d").lines.first)
+        let before = try f.run("hd-show", "--raw", "--no-fetch", message)
+        #expect(before.status == 2 && before.stderr.contains("source not stored"), "\(before)")
+        #expect(try f.run("hd-show", message).status == 0)
+        let after = try f.run("hd-show", "--raw", "--no-fetch", message)
+        #expect(after.status == 0 && (after.stdout.contains("Message-ID:") || after.stdout.contains("Message-Id:")), "\(after)")
+    }
+
     @Test("without kept sources the export fetches them; a rerun writes only changes: flags, deletions kept, --mirror removes")
     func incremental() throws {
         let (f, fake) = try synced(keepRaw: false)
