@@ -12,8 +12,9 @@
 
  After each batch the written files are flushed and the state saved, so a killed run
  resumes at the last saved batch: names are fixed by the message, so what it wrote again
- replaces what it wrote before (and a Maildir file left under an older name is removed by
- the next write of its message). A source that cannot be fetched is recorded and tried
+ replaces what it wrote before (and a Maildir file left under an older name, found by
+ reading the Maildir when the run before was killed, is removed by the next write of
+ its message). A source that cannot be fetched is recorded and tried
  again next run; the rest go on.
  */
 import Glibc
@@ -106,10 +107,14 @@ public final class Exporter {
         defer { close(lock) }
         var state = try loadState()
         var tagLines: [UInt8] = []
-        // A Maildir's files by the unique part of their names: a file a killed run left
-        // under an older name is found and replaced.
+        // A marker that lives while a run does: when a run finds one, the run before it was
+        // killed, and the Maildir is read to find the files it left under an older name.
+        let marker = statePath + ".running"
+        let interrupted = ExportFiles.exists(marker)
+        try ExportFiles.writeAtomically([], to: marker, temporary: marker + ".tmp")
+        // A Maildir's files by the unique part of their names (after a killed run only).
         var maildirFiles: [String: [String]] = [:]
-        if format == .maildir {
+        if format == .maildir && interrupted {
             for directory in ["cur", "new"] {
                 for name in try ExportFiles.names(in: path + "/" + directory) {
                     if let unique = MaildirNames.uniquePart(of: name) { maildirFiles[unique, default: []].append(directory + "/" + name) }
@@ -235,6 +240,7 @@ public final class Exporter {
         if format == .maildir {
             try ExportFiles.writeAtomically(tagLines, to: tagFilePath, temporary: temporaryDirectory + "/tags.hudson-tmp")
         }
+        try ExportFiles.remove(marker)
         return report
     }
 
@@ -297,7 +303,7 @@ public final class Exporter {
                 throw ExportError.notThisExport(path: path, detail: "a file that no hd-export wrote (no \(statePath))")
             }
             if format != .mbox {
-                let foreign = try ExportFiles.names(in: path).filter { !["cur", "new", "tmp", ".hudson-tmp", ".hudson-export.lock", Self.tagFileName].contains($0) }
+                let foreign = try ExportFiles.names(in: path).filter { !["cur", "new", "tmp", ".hudson-tmp", ".hudson-export.lock", ".hudson-export.tmp", ".hudson-export.running", ".hudson-export.running.tmp", Self.tagFileName].contains($0) }
                 let strangers = try ExportFiles.names(in: path + "/cur").contains { MaildirNames.uniquePart(of: $0) == nil }
                 if !foreign.isEmpty || strangers {
                     throw ExportError.notThisExport(path: path, detail: "not empty and not an export (no \(Self.stateFileName))")
