@@ -177,6 +177,28 @@ struct ExportCommandTests {
         #expect(files(out + "/new").isEmpty)
     }
 
+    @Test("after a killed run, a Maildir file it left under an older name is removed when its message is written again")
+    func strayAfterKill() throws {
+        let (f, fake) = try synced(keepRaw: true)
+        defer { withExtendedLifetime(fake) {} }
+        let out = f.dir.path("Mail")
+        #expect(try f.run("hd-export", out).status == 0)
+        let files = maildir(out)
+        let (id, name) = try #require(files.sorted { $0.key < $1.key }.first)
+        // What a run killed between writing a file and saving the state leaves: the file under
+        // the new name, the state naming the old one, and the marker of a run that never ended.
+        let unique = String(name.split(separator: ":")[0])
+        let stray = out + "/cur/" + unique + ":2,T"
+        try FileManager.default.copyItem(atPath: out + "/cur/" + name, toPath: stray)
+        FileManager.default.createFile(atPath: out + "/.hudson-export.running", contents: Data())
+        #expect(try f.run("hd-mark", "star", "message:\(id)").status == 0)
+        let rerun = try f.run("hd-export", out)
+        #expect(rerun.status == 0 && rerun.stdout.contains(" 1 relabelled"), "\(rerun)")
+        #expect(!FileManager.default.fileExists(atPath: stray))
+        #expect(self.files(out + "/cur").filter { $0.hasPrefix(unique + ":") }.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: out + "/.hudson-export.running"))
+    }
+
     @Test("mboxrd and .eml: every message once, a rerun appends only new ones; bad targets refused")
     func mboxAndEml() throws {
         let (f, fake) = try synced(keepRaw: true)
