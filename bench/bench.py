@@ -881,8 +881,9 @@ class Bench:
             data["maildir_bytes"] = du(offline_dir)
             # 100 changes: 100 messages read (queued here, not flushed), then the rerun.
             ids = run(["hd-search", "--messages", "--ids", "-n", "100", "is:unread in:anywhere"], env=env,
-                      capture=True).stdout.split()
-            run(["hd-mark", "read", "--no-flush"] + ids, env=env, capture=True)
+                      capture=True, check=False).stdout.split()
+            if ids:
+                run(["hd-mark", "read", "--no-flush"] + ids, env=env, capture=True, stdin=subprocess.DEVNULL)
             data["changes"] = len(ids)
             data["incremental"] = timed("after %d changes" % len(ids), ["hd-export", "--no-fetch", offline_dir])
             run(["sh", "-c", "hd-undo --no-flush >/dev/null 2>&1 || true"], env=env)
