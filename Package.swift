@@ -7,6 +7,7 @@
 //   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery <- HudsonSync
 //   HudsonOutput, HudsonStore <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
 //   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
+//   HudsonStore, HudsonMail <- HudsonExport <- HudsonNetworkCommands
 //   HudsonCLI <- HudsonCommands;  HudsonNetworkCLI <- HudsonNetworkCommands
 //
 // The local commands link HudsonCLI only, so they start without Foundation; the
@@ -28,7 +29,7 @@ let package = Package(
     name: "Hudson",
     products: [
         .library(name: "HudsonCore", targets: [
-            "SQLite", "HudsonQuery", "HudsonMail", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail",
+            "SQLite", "HudsonQuery", "HudsonMail", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonExport",
             "HudsonSync", "HudsonQuotaLedger", "HudsonNetworkCLI",
         ]),
     ],
@@ -50,6 +51,9 @@ let package = Package(
         // HudsonGmail's QuotaBucket consults through its QuotaLedger protocol.
         .target(name: "HudsonQuotaLedger", dependencies: ["SQLite", "HudsonGmail"]),
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
+        // hd-export's engine (issue 24 §2): Maildir, mboxrd and .eml exports, incremental by
+        // the change sequence; the sources it lacks come from its caller.
+        .target(name: "HudsonExport", dependencies: ["HudsonStore", "HudsonMail"]),
         // CLI support for the commands that talk to Gmail (only they link Foundation's networking).
         .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail", "HudsonQuery",
                                                          "HudsonQuotaLedger"]),
@@ -57,7 +61,8 @@ let package = Package(
         // The commands' bodies, one file each (Sources/HudsonCommands/hd-ls.swift...): the local
         // commands, which link no network code, and those that talk to Gmail.
         .target(name: "HudsonCommands", dependencies: ["HudsonCLI", "HudsonMail", "HudsonOutput", "HudsonQuery", "HudsonStore"]),
-        .target(name: "HudsonNetworkCommands", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore"]),
+        .target(name: "HudsonNetworkCommands", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore",
+                                                              "HudsonExport"]),
 
         // The commands: each one short main.swift that runs its body (STYLE.md rule 1). These
         // are what `swift build` and the tests run.
@@ -76,6 +81,7 @@ let package = Package(
         .executableTarget(name: "hd-send", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-drafts", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-filters", dependencies: ["HudsonNetworkCommands"]),
+        .executableTarget(name: "hd-export", dependencies: ["HudsonNetworkCommands"]),
 
         // What scripts/install installs: one multi-call binary per kind, each hd-* a link to
         // it (HudsonCLI/MultiCall.swift). One copy of the Swift runtime (and of Foundation)
@@ -112,6 +118,7 @@ let package = Package(
         .testTarget(name: "HudsonQueryTests", dependencies: ["HudsonQuery"]),
         .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput"]),
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
+        .testTarget(name: "HudsonExportTests", dependencies: ["HudsonExport", "HudsonStore", "HudsonTestSupport"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
         .testTarget(name: "HudsonQuotaLedgerTests", dependencies: ["HudsonQuotaLedger", "HudsonGmail", "SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonQuery", "HudsonTestSupport"]),

@@ -919,6 +919,59 @@ class Bench:
         log("paced: %.0f messages/min of %.0f allowed (%.0f %%), %d x 429" % (
             measured, allowed, 100 * measured / allowed, too_many))
 
+    # hd-export ------------------------------------------------------------------
+
+    def export(self):
+        """hd-export (issue 24 §2) of the whole store to a Maildir, three ways: fetching
+        every source from the fake (the account keeps them: keep-raw on), again from the
+        kept sources (--no-fetch: no network), and the incremental rerun after 100
+        changes. Whole processes, wall clock (/usr/bin/time), one run each."""
+        work = os.path.join(self.work, "export")
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        store_work = os.path.join(self.work, "hudson")
+        fake = self.fake
+        started_fake = None
+        if fake is None:  # a store built earlier or without HTTP: a fake to fetch from
+            fake = started_fake = Fake(work, self.paths["ndjson"], self.paths["labels_json"])
+        try:
+            env = hudson_env(self.binaries, store_work, fake, 100_000_000)
+            if started_fake:
+                connect_account(env, work, fake)
+            run(["hd-auth", "set", ACCOUNT, "keep-raw", "on"], env=env)
+            run(["sqlite3", env["HUDSON_DB"], "DELETE FROM message_sources;"], capture=True)
+
+            def timed(name, argv):
+                result = run(["/usr/bin/time", "-v"] + argv, env=env, capture=True, stderr=subprocess.PIPE)
+                wall, rss = time_v(result.stderr)
+                line = result.stdout.strip()
+                log("export %s: %.1f s, peak RSS %.1f MiB: %s" % (name, wall, (rss or 0) / 1024, line))
+                return {"seconds": wall, "peak_rss_kib": rss, "report": line}
+
+            fetched_dir = os.path.join(work, "fetched")
+            data = {"messages": int(run(["sqlite3", "-readonly", env["HUDSON_DB"], "SELECT count(*) FROM messages;"],
+                                        capture=True).stdout)}
+            data["fetching"] = timed("fetching every source", ["hd-export", fetched_dir])
+            sources = run(["sqlite3", "-readonly", env["HUDSON_DB"],
+                           "SELECT count(*), coalesce(sum(length(source)), 0) FROM message_sources;"],
+                          capture=True).stdout.strip().split("|")
+            data["sources"] = {"count": int(sources[0]), "bytes": int(sources[1])}
+            offline_dir = os.path.join(work, "offline")
+            data["offline"] = timed("from kept sources", ["hd-export", "--no-fetch", offline_dir])
+            data["maildir_bytes"] = du(offline_dir)
+            # 100 changes: 100 messages read (queued here, not flushed), then the rerun.
+            ids = run(["hd-search", "--messages", "--ids", "-n", "100", "is:unread in:anywhere"], env=env,
+                      capture=True, check=False).stdout.split()
+            if ids:
+                run(["hd-mark", "read", "--no-flush"] + ids, env=env, capture=True, stdin=subprocess.DEVNULL)
+            data["changes"] = len(ids)
+            data["incremental"] = timed("after %d changes" % len(ids), ["hd-export", "--no-fetch", offline_dir])
+            run(["sh", "-c", "hd-undo --no-flush >/dev/null 2>&1 || true"], env=env)
+            write_json(os.path.join(self.results, "export.json"), data)
+        finally:
+            if started_fake:
+                started_fake.stop()
+
     # sizes ----------------------------------------------------------------------
 
     def sizes(self):
@@ -962,7 +1015,7 @@ def main():
     p.add_argument("--no-baselines", dest="baselines", action="store_false")
     p.add_argument("--import", dest="direct_import", action="store_true",
                    help="build the store with bench/import (no HTTP), for sizes the fake cannot hold")
-    p.add_argument("--steps", default="corpus,ingest,notmuch,mu,install,rows,mark,rules,paced,sizes")
+    p.add_argument("--steps", default="corpus,ingest,notmuch,mu,install,rows,mark,rules,export,paced,sizes")
     p.add_argument("--only", action="append", help="only these row keys (repeatable)")
     args = p.parse_args()
     steps = args.steps.split(",")
@@ -972,7 +1025,7 @@ def main():
         bench.corpus()
         if "ingest" in steps:
             bench.ingest()
-        elif "rows" in steps or "mark" in steps or "rules" in steps or "sizes" in steps:
+        elif "rows" in steps or "mark" in steps or "rules" in steps or "sizes" in steps or "export" in steps:
             bench.reuse_store()
         if args.baselines and "notmuch" in steps:
             bench.notmuch()
@@ -993,6 +1046,8 @@ def main():
             bench.mark()
         if "rules" in steps:
             bench.rules()
+        if "export" in steps:
+            bench.export()
         if "paced" in steps:
             bench.paced()
     finally:

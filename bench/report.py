@@ -226,6 +226,18 @@ def main():
                                 flush["changes"], flush["threads"], verb, flush["flush_requests"],
                                 ", ".join("%s %s" % (m, p.rsplit("/", 1)[-1]) for m, p in flush["flush_calls"]),
                                 "✓" if flush["flush_requests"] <= 5 else "✗", flush["sync_seconds"]))
+        export = load(os.path.join(d, "export.json"))
+        if export:
+            # hd-export (issue 24 §2): the incremental rerun against the whole export, same run.
+            text.append("`hd-export` to a Maildir, %d messages, whole process: fetching every source from the fake "
+                        "(keep-raw on) **%.1f s**; from the kept sources, no network, **%.1f s** (Maildir %.0f MB, "
+                        "sources %.0f MB in the store); the rerun after %d changes **%.2f s** = %s of the offline "
+                        "export %s.\n" % (
+                            export["messages"], export["fetching"]["seconds"], export["offline"]["seconds"],
+                            export["maildir_bytes"] / 1e6, export["sources"]["bytes"] / 1e6, export["changes"],
+                            export["incremental"]["seconds"],
+                            "%.1f %%" % (100 * export["incremental"]["seconds"] / max(export["offline"]["seconds"], 0.001)),
+                            "✓" if export["incremental"]["seconds"] <= max(5.0, 0.1 * export["offline"]["seconds"]) else "✗"))
         paced = load(os.path.join(d, "paced.json"))
         if paced:
             per_window = ", ".join("%d gets (burst %.1f–%.1f s)" % (w["gets"], w["first"] or 0, w["last"] or 0)

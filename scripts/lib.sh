@@ -44,6 +44,11 @@ ensure_mail_clients() {
     ensure_packages git git-email mutt
 }
 
+# hd-export's Maildir is proven with the real notmuch and mu (Tests/CLITests/ExportCommandTests.swift).
+ensure_mail_indexers() {
+    ensure_packages notmuch maildir-utils
+}
+
 # Release binaries link the Swift runtime and Foundation statically: a process then maps
 # a handful of shared libraries instead of some forty, and `hd-ls` starts in about 2.7 ms
 # instead of 4.5 (docs/performance.md). The static FoundationNetworking

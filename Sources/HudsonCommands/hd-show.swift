@@ -10,17 +10,18 @@ private let spec = CommandSpec(
     discussion: """
         A thread shows all its messages, oldest first. A body not stored yet is fetched
         from Gmail at once (the same pipeline hd-sync uses); offline, the headers and the
-        snippet are shown with a note. --raw prints the RFC 822 source fetched from Gmail
-        (several messages as an mboxrd mailbox); --html the original HTML part.
+        snippet are shown with a note. --raw prints the RFC 822 source (several messages as
+        an mboxrd mailbox): the stored one when the account keeps sources (hd-auth set
+        EMAIL keep-raw on), otherwise fetched from Gmail; --html the original HTML part.
         References come from the operands or, with none, from standard input.
         """,
     options: [
-        .flag("raw", help: "Print the RFC 822 source from Gmail; several messages as mboxrd."),
-        .flag("mbox", help: "Print the messages' sources from Gmail as an mboxrd mailbox, even just one."),
+        .flag("raw", help: "Print the RFC 822 source (stored, or from Gmail); several messages as mboxrd."),
+        .flag("mbox", help: "Print the messages' sources as an mboxrd mailbox, even just one."),
         .flag("html", help: "Print the original HTML part instead of the readable text."),
         .value("save-attachments", name: "DIR", kind: .directory,
                help: "Save the attachments in DIR (file names only, never overwriting: a numbered name instead)."),
-        .flag("no-fetch", help: "Never contact Gmail: show what the store has (not with --raw, --mbox or --save-attachments)."),
+        .flag("no-fetch", help: "Never contact Gmail: show what the store has (sources only when stored; not with --save-attachments)."),
         .flag("json", help: "Print one NDJSON object per message (docs/json.md)."),
     ],
     operands: [OperandSpec("REF", kind: .reference, arity: .many, help: "thread:ID, message:ID, or a message id; - for standard input.")],
@@ -45,8 +46,8 @@ public func hdShow() -> Never { Main.run(spec) { cli in
     let mayFetch = !cli.arguments.flag("no-fetch")
     let mbox = cli.arguments.flag("mbox")
     let raw = cli.arguments.flag("raw") || mbox
-    if !mayFetch && (raw || cli.arguments.string("save-attachments") != nil) {
-        throw UsageError("--no-fetch: the source and attachments are only at Gmail")
+    if !mayFetch && cli.arguments.string("save-attachments") != nil {
+        throw UsageError("--no-fetch: the attachments are only at Gmail")
     }
     var messages: [MessageDetail] = []
     var notes: [String: String] = [:]
@@ -90,7 +91,16 @@ public func hdShow() -> Never { Main.run(spec) { cli in
     }
     if raw {
         for message in messages {
-            let source = try fetch.raw(messageID: message.messageID, email: names.email(message.accountID))
+            let source: [UInt8]
+            if let stored = try store.source(gmailID: message.messageID, accountID: message.accountID) {
+                source = stored
+            } else if mayFetch {
+                source = try fetch.raw(messageID: message.messageID, email: names.email(message.accountID))
+            } else {
+                cli.warn("message:\(message.messageID): source not stored (--no-fetch)")
+                failures += 1
+                continue
+            }
             let onTerminal = cli.terminal.isTerminal
             if messages.count == 1 && !mbox {
                 try cli.stdout.write(bytes: MessageView.source(source, onTerminal: onTerminal))

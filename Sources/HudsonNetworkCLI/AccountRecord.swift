@@ -20,6 +20,7 @@ public enum AccountRecord {
                 ("lookback_days", .int(Int64(account.lookbackDays))),
                 ("backfill", .string(account.backfillState.rawValue)),
                 ("last_sync", account.lastSyncAt.map { .string(DateText.rfc3339UTC(milliseconds: $0)) } ?? .null),
+                ("keep_raw", .bool(account.keepRaw)),
             ]
             columns += [account.lookbackDays == 0 ? "all" : "\(account.lookbackDays)d", account.backfillState.rawValue,
                         account.lastSyncAt.map { DateText.rfc3339UTC(milliseconds: $0) } ?? "never"]

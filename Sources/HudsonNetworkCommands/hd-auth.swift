@@ -10,6 +10,9 @@ private let lookback = OptionSpec.value(
     "lookback-days", name: "N", kind: .integer,
     help: "Backfill mail received up to N days before now; 0 for the whole mailbox. Fixed at consent.", default: "90")
 
+private let keepRaw = OptionSpec.flag(
+    "keep-raw", help: "Keep each message's RFC 822 source in the store (hd-auth set EMAIL keep-raw off stops it).")
+
 private let spec = CommandSpec(
     name: "hd-auth",
     abstract: "Connect Gmail accounts, check them, list them, remove them.",
@@ -24,7 +27,7 @@ private let spec = CommandSpec(
             options: [
                 .value("client-secret", name: "FILE", kind: .file, help: "Google's client secret JSON for a Desktop app."),
                 .flag("no-browser", help: "Only print the consent URL."),
-                lookback,
+                lookback, keepRaw,
             ],
             access: .create,
             exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration]),
@@ -33,7 +36,7 @@ private let spec = CommandSpec(
             options: [
                 .value("client-secret", name: "FILE", kind: .file, help: "Google's client secret JSON for a Desktop app."),
                 .value("refresh-token-file", name: "FILE", kind: .file, help: "A file holding the account's refresh token."),
-                lookback,
+                lookback, keepRaw,
             ],
             operands: [OperandSpec("EMAIL", kind: .account, help: "The account's address; checked against Gmail's profile.")],
             access: .create,
@@ -55,6 +58,20 @@ private let spec = CommandSpec(
             operands: [OperandSpec("EMAIL", kind: .account, arity: .optional, help: "Only this account.")],
             access: .none,
             exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration]),
+        CommandSpec(
+            name: "set", abstract: "Change an account's setting: keep-raw on|off.",
+            discussion: """
+                keep-raw on: from now on, bodies are fetched as RFC 822 sources (format=raw, the same
+                quota as format=full) and each source is kept in the store, for hd-show --raw and
+                hd-export without the network. Sources already stored stay when it is turned off.
+                """,
+            operands: [
+                OperandSpec("EMAIL", kind: .account, help: "The account."),
+                OperandSpec("SETTING", help: "keep-raw."),
+                OperandSpec("VALUE", help: "on or off."),
+            ],
+            access: .readWrite,
+            exitStatuses: [.usage, .configuration]),
         CommandSpec(
             name: "remove", abstract: "Remove an account's credentials; --purge also deletes its mail from the store.",
             options: [.flag("purge", help: "Also delete the account's messages, labels and queued changes from the store.")],
@@ -88,6 +105,7 @@ public func hdAuth() async -> Never { await Main.run(spec, classifiers: [Network
         let email = try await AccountSetup.profileEmail(accessToken: tokens.accessToken, endpoints: endpoints)
         let (account, isNew) = try AccountSetup.register(
             email: email, clientSecret: secret, tokens: tokens, endpoints: endpoints, lookbackDays: lookbackDays, invocation: cli)
+        try applyKeepRaw(cli, account)
         cli.warn("\(account.email): \(isNew ? "added" : "credentials renewed"); run hd-sync to fetch mail")
         return .success
 
@@ -111,6 +129,7 @@ public func hdAuth() async -> Never { await Main.run(spec, classifiers: [Network
         let (account, isNew) = try AccountSetup.register(
             email: actual, clientSecret: secret, tokens: OAuthTokens(accessToken: access, refreshToken: refreshToken),
             endpoints: endpoints, lookbackDays: lookbackDays, invocation: cli)
+        try applyKeepRaw(cli, account)
         cli.warn("\(account.email): \(isNew ? "added" : "credentials renewed")")
         return .success
 
@@ -152,6 +171,16 @@ public func hdAuth() async -> Never { await Main.run(spec, classifiers: [Network
         }
         return AccountStatus.exitStatus(statuses)
 
+    case "set":
+        let (email, setting, value) = (cli.arguments.operands[0], cli.arguments.operands[1], cli.arguments.operands[2])
+        guard setting == "keep-raw" else { throw UsageError("\(TerminalSafety.quoted(setting)): not a setting (keep-raw)") }
+        guard value == "on" || value == "off" else { throw UsageError("keep-raw: \(TerminalSafety.quoted(value)): not on or off") }
+        let store = try cli.store()
+        let account = try store.requireAccount(email: email)
+        try store.setKeepRaw(value == "on", accountID: account.id)
+        cli.warn("\(account.email): keep-raw \(value)")
+        return .success
+
     case "remove":
         let email = cli.arguments.operands[0]
         let credentials = CredentialStore(configDirectory: try cli.configDirectory())
@@ -168,6 +197,12 @@ public func hdAuth() async -> Never { await Main.run(spec, classifiers: [Network
         return .success
 
     default:
-        throw UsageError("a command is needed (login, add, list, status, remove)")
+        throw UsageError("a command is needed (login, add, list, status, set, remove)")
     }
 }}
+
+/// `--keep-raw` at login or add turns keeping sources on (it never turns it off).
+private func applyKeepRaw(_ cli: Invocation, _ account: Account) throws {
+    guard cli.arguments.flag("keep-raw") else { return }
+    try cli.store().setKeepRaw(true, accountID: account.id)
+}

@@ -30,6 +30,8 @@ public struct Account: Equatable, Sendable {
     public var lastHistoryAt: Int64?
     public var lastBackfillAt: Int64?
     public var labelsSyncedAt: Int64?
+    /// Whether hydration keeps each message's RFC 822 source (migration 018, `hd-auth set`).
+    public var keepRaw: Bool = false
 
     /// The Gmail `q` of the backfill listing. It is built from stored epoch seconds only,
     /// so every page, including one resumed days later, has the same filter
@@ -53,7 +55,7 @@ extension Store {
     static let accountColumns = """
         id, email, history_id, consented_at, lookback_days, backfill_state, backfill_page_token,
         backfill_after, backfill_before, backfill_listed, backfill_estimate, created_at,
-        last_sync_at, last_history_at, last_backfill_at, labels_synced_at
+        last_sync_at, last_history_at, last_backfill_at, labels_synced_at, keep_raw
         """
 
     static func account(from row: Row) -> Account {
@@ -65,7 +67,8 @@ extension Store {
             backfillBefore: row.optionalInt64(8), backfillListed: row.int(9),
             backfillEstimate: row.optionalInt(10), createdAt: row.int64(11),
             lastSyncAt: row.optionalInt64(12), lastHistoryAt: row.optionalInt64(13),
-            lastBackfillAt: row.optionalInt64(14), labelsSyncedAt: row.optionalInt64(15))
+            lastBackfillAt: row.optionalInt64(14), labelsSyncedAt: row.optionalInt64(15),
+            keepRaw: row.bool(16))
     }
 
     /// Adds an account. `consentedAt` (epoch seconds) and `lookbackDays` fix the backfill

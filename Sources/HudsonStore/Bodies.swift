@@ -55,7 +55,8 @@ extension Store {
     }
 
     /// `saveBody` inside a tracked write that the caller opened.
-    func saveBody(_ body: MessageBody, gmailID: String, accountID: Int64, touched: inout Set<ThreadKey>) throws -> Bool {
+    func saveBody(_ body: MessageBody, gmailID: String, accountID: Int64, source: [UInt8]? = nil,
+                  touched: inout Set<ThreadKey>) throws -> Bool {
         guard let row = try db.first(
             "SELECT id, thread_id, has_attachment FROM messages WHERE account_id = ? AND gmail_id = ?",
             accountID, gmailID, transform: { (key: $0.int64(0), threadID: $0.string(1), hasAttachment: $0.bool(2)) })
@@ -75,6 +76,7 @@ extension Store {
         // Gmail's attachment: a part with a non-empty filename (gmail-api.md §8; migration 014).
         let hasAttachment = body.attachments.contains { !$0.filename.isEmpty }
         try db.execute("UPDATE messages SET body_state = 1, has_attachment = ? WHERE id = ?", hasAttachment, row.key)
+        if let source { try saveSource(source, messageKey: row.key) }
         try unpark(gmailID: gmailID, accountID: accountID, stage: .body)
         try bumpSequence(messageKey: row.key)
         // Of what the rollup shows, a body changes only has_attachment; a thread whose

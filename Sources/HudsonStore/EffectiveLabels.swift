@@ -54,6 +54,12 @@ enum EffectiveLabels {
         return "EXISTS (SELECT 1 FROM \(view) AS el WHERE el.message_id = \(messageColumn) AND el.label IN (\(labels)))"
     }
 
+    /// The SQL expression listing the effective labels of message `messageColumn`, joined
+    /// by U+001F (a correlated seek, like `carries`).
+    static func list(messageColumn: String) -> String {
+        "(SELECT group_concat(el.label, char(31)) FROM \(view) AS el WHERE el.message_id = \(messageColumn))"
+    }
+
     static func carriesList(messageColumn: String, bounded: (lower: Bool, upper: Bool), source: String = view) -> String {
         var sql = "\(messageColumn) IN (SELECT el.message_id FROM \(source) AS el WHERE el.label = ?"
         if bounded.lower { sql += " AND el.message_id >= ?" }

@@ -80,11 +80,14 @@ public struct Hydration: Sendable {
     public var gmailID: String
     public var snapshot: MessageSnapshot?
     public var body: MessageBody
+    /// The RFC 822 source, for an account that keeps sources (migration 018).
+    public var source: [UInt8]?
 
-    public init(gmailID: String, snapshot: MessageSnapshot?, body: MessageBody) {
+    public init(gmailID: String, snapshot: MessageSnapshot?, body: MessageBody, source: [UInt8]? = nil) {
         self.gmailID = gmailID
         self.snapshot = snapshot
         self.body = body
+        self.source = source
     }
 }
 
@@ -150,12 +153,13 @@ extension Store {
     /// Stores what a `format=full` fetch brought: the snapshot (through the version
     /// guard) and the body, in one transaction. Returns false when the message is gone.
     @discardableResult
-    public func applyHydration(_ snapshot: MessageSnapshot?, body: MessageBody, gmailID: String, accountID: Int64) throws -> Bool {
+    public func applyHydration(_ snapshot: MessageSnapshot?, body: MessageBody, gmailID: String, accountID: Int64,
+                               source: [UInt8]? = nil) throws -> Bool {
         try writeTracked { touched in
             if let snapshot {
                 _ = try applyEach([snapshot], accountID: accountID, touched: &touched)
             }
-            return try saveBody(body, gmailID: gmailID, accountID: accountID, touched: &touched)
+            return try saveBody(body, gmailID: gmailID, accountID: accountID, source: source, touched: &touched)
         }
     }
 
@@ -174,7 +178,8 @@ extension Store {
                         if let snapshot = item.snapshot {
                             _ = try applyEach([snapshot], accountID: accountID, touched: &touched)
                         }
-                        return try saveBody(item.body, gmailID: item.gmailID, accountID: accountID, touched: &touched)
+                        return try saveBody(item.body, gmailID: item.gmailID, accountID: accountID, source: item.source,
+                                            touched: &touched)
                     }
                     if saved { report.saved.append(item.gmailID) } else { report.vanished.append(item.gmailID) }
                 } catch {

@@ -68,7 +68,12 @@ public enum BodyMapping {
     /// The body of a message's RFC 822 source (`format=raw`, base64url), parsed here;
     /// its attachments carry no attachment id, so their bytes come from the source again.
     public static func body(fromRaw raw: String) -> MessageBody {
-        body(of: RFC822.parse(bytes: Base64.decode(raw)))
+        body(fromSource: Base64.decode(raw))
+    }
+
+    /// The body of a decoded RFC 822 source.
+    public static func body(fromSource source: [UInt8]) -> MessageBody {
+        body(of: RFC822.parse(bytes: source))
     }
 
     static func body(of root: MIMEPart) -> MessageBody {

@@ -23,6 +23,7 @@
  */
 import Foundation
 import HudsonGmail
+import HudsonMail
 import HudsonStore
 
 public struct SyncReport: Sendable, Equatable {
@@ -477,13 +478,14 @@ public actor SyncEngine {
         let chunks = stride(from: 0, to: ids.count, by: Self.hydrationChunk).map {
             Array(ids[$0..<min($0 + Self.hydrationChunk, ids.count)])
         }
-        var next: Task<FetchedBodies, Never>? = fetchBodies(chunks[0])
+        let keepRaw = account.keepRaw
+        var next: Task<FetchedBodies, Never>? = fetchBodies(chunks[0], keepRaw: keepRaw)
         defer { next?.cancel() }
         var hydrated = 0
         for index in chunks.indices {
             guard let pending = next else { break }
             let fetched = await Self.result(of: pending)
-            next = index + 1 < chunks.count ? fetchBodies(chunks[index + 1]) : nil
+            next = index + 1 < chunks.count ? fetchBodies(chunks[index + 1], keepRaw: keepRaw) : nil
             for id in fetched.notFound {
                 try database.write { _ = try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }
             }
@@ -507,14 +509,24 @@ public actor SyncEngine {
         return hydrated
     }
 
-    /// Starts fetching and mapping one chunk of bodies off the actor.
-    private func fetchBodies(_ ids: [String]) -> Task<FetchedBodies, Never> {
+    /// Starts fetching and mapping one chunk of bodies off the actor. An account that keeps
+    /// sources fetches `format=raw` instead of `format=full`: the same 5 units a message
+    /// (gmail-api.md §3), the body parsed here, the source kept (issue 24 §1).
+    private func fetchBodies(_ ids: [String], keepRaw: Bool) -> Task<FetchedBodies, Never> {
         let api = self.api
         return Task.detached {
-            let results = await api.getMessages(ids: ids, format: "full")
+            let results = await api.getMessages(ids: ids, format: keepRaw ? "raw" : "full")
             var fetched = FetchedBodies()
             for id in ids {
                 switch results[id] {
+                case .success(let message)? where keepRaw:
+                    guard let raw = message.raw else {
+                        fetched.failed.append(ParkingFailure(gmailID: id, stage: .body, error: "no raw message in the response"))
+                        continue
+                    }
+                    let source = Base64.decode(raw)
+                    fetched.hydrations.append(Hydration(gmailID: id, snapshot: nil, body: BodyMapping.body(fromSource: source),
+                                                        source: source))
                 case .success(let message)?:
                     fetched.hydrations.append(Hydration(gmailID: id, snapshot: SnapshotMapping.snapshot(from: message),
                                                         body: BodyMapping.body(from: message)))
@@ -557,8 +569,10 @@ public actor SyncEngine {
     /// everything but a 404, which tombstones the message and returns false: a single
     /// call has no "next id" to fall through to.
     public func hydrate(messageID: String) async throws -> Bool {
-        let accountID = try currentAccount().id
+        let account = try currentAccount()
+        let accountID = account.id
         do {
+            if account.keepRaw { return try await persistRaw(messageID, accountID: accountID, api: onDemandAPI, keep: true) }
             let message: GmailMessage
             do {
                 message = try await onDemandAPI.getMessage(id: messageID, format: "full")
@@ -576,11 +590,15 @@ public actor SyncEngine {
     /// decoded: Foundation's JSON decoder refuses nesting as deep as a MIME bomb's parts
     /// (hundreds of levels), while RFC822's parser bounds the depth itself. Only the body
     /// is stored; the message's labels and headers stay as the last snapshot gave them.
-    private func persistRaw(_ id: String, accountID: Int64, api: any GmailAPI) async throws -> Bool {
+    /// With `keep`, the source is stored too (an account that keeps sources).
+    private func persistRaw(_ id: String, accountID: Int64, api: any GmailAPI, keep: Bool = false) async throws -> Bool {
         let message = try await api.getMessage(id: id, format: "raw")
         guard let raw = message.raw else { throw GmailError.invalidResponse("no raw message in the response") }
-        let body = BodyMapping.body(fromRaw: raw)
-        return try database.write { try $0.applyHydration(nil, body: body, gmailID: id, accountID: accountID) }
+        let source = Base64.decode(raw)
+        let body = BodyMapping.body(fromSource: source)
+        return try database.write {
+            try $0.applyHydration(nil, body: body, gmailID: id, accountID: accountID, source: keep ? source : nil)
+        }
     }
 
     /// Stores a format=full message: its snapshot (version-guarded) and its body.

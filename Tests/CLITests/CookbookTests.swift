@@ -62,7 +62,7 @@ enum Cookbook {
     /// The recipes this file checks; the coverage test compares them with the page.
     static let checked: Set<String> = [
         "digest", "newsletters", "vip", "unread-per-label", "incremental", "mbox", "relabel", "trash-promotions",
-        "draft-summary", "replay-filters", "rules",
+        "draft-summary", "replay-filters", "rules", "maildir-backup",
     ]
 }
 
@@ -162,6 +162,7 @@ struct CookbookTests {
         case "draft-summary": try draftSummary(recipe, kitchen)
         case "replay-filters": try replayFilters(recipe, kitchen)
         case "rules": try rules(recipe, kitchen)
+        case "maildir-backup": try maildirBackup(recipe, kitchen)
         default: Issue.record("docs/scripting.md:\(recipe.line): no check for recipe \(recipe.name)")
         }
     }
@@ -360,6 +361,46 @@ struct CookbookTests {
         #expect(Set(try handed().dropFirst(stored.count)) == ["message:\(arrived.id)", touched])
         #expect(try handed().count == stored.count + 2)
         #expect(try savedPoint() > firstPoint)
+    }
+
+    /// Two nights: after each, notmuch's counts are Hudson's; the second writes only the changes.
+    func maildirBackup(_ recipe: Recipe, _ k: Kitchen) throws {
+        guard let notmuch = MailIndexers.notmuch else {
+            #expect(!MailClients.isCI, "notmuch is required under CI=true (scripts/lib.sh: ensure_mail_indexers)")
+            return
+        }
+        func agree(_ night: String) throws {
+            func count(_ query: String) throws -> Int {
+                let result = try k.f.shell("'\(notmuch)' count '\(query)'")
+                #expect(result.status == 0, "\(result)")
+                return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+            }
+            for (tag, query) in [("tag:inbox", "in:inbox"), ("tag:unread", "is:unread in:anywhere"), ("*", "in:anywhere"),
+                                 ("tag:flagged", "is:starred in:anywhere")] {
+                let hudson = try k.f.run("hd-search", "--messages", "--ids", "-n", "100000", query)
+                #expect(hudson.status == 0 || hudson.status == 1, "\(hudson)")  // 1: none match
+                #expect(try count(tag) == hudson.lines.count, "\(night): \(tag) / \(query)")
+            }
+        }
+        let first = try k.cook(recipe)
+        #expect(first.status == 0, "\(first)")
+        try agree("first night")
+        #expect(try count(files: k.home + "/Mail/gmail/cur") == (try k.storedMessages()).count)
+        // A day: new mail, one message read and starred here.
+        let arrived = try k.deliver(from: "Ada <ada@analytical.example>", subject: "Notes for tonight")
+        let read = try #require(try k.lines("hd-search", "--messages", "--ids", "-n", "1", "is:unread in:inbox").first)
+        _ = try k.lines("hd-mark", "read", "star", read)
+        let second = try k.cook(recipe)
+        #expect(second.status == 0, "\(second)")
+        try agree("second night")
+        let tags = try String(contentsOfFile: k.home + "/Mail/gmail/notmuch-tags", encoding: .utf8).split(separator: "\n")
+        #expect(tags.count == 2, "only the night's changes: \(tags)")
+        #expect(try count(files: k.home + "/Mail/gmail/cur") == (try k.storedMessages()).count)
+        #expect(try k.storedMessages().contains(arrived.id))
+    }
+
+    func count(files directory: String) throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: directory).count
     }
 
     /// The mbox holds every matching message once, each with its own Message-ID.

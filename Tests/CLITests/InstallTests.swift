@@ -32,7 +32,7 @@ struct InstallTests {
             try #require(try FileManager.default.attributesOfItem(atPath: "\(prefix)/bin/\(command)")[.systemFileNumber] as? Int)
         }
         #expect(try Set(["hd-ls", "hd-search", "hd-show", "hd-mark", "hd-undo", "hd-labels", "hd-pending"].map(inode)).count == 1)
-        #expect(try Set(["hd-auth", "hd-sync", "hd-send"].map(inode)).count == 1)
+        #expect(try Set(["hd-auth", "hd-sync", "hd-send", "hd-export"].map(inode)).count == 1)
         #expect(try inode("hd-ls") != inode("hd-sync"))
         // A new shell with the installed bin on PATH completes hd-mark ar<TAB> from the installed script.
         let complete = try f.shell("""

@@ -248,7 +248,10 @@ struct DocumentationRegressionTests {
         #expect(before.status == 64 && before.stderr.hasPrefix("hd-search: --before: thread:nope: not a thread in the store\nusage: "))
         let json = try f.run("hd-mark", "--json", "archive", "thread:ta")
         #expect(json.status == 64 && json.stderr.hasPrefix("hd-mark: --json goes with --dry-run\nusage: "))
-        let fetch = try f.run("hd-show", "--no-fetch", "--raw", "thread:ta")
-        #expect(fetch.status == 64 && fetch.stderr.hasPrefix("hd-show: --no-fetch: the source and attachments are only at Gmail\n"))
+        let fetch = try f.run("hd-show", "--no-fetch", "--save-attachments", f.dir.path("saved"), "thread:ta")
+        #expect(fetch.status == 64 && fetch.stderr.hasPrefix("hd-show: --no-fetch: the attachments are only at Gmail\n"))
+        // A source not stored is one failed message, not a usage error (issue 24 §1).
+        let raw = try f.run("hd-show", "--no-fetch", "--raw", "thread:ta")
+        #expect(raw.status == 2 && raw.stdout.isEmpty && raw.stderr.contains(": source not stored (--no-fetch)\n"))
     }
 }

@@ -26,11 +26,11 @@ function __hudson_query
 end
 
 complete -c hd-show -f
-complete -c hd-show -l raw -d 'Print the RFC 822 source from Gmail; several messages as mboxrd.'
-complete -c hd-show -l mbox -d 'Print the messages'\'' sources from Gmail as an mboxrd mailbox, even just one.'
+complete -c hd-show -l raw -d 'Print the RFC 822 source (stored, or from Gmail); several messages as mboxrd.'
+complete -c hd-show -l mbox -d 'Print the messages'\'' sources as an mboxrd mailbox, even just one.'
 complete -c hd-show -l html -d 'Print the original HTML part instead of the readable text.'
 complete -c hd-show -l save-attachments -r -a '(__fish_complete_directories)' -d 'Save the attachments in DIR (file names only, never overwriting: a numbered name instead).'
-complete -c hd-show -l no-fetch -d 'Never contact Gmail: show what the store has (not with --raw, --mbox or --save-attachments).'
+complete -c hd-show -l no-fetch -d 'Never contact Gmail: show what the store has (sources only when stored; not with --save-attachments).'
 complete -c hd-show -l json -d 'Print one NDJSON object per message (docs/json.md).'
 complete -c hd-show -l help -s h -d 'Show this help and exit.'
 complete -c hd-show -l version -d 'Show the version and exit.'

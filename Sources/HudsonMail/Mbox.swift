@@ -1,5 +1,6 @@
 /*!
- What `hd-show --raw` prints for several messages (or with --mbox): an mboxrd mailbox.
+ mboxrd, the one rule for it: what `hd-show --raw` prints for several messages (or with
+ --mbox), and what `hd-export --format mbox` writes.
  */
 import Glibc
 

@@ -1,0 +1,101 @@
+/*!
+ The state of an export, `.hudson-export` in its directory (beside the mbox file for
+ `--format mbox`): what was exported, up to which point of the store's change sequence,
+ so the next run writes only what changed since (issue 24 §2). Text, one record a line:
+
+     hudson-export 1
+     format maildir|mbox|eml
+     account EMAIL
+     seq N                    every change up to N is exported
+     mbox-size N              the mbox file's length after the last complete run (mbox)
+     M GMAIL-ID PATH          exported, still at Gmail (PATH relative; "-" in an mbox)
+     K GMAIL-ID PATH          exported, since deleted at Gmail, kept (no --mirror)
+     F GMAIL-ID               its source could not be fetched: tried again next run
+
+ It is replaced whole (temporary file, rename) after each batch, once what the batch
+ wrote is on disk.
+ */
+
+struct ExportState: Equatable {
+    enum Status: String { case live = "M", kept = "K" }
+
+    struct Entry: Equatable {
+        var status: Status
+        var path: String
+    }
+
+    var format: ExportFormat
+    var email: String
+    var seq: Int64 = 0
+    var mboxSize: Int64 = 0
+    var entries: [String: Entry] = [:]
+    var failed: Set<String> = []
+
+    init(format: ExportFormat, email: String) {
+        self.format = format
+        self.email = email
+    }
+
+    static let magic = "hudson-export 1"
+
+    /// Parses a state file; nil when it is not one. On bytes, a line at a time: the
+    /// state of a 100,000-message export is read on every run (6 MB).
+    init?(parsing bytes: [UInt8]) {
+        var format: ExportFormat?
+        var email: String?
+        var state = ExportState(format: .maildir, email: "")
+        var first = true
+        let space = UInt8(ascii: " ")
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            if first {
+                guard line.elementsEqual(Self.magic.utf8) else { return nil }
+                first = false
+                continue
+            }
+            guard let gap = line.firstIndex(of: space) else { return nil }
+            let key = line[line.startIndex..<gap]
+            let rest = line[(gap + 1)...]
+            switch key.count == 1 ? key.first! : 0 {
+            case UInt8(ascii: "M"), UInt8(ascii: "K"):
+                guard let second = rest.firstIndex(of: space) else { return nil }
+                state.entries[String(decoding: rest[rest.startIndex..<second], as: UTF8.self)] = Entry(
+                    status: key.first == UInt8(ascii: "M") ? .live : .kept,
+                    path: String(decoding: rest[(second + 1)...], as: UTF8.self))
+                continue
+            case UInt8(ascii: "F"):
+                state.failed.insert(String(decoding: rest, as: UTF8.self))
+                continue
+            default:
+                break
+            }
+            let value = String(decoding: rest, as: UTF8.self)
+            switch String(decoding: key, as: UTF8.self) {
+            case "format": format = ExportFormat(rawValue: value)
+            case "account": email = value
+            case "seq": guard let number = Int64(value) else { return nil }; state.seq = number
+            case "mbox-size": guard let number = Int64(value) else { return nil }; state.mboxSize = number
+            default: return nil
+            }
+        }
+        guard !first, let format, let email else { return nil }
+        state.format = format
+        state.email = email
+        self = state
+    }
+
+    /// The file's bytes (entries in no particular order).
+    var bytes: [UInt8] {
+        var output = Array("\(Self.magic)\nformat \(format.rawValue)\naccount \(email)\nseq \(seq)\nmbox-size \(mboxSize)\n".utf8)
+        output.reserveCapacity(output.count + entries.count * 64)
+        for (id, entry) in entries {
+            output.append(entry.status == .live ? UInt8(ascii: "M") : UInt8(ascii: "K"))
+            output.append(UInt8(ascii: " "))
+            output += id.utf8
+            output.append(UInt8(ascii: " "))
+            output += entry.path.utf8
+            output.append(UInt8(ascii: "\n"))
+        }
+        for id in failed { output += Array("F \(id)\n".utf8) }
+        return output
+    }
+}

@@ -1,0 +1,158 @@
+/*!
+ How `hd-export` lays out a Maildir and names its tags (issue 24 §2; docs/export.md):
+
+ - one Maildir (`cur/`, `new/`, `tmp/`), every message in `cur/` under a name fixed by the
+   message (`<seconds>.hudson-<gmail id>:2,<flags>`), so a rerun after a kill finds it;
+ - flags (Maildir's "info", cr.yp.to/proto/maildir.html): `D` DRAFT, `F` STARRED, `S`
+   read (no UNREAD), `T` TRASH, in ASCII order;
+ - labels as tags named as lieer names them (`inbox`, `unread`, `flagged` for STARRED,
+   `sent`, `draft`, `spam`, `trash`, `important`, `chat`, the categories by their short
+   names, user labels by name), in an `X-Keywords:` header written above the source (mu
+   reads it as tags) and in a `notmuch tag --batch` file.
+ */
+
+public enum MaildirNames {
+    /// Gmail's system labels → lieer's tag names.
+    public static let systemTags: [String: String] = [
+        "INBOX": "inbox", "UNREAD": "unread", "STARRED": "flagged", "SENT": "sent", "DRAFT": "draft",
+        "SPAM": "spam", "TRASH": "trash", "IMPORTANT": "important", "CHAT": "chat",
+        "CATEGORY_PERSONAL": "personal", "CATEGORY_SOCIAL": "social", "CATEGORY_PROMOTIONS": "promotions",
+        "CATEGORY_UPDATES": "updates", "CATEGORY_FORUMS": "forums",
+    ]
+
+    /// The tag of a label: lieer's name for a system label, the label's name otherwise
+    /// (control characters, which no tag should carry, become spaces).
+    public static func tag(labelID: String, names: [String: String]) -> String {
+        if let tag = systemTags[labelID] { return tag }
+        let name = names[labelID] ?? labelID
+        return String(String.UnicodeScalarView(name.unicodeScalars.map {
+            $0.value < 0x20 || $0.value == 0x7F || (0x80...0x9F).contains($0.value) ? " " : $0
+        }))
+    }
+
+    /// Whether a Gmail id can be part of a file name as it is (Gmail's are hex; anything
+    /// else, a `/` above all, is refused rather than written somewhere unexpected).
+    public static func isUsableID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy {
+            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F
+        }
+    }
+
+    /// The part of a file name fixed by the message.
+    public static func unique(gmailID: String, internalDate: Int64) -> String {
+        "\(max(0, internalDate / 1000)).hudson-\(gmailID)"
+    }
+
+    /// The Maildir flags of a message with these (effective) labels.
+    public static func flags(_ labels: [String]) -> String {
+        var flags = ""
+        if labels.contains("DRAFT") { flags += "D" }
+        if labels.contains("STARRED") { flags += "F" }
+        if !labels.contains("UNREAD") { flags += "S" }
+        if labels.contains("TRASH") { flags += "T" }
+        return flags
+    }
+
+    /// `cur/<unique>:2,<flags>`.
+    public static func fileName(gmailID: String, internalDate: Int64, labels: [String]) -> String {
+        "\(unique(gmailID: gmailID, internalDate: internalDate)):2,\(flags(labels))"
+    }
+
+    /// The unique part of a file name Hudson wrote, nil for any other file.
+    public static func uniquePart(of name: String) -> String? {
+        guard name.contains(".hudson-") else { return nil }
+        return name.split(separator: ":", maxSplits: 1).first.map(String.init)
+    }
+
+    /// The `X-Keywords:` header for these tags (comma-separated, folded before 78 columns;
+    /// a comma in a tag becomes a space), ending in `newline`; empty when there are none.
+    public static func keywordsHeader(_ tags: [String], newline: [UInt8]) -> [UInt8] {
+        guard !tags.isEmpty else { return [] }
+        var output = Array("X-Keywords:".utf8)
+        var column = output.count
+        for (index, tag) in tags.enumerated() {
+            let word = Array(tag.replacingCommas.utf8) + (index + 1 < tags.count ? [UInt8(ascii: ",")] : [])
+            if column + 1 + word.count > 78 && column > 11 {
+                output += newline
+                column = 0
+            }
+            output.append(UInt8(ascii: " "))
+            output += word
+            column += 1 + word.count
+        }
+        return output + newline
+    }
+
+    /// The source without the `X-Keywords:` header an export put above it.
+    public static func strippingKeywords(_ file: [UInt8]) -> [UInt8] {
+        let prefix = Array("X-Keywords:".utf8)
+        guard file.starts(with: prefix) else { return file }
+        var index = 0
+        // The header and its folded lines (each continuation starts with a space).
+        while let newline = file[index...].firstIndex(of: UInt8(ascii: "\n")) {
+            index = newline + 1
+            guard index < file.count, file[index] == UInt8(ascii: " ") || file[index] == UInt8(ascii: "\t") else { break }
+        }
+        return Array(file[index...])
+    }
+
+    /// The line ending a source uses (CRLF when its first line ends so).
+    public static func newline(of source: [UInt8]) -> [UInt8] {
+        if let index = source.firstIndex(of: UInt8(ascii: "\n")), index > 0, source[index - 1] == UInt8(ascii: "\r") {
+            return [UInt8(ascii: "\r"), UInt8(ascii: "\n")]
+        }
+        return [UInt8(ascii: "\n")]
+    }
+}
+
+/// `notmuch tag --batch` lines (notmuch-tag(1), "TAG FILE FORMAT"): tags hex-encoded
+/// (`%XX`) wherever a character is not plainly safe (spaces must be); the query is the
+/// rest of the line, `id:"..."` with a quote doubled (notmuch-search-terms(7)) — notmuch
+/// 0.37 does not decode `%XX` in a batch line's query (tested in HudsonExportTests).
+public enum NotmuchBatch {
+    static func encode(_ text: String) -> String {
+        var output = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "@"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "+"), UInt8(ascii: "="), UInt8(ascii: "-"):
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            default:
+                let hex = Array("0123456789abcdef".unicodeScalars)
+                output += "%"
+                output.unicodeScalars.append(hex[Int(byte >> 4)])
+                output.unicodeScalars.append(hex[Int(byte & 0xF)])
+            }
+        }
+        return output
+    }
+
+    /// The Message-ID a header names, without its angle brackets; nil when there is none.
+    public static func messageID(_ header: String?) -> String? {
+        guard var text = header?.trimmingSpaces, !text.isEmpty else { return nil }
+        if text.hasPrefix("<"), let end = text.firstIndex(of: ">") { text = String(text[text.index(after: text.startIndex)..<end]) }
+        return text.isEmpty || text.contains(where: { $0 == "\n" || $0 == "\r" }) ? nil : text
+    }
+
+    /// One line: add `tags`, remove every other tag of `managed`, for `id:"<messageID>"`.
+    public static func line(messageID: String, tags: Set<String>, managed: Set<String>) -> String {
+        var parts: [String] = []
+        for tag in tags.sorted() where !tag.isEmpty { parts.append("+" + encode(tag)) }
+        for tag in managed.subtracting(tags).sorted() where !tag.isEmpty { parts.append("-" + encode(tag)) }
+        let quoted = "\"" + messageID.replacing("\"", with: "\"\"") + "\""
+        return (parts + ["--", "id:" + quoted]).joined(separator: " ") + "\n"
+    }
+}
+
+extension String {
+    var replacingCommas: String { String(map { $0 == "," ? " " : $0 }) }
+
+    var trimmingSpaces: String {
+        var text = Substring(self)
+        while let first = text.first, first.isWhitespace { text = text.dropFirst() }
+        while let last = text.last, last.isWhitespace { text = text.dropLast() }
+        return String(text)
+    }
+
+}
+

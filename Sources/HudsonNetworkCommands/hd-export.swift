@@ -1,0 +1,84 @@
+// hd-export: write an account's mail as a Maildir, an mboxrd file or .eml files, incrementally.
+import HudsonCLI
+import HudsonExport
+import HudsonNetworkCLI
+import HudsonOutput
+import HudsonStore
+
+private let spec = CommandSpec(
+    name: "hd-export",
+    abstract: "Export the mail to a Maildir (for notmuch and mu), an mboxrd file or .eml files, incrementally.",
+    discussion: """
+        The first run writes every message of the account; later runs write only what changed
+        since (the store's change sequence, recorded in TARGET's .hudson-export state): new
+        messages, and in a Maildir the messages whose labels changed, under their new flags
+        (S read, F starred, D draft, T trash) and X-Keywords header. Messages deleted at Gmail
+        are kept, a backup, unless --mirror removes them. A Maildir gets a notmuch-tags file,
+        this run's changes for notmuch tag --batch, with Gmail's labels as tags named as lieer
+        names them (inbox, unread, flagged, sent, ...). Sources come from the store when the
+        account keeps them (hd-auth set EMAIL keep-raw on); the others are fetched from Gmail,
+        counted in the report. Files are written to a temporary name and renamed into place,
+        and the state is saved after each batch: a killed export resumes where it stopped.
+        """,
+    options: [
+        .value("format", name: "FORMAT", kind: .choice(ExportFormat.allCases.map(\.rawValue)),
+               help: "maildir (TARGET a directory), mbox (TARGET a file, appended to) or eml (a directory of YEAR/MONTH/ID.eml).",
+               default: "maildir"),
+        .flag("mirror", help: "Remove the messages deleted at Gmail (not with --format mbox)."),
+        .flag("no-fetch", help: "Never contact Gmail: export the messages whose source is stored; the rest wait for the next run."),
+        .flag("verbose", short: "v", help: "Report progress on standard error even when it is not a terminal."),
+    ],
+    operands: [OperandSpec("TARGET", kind: .file, help: "The Maildir or .eml directory, or the mbox file.")],
+    access: .readWrite,
+    exitStatuses: [.partialFailure, .usage, .temporaryFailure, .notAuthorized, .configuration])
+
+/// hd-export's whole run: its own executable and the multi-call binary scripts/install
+/// installs call it.
+@MainActor
+public func hdExport() async -> Never { await Main.run(spec, classifiers: [NetworkExit.classify]) { cli in
+    let format = ExportFormat(rawValue: cli.arguments.string("format") ?? "maildir") ?? .maildir
+    let mirror = cli.arguments.flag("mirror")
+    if mirror && format == .mbox { throw UsageError("--mirror: an mbox export is only appended to") }
+    let store = try cli.store()
+    let account = try cli.labelAccount(in: store)
+    let fetch = SourceFetch(invocation: cli, email: account.email)
+    let mayFetch = !cli.arguments.flag("no-fetch")
+    let progress = CountProgress(command: "hd-export", verbose: cli.arguments.flag("verbose"))
+    let report: ExportReport
+    do {
+        let exporter = try Exporter(store: store, account: account, format: format, path: cli.arguments.operands[0], mirror: mirror)
+        report = try await exporter.run(
+            fetch: { ids in mayFetch ? await fetch.sources(ids) : Dictionary(uniqueKeysWithValues: ids.map { ($0, .failure(NotFetched())) }) },
+            progress: { done, fetched in progress.update("\(account.email): \(done) changes exported · \(fetched) fetched from Gmail") })
+    } catch let error as ExportError {
+        progress.finish()
+        switch error {
+        case .busy: throw CommandFailure(.temporaryFailure, error.description)
+        case .notThisExport: throw CommandFailure(.usage, error.description)
+        }
+    } catch let error as ExportFileError {
+        progress.finish()
+        throw CommandFailure(.configuration, error.description)
+    }
+    progress.finish()
+    var parts = ["\(report.written) written"]
+    if format == .maildir { parts.append("\(report.relabelled) relabelled") }
+    if format != .mbox { parts.append("\(report.removed) removed") }
+    parts.append("\(report.kept) deleted at Gmail and kept")
+    parts.append("\(report.fetched) fetched from Gmail")
+    if !report.failed.isEmpty { parts.append("\(report.failed.count) failed") }
+    try cli.stdout.write("\(TerminalSafety.field(account.email)): \(parts.joined(separator: ", "))\n")
+    if report.withoutMessageID > 0 {
+        cli.warn("\(report.withoutMessageID) messages have no Message-ID: notmuch-tags cannot name them (notmuch gives them its own id)")
+    }
+    for (id, reason) in report.failed.sorted(by: { $0.key < $1.key }).prefix(10) {
+        cli.warn("message:\(id): not exported: \(reason)")
+    }
+    if report.failed.count > 10 { cli.warn("... and \(report.failed.count - 10) more not exported; the next run tries them again") }
+    return report.failed.isEmpty ? .success : .partialFailure
+}}
+
+/// A source not fetched because of --no-fetch.
+private struct NotFetched: Error, CustomStringConvertible {
+    var description: String { "source not stored (--no-fetch)" }
+}
