@@ -75,6 +75,7 @@ let package = Package(
         .executableTarget(name: "hd-sync", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-drafts", dependencies: ["HudsonNetworkCommands"]),
+        .executableTarget(name: "hd-import", dependencies: ["HudsonNetworkCommands"]),
 
         // What scripts/install installs: one multi-call binary per kind, each hd-* a link to
         // it (HudsonCLI/MultiCall.swift). One copy of the Swift runtime (and of Foundation)

@@ -10,7 +10,7 @@ import json
 import re
 import urllib.parse
 
-from . import mime
+from . import importing, mime
 from .drafts import draft_json
 from .mailbox import decode_raw_field
 from .message import FORMATS
@@ -439,6 +439,8 @@ ROUTES = [
     ("POST", r"threads/%s/untrash" % _ID, untrash_thread, 10, "modify", "threads.untrash"),
 ]
 UPLOAD_ROUTES = [("POST", r"messages/send", upload_send, 100, "send", "messages.send")]
+ROUTES += importing.ROUTES            # messages.import (importing.py)
+UPLOAD_ROUTES += importing.UPLOAD_ROUTES
 _COMPILED = [(m, re.compile("^%s$" % p), h, u, s, n) for m, p, h, u, s, n in ROUTES]
 _COMPILED_UPLOAD = [(m, re.compile("^%s$" % p), h, u, s, n) for m, p, h, u, s, n in UPLOAD_ROUTES]
 
