@@ -103,6 +103,13 @@ public enum ImportCommand {
             access = made
             for label in try await made.background.listLabels() { labelIDs[lowered(label.name ?? label.id)] = label.id }
         }
+        // --json: one `import` record per message read (docs/json.md).
+        let sink: (any Sink)? = cli.arguments.flag("json") ? cli.makeSink() : nil
+        func record(_ origin: String, _ status: String, messageID: String?, gmailID: String? = nil,
+                    labels: [String] = [], error: String? = nil) throws {
+            try sink?.emit(Records.importRecord(origin: origin, status: status, messageID: messageID, gmailID: gmailID,
+                                                labels: labels, error: error))
+        }
         var toCreate: [String] = []
         var refusedLabels: [String: String] = [:]
         var pending: [Pending] = []
@@ -119,6 +126,8 @@ public enum ImportCommand {
             } catch {
                 counts.failed += 1
                 problems.append("\(error)")
+                let path = (error as? MailSourceError)?.path ?? ""
+                try? record(path, "unreadable", messageID: nil, error: (error as? MailSourceError)?.reason ?? "\(error)")
                 return .some(nil)
             }
         }
@@ -130,21 +139,25 @@ public enum ImportCommand {
             guard !message.raw.isEmpty else {
                 counts.failed += 1
                 problems.append("\(message.origin): empty, or larger than Gmail's 150 MB limit")
+                try record(message.origin, "unreadable", messageID: nil, error: "empty, or larger than Gmail's 150 MB limit")
                 continue
             }
             let metadata = ImportLabels.metadata(of: message.raw, maildirFlags: message.maildirFlags)
             let key = metadata.messageID ?? "sha256:" + hex(SHA256.hash(lineFeeds(message.raw)))
             guard seen.insert(key).inserted else {
                 counts.duplicates += 1
+                try record(message.origin, "duplicate", messageID: metadata.messageID)
                 continue
             }
-            let record = try store.importRecord(accountID: account.id, sourceKey: key)
-            if record?.state == .imported {
+            let previous = try store.importRecord(accountID: account.id, sourceKey: key)
+            if previous?.state == .imported {
                 counts.alreadyImported += 1
+                try record(message.origin, "already_imported", messageID: metadata.messageID, gmailID: previous?.gmailID)
                 continue
             }
-            if record?.state != .sending, let id = metadata.messageID, try store.holdsMessage(messageID: id, accountID: account.id) {
+            if previous?.state != .sending, let id = metadata.messageID, try store.holdsMessage(messageID: id, accountID: account.id) {
                 counts.inStore += 1
+                try record(message.origin, "in_gmail", messageID: metadata.messageID)
                 continue
             }
             let userNames = unique(metadata.userLabels + extraUser)
@@ -153,6 +166,8 @@ public enum ImportCommand {
                     toCreate.append(name)
                 }
                 counts.imported += 1
+                try record(message.origin, "would_import", messageID: metadata.messageID,
+                           labels: unique(metadata.systemLabels + extraSystem) + userNames)
                 continue
             }
             guard let access else { break }
@@ -179,10 +194,11 @@ public enum ImportCommand {
             if let labelProblem {
                 counts.failed += 1
                 problems.append("\(message.origin): \(labelProblem)")
+                try record(message.origin, "refused", messageID: metadata.messageID, error: labelProblem)
                 continue
             }
             let item = Pending(key: key, message: message, messageID: metadata.messageID, labelIDs: unique(ids))
-            let outcome = try await attempt(item, record: record, store: store, accountID: account.id,
+            let outcome = try await attempt(item, record: previous, store: store, accountID: account.id,
                                             client: access.background, options: options, crash: crash)
             switch outcome {
             case .uncertain(let reason):
@@ -192,6 +208,7 @@ public enum ImportCommand {
             default:
                 uncertainInARow = 0
                 tally(outcome, item, &counts, &problems)
+                try emit(outcome, item, record)
             }
             progress.update(counts)
         }
@@ -202,10 +219,15 @@ public enum ImportCommand {
             round += 1
             var still: [Pending] = []
             for item in pending {
-                let record = try store.importRecord(accountID: account.id, sourceKey: item.key)
-                let outcome = try await attempt(item, record: record, store: store, accountID: account.id,
+                let current = try store.importRecord(accountID: account.id, sourceKey: item.key)
+                let outcome = try await attempt(item, record: current, store: store, accountID: account.id,
                                                 client: access.background, options: options, crash: crash)
-                if case .uncertain = outcome { still.append(item) } else { tally(outcome, item, &counts, &problems) }
+                if case .uncertain = outcome {
+                    still.append(item)
+                } else {
+                    tally(outcome, item, &counts, &problems)
+                    try emit(outcome, item, record)
+                }
             }
             pending = still
         }
@@ -213,7 +235,9 @@ public enum ImportCommand {
             counts.unknown += 1
             let reason = (try? store.importRecord(accountID: account.id, sourceKey: item.key))??.lastError ?? "no answer"
             problems.append("\(item.message.origin): \(item.messageID ?? "(no Message-ID)"): not known to be imported (\(reason)); run again to finish")
+            try record(item.message.origin, "unknown", messageID: item.messageID, labels: item.labelIDs, error: reason)
         }
+        try sink?.finish()
         progress.finish()
 
         for problem in problems { cli.warn(problem) }
@@ -269,6 +293,20 @@ public enum ImportCommand {
         } catch let error as GmailError {
             try store.noteImportUncertain(accountID: accountID, sourceKey: item.key, reason: "\(error)")
             return .uncertain("\(error)")
+        }
+    }
+
+    /// The `import` record of a message's outcome.
+    static func emit(_ outcome: Outcome, _ item: Pending,
+                     _ record: (String, String, String?, String?, [String], String?) throws -> Void) throws {
+        let origin = item.message.origin
+        switch outcome {
+        case .imported(let id): try record(origin, "imported", item.messageID, id, item.labelIDs, nil)
+        case .found(let id): try record(origin, "found", item.messageID, id.isEmpty ? nil : id, item.labelIDs, nil)
+        case .refused(let reason): try record(origin, "refused", item.messageID, nil, item.labelIDs, reason)
+        case .cannotTell:
+            try record(origin, "unknown", item.messageID, nil, item.labelIDs, "an earlier attempt may have imported it; without a Message-ID it cannot be looked for")
+        case .uncertain(let reason): try record(origin, "unknown", item.messageID, nil, item.labelIDs, reason)
         }
     }
 

@@ -18,7 +18,8 @@ private let spec = CommandSpec(
         (rfc822msgid:) before it is sent again. Interrupted, the same command carries on where
         it stopped. One message Gmail refuses is reported and the rest go on. Progress on a
         terminal; a summary on standard error at the end. The next hd-sync brings the
-        imported mail into the store. --dry-run reads and counts without the network.
+        imported mail into the store. --dry-run reads and counts without the network;
+        --json prints what became of each message.
         """,
     options: [
         .value("label", name: "LABEL", help: "Also give every message this label (a name; INBOX, UNREAD, STARRED too). Repeatable.",
@@ -27,6 +28,7 @@ private let spec = CommandSpec(
         .flag("received-time", help: "Date the messages when Gmail receives them, not by their Date header."),
         .flag("never-spam", help: "Never let Gmail's spam classifier put an imported message in Spam (neverMarkSpam)."),
         .flag("calendar", help: "Let Gmail add the invitations found to Google Calendar (processForCalendar)."),
+        .flag("json", help: "Print an import record for each message read (docs/json.md)."),
         .flag("verbose", short: "v", help: "Progress on standard error also when it is not a terminal."),
     ],
     operands: [OperandSpec("SOURCE", kind: .file, arity: .oneOrMore,

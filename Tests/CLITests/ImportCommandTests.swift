@@ -146,7 +146,7 @@ struct ImportCommandTests {
         #expect(try messageCount(fake) == 10)
     }
 
-    @Test("answers lost after Gmail stored the message, 5xx, 429 and a dropped connection: each message once")
+    @Test("answers lost after Gmail stored the message, 5xx, 429, a dropped connection, a timeout: each message once")
     func faults() throws {
         let (f, fake) = try connected()
         let mbox = try takeout(f, count: 8)
@@ -156,6 +156,7 @@ struct ImportCommandTests {
             ["path": "messages/import", "status": 500, "every": 4, "times": 1],
             ["path": "messages/import", "status": 429, "retry_after": 0, "every": 5, "times": 1],
             ["path": "messages/import", "mode": "drop", "every": 6, "times": 1],
+            ["path": "messages/import", "mode": "hang", "every": 2, "times": 1],   // a timeout
         ])
         // A dropped connection costs the client its whole request timeout (30 s, unattended).
         let result = try CommandRunner.run(BuiltProducts.executable("hd-import"), [mbox], environment: f.environment, timeout: 300)
@@ -164,6 +165,8 @@ struct ImportCommandTests {
             #expect(try copies(fake, id).count == 1, "\(id)")
         }
         #expect(try messageCount(fake) == 18)
+        let rules = try #require(try fake.admin("GET", "faults") as? [String: Any])["rules"] as? [[String: Any]] ?? []
+        #expect(rules.count == 6 && rules.allSatisfy { $0["fired"] as? Int == 1 }, "\(rules)")
     }
 
     @Test("Gmail down: stops after five failures in a row (75); the same command then finishes, nothing twice")
@@ -219,8 +222,14 @@ struct ImportCommandTests {
         #expect(result.status == 2, "\(result)")
         #expect(result.stderr.contains("2.eml") && result.stderr.contains("refused") && result.stderr.contains("failed 1"), "\(result)")
         #expect(try copies(fake, "r1").count == 1 && copies(fake, "r3").count == 1)
-        let again = try f.run("hd-import", dir)
+        let again = try f.run("hd-import", "--json", dir)
         #expect(again.status == 2 && again.stderr.contains("already imported 2"), "\(again)")
+        let records = again.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(records.count == 3 && records.allSatisfy { $0["type"] as? String == "import" }, "\(again)")
+        #expect(records.map { ($0["id"] as? String ?? "").components(separatedBy: "/").last ?? "" } == ["1.eml", "2.eml", "3.eml"])
+        #expect(records.map { $0["status"] as? String ?? "" } == ["already_imported", "refused", "already_imported"])
+        #expect((records[0]["message"] as? String ?? "").hasPrefix("message:") && records[0]["rfc822_message_id"] as? String == "<r1@old.example>")
+        #expect((records[1]["error"] as? String ?? "").contains("Invalid raw message") && records[1]["message"] is NSNull)
     }
 
     @Test("bad input: a missing source, stdin twice, a label Gmail does not let an import set")
