@@ -260,12 +260,19 @@ public struct MboxSplitter: Sendable {
     public init() {}
 
     public mutating func feed(_ bytes: some Collection<UInt8>, _ deliver: ([UInt8]) throws -> Void) throws {
-        for byte in bytes {
-            line.append(byte)
-            if byte == 10 {
+        let chunk = Array(bytes)
+        try chunk.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var start = 0
+            // memchr finds each line end: a Takeout mbox runs to gigabytes.
+            while start < buffer.count, let found = memchr(base + start, 10, buffer.count - start) {
+                let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
+                line.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<end]))
                 try takeLine(deliver)
                 line.removeAll(keepingCapacity: true)
+                start = end
             }
+            if start < buffer.count { line.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...])) }
         }
     }
 
