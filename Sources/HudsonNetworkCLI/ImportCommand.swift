@@ -95,9 +95,17 @@ public enum ImportCommand {
         // The labels Gmail has, by lowercased name (the store's copy for a dry run: no network).
         var labelIDs: [String: String] = [:]
         var access: GmailAccess?
+        var importLock: ImportLock?
+        defer { withExtendedLifetime(importLock) {} }
         if dryRun {
             for label in try store.labels(accountID: account.id) { labelIDs[lowered(label.name ?? label.id)] = label.id }
         } else {
+            // Two imports of one account at once could each find the other's message not yet
+            // in Gmail and send it again; the second waits for nothing and says so.
+            guard let lock = try ImportLock(storePath: try cli.storePath(), email: account.email) else {
+                throw CommandFailure(.temporaryFailure, "another hd-import of \(account.email) is running; run this one when it ends")
+            }
+            importLock = lock
             let made = try GmailAccess(email: account.email, configDirectory: try cli.configDirectory(),
                                        endpoints: try GmailEndpoints(environment: cli.environment), patience: .unattended)
             access = made
@@ -400,6 +408,31 @@ public enum ImportCommand {
         var out: [UInt8] = []
         for byte in bytes { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 15)]) }
         return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// One hd-import per account at a time: an exclusive `flock` on `<store>.import-<email>.lock`,
+/// taken without waiting and dropped by the kernel when the process ends (as SendLock).
+final class ImportLock {
+    private let fd: Int32
+
+    init?(storePath: String, email: String) throws {
+        let safe = email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
+        let path = "\(storePath).import-\(safe).lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw CommandFailure(.configuration, "\(path): cannot open lock file: \(String(cString: strerror(errno)))")
+        }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            close(fd)
+            return nil
+        }
+        self.fd = fd
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
     }
 }
 

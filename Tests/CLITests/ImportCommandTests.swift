@@ -232,15 +232,26 @@ struct ImportCommandTests {
         #expect((records[1]["error"] as? String ?? "").contains("Invalid raw message") && records[1]["message"] is NSNull)
     }
 
-    @Test("bad input: a missing source, stdin twice, a label Gmail does not let an import set")
+    @Test("bad input: a missing source, stdin twice, a label Gmail does not let an import set; a second import of the account at once")
     func badInput() throws {
         let (f, fake) = try connected()
         defer { withExtendedLifetime(fake) {} }
-        let missing = try f.run("hd-import", f.dir.path("nowhere.mbox"))
-        #expect(missing.status == 2 && missing.stderr.contains("nowhere.mbox"), "\(missing)")
+        // A source that cannot be read is reported; the next one is imported all the same.
+        let good = f.dir.path("good.eml")
+        try Self.message("g1", subject: "Readable").write(toFile: good, atomically: true, encoding: .utf8)
+        let missing = try f.run("hd-import", f.dir.path("nowhere.mbox"), good)
+        #expect(missing.status == 2 && missing.stderr.contains("nowhere.mbox: No such file or directory")
+                && missing.stderr.contains("1 read: imported 1"), "\(missing)")
+        #expect(try copies(fake, "g1").count == 1)
         #expect(try f.run("hd-import", "-", "-", stdin: "").status == 64)
         #expect(try f.run("hd-import", "--label", "Draft", "x").status == 64)
         #expect(try f.run("hd-import").status == 64)
+        // Another hd-import of the account holds its lock: this one sends nothing.
+        let one = f.dir.path("one.eml")
+        try Self.message("l1", subject: "Locked out").write(toFile: one, atomically: true, encoding: .utf8)
+        let locked = try f.shell("flock \"$HUDSON_DB.import-demo@hudson.test.lock\" hd-import '\(one)'")
+        #expect(locked.status == 75 && locked.stderr.contains("another hd-import of demo@hudson.test is running"), "\(locked)")
+        #expect(try copies(fake, "l1").isEmpty)
         let piped = try f.run("hd-import", "-", stdin: "From x Tue Jan 02 10:00:00 2018\n" + Self.message("s1", subject: "Piped"))
         #expect(piped.status == 0 && piped.stderr.contains("1 read: imported 1"), "\(piped)")
     }
