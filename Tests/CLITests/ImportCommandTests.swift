@@ -169,6 +169,26 @@ struct ImportCommandTests {
         #expect(rules.count == 6 && rules.allSatisfy { $0["fired"] as? Int == 1 }, "\(rules)")
     }
 
+    @Test("labels.create with its answer lost after Gmail made the label, or a 5xx after it: one label, used")
+    func labelCreationFaults() throws {
+        let (f, fake) = try connected()
+        let mbox = try takeout(f)
+        try fake.faults([
+            ["method": "POST", "path": "/labels$", "mode": "apply_then_drop", "times": 1],
+            ["method": "POST", "path": "/labels$", "mode": "apply_then_status", "status": 503, "times": 1],
+        ])
+        let result = try f.run("hd-import", "--label", "Imported twice?", mbox)
+        #expect(result.status == 0 && result.stderr.contains("4 read: imported 4"), "\(result)")
+        let state = try #require(try fake.admin("GET", "state") as? [String: Any])
+        let names = (state["labels"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(names.filter { $0 == "Imported twice?" }.count == 1 && names.filter { $0 == "Trips, 2019" }.count == 1, "\(names)")
+        let imported = try #require(try labelID(fake, named: "Imported twice?"))
+        let trips = try #require(try labelID(fake, named: "Trips, 2019"))
+        #expect(try copies(fake, "t2") == [["STARRED", trips, imported].sorted()])
+        let rules = try #require(try fake.admin("GET", "faults") as? [String: Any])["rules"] as? [[String: Any]] ?? []
+        #expect(rules.allSatisfy { $0["fired"] as? Int == 1 }, "\(rules)")
+    }
+
     @Test("Gmail down: stops after five failures in a row (75); the same command then finishes, nothing twice")
     func serverDown() throws {
         let (f, fake) = try connected()
