@@ -82,6 +82,7 @@ let package = Package(
         .executableTarget(name: "hd-drafts", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-filters", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-export", dependencies: ["HudsonNetworkCommands"]),
+        .executableTarget(name: "hd-import", dependencies: ["HudsonNetworkCommands"]),
 
         // What scripts/install installs: one multi-call binary per kind, each hd-* a link to
         // it (HudsonCLI/MultiCall.swift). One copy of the Swift runtime (and of Foundation)

@@ -22,6 +22,7 @@ public enum GmailMethod: String, Sendable, CaseIterable {
     case messagesUntrash
     case messagesBatchModify
     case messagesSend
+    case messagesImport
     case draftsCreate
     case draftsUpdate
     case draftsGet
@@ -40,6 +41,8 @@ public enum GmailMethod: String, Sendable, CaseIterable {
             return 5
         case .messagesBatchModify: return 50
         case .messagesSend: return 100
+        // gmail-api.md §2.13.
+        case .messagesImport: return 25
         // gmail-api.md §2.12.
         case .draftsGet, .draftsList: return 5
         case .draftsCreate, .draftsDelete: return 10
@@ -60,7 +63,8 @@ public enum GmailMethod: String, Sendable, CaseIterable {
     /// `drafts.create` makes a second draft and `drafts.send` a second email, so neither is
     /// repeated either; `drafts.update` replaces the content with the same content, and a
     /// repeated `drafts.delete` answers 404, which its caller takes as done.
+    /// `messages.import` stores a second copy when repeated (gmail-api.md §2.13), so it is not either.
     public var isIdempotent: Bool {
-        self != .messagesSend && self != .draftsCreate && self != .draftsSend
+        self != .messagesSend && self != .draftsCreate && self != .draftsSend && self != .messagesImport
     }
 }

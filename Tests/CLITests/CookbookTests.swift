@@ -62,7 +62,7 @@ enum Cookbook {
     /// The recipes this file checks; the coverage test compares them with the page.
     static let checked: Set<String> = [
         "digest", "newsletters", "vip", "unread-per-label", "incremental", "mbox", "relabel", "trash-promotions",
-        "draft-summary", "replay-filters", "rules", "maildir-backup",
+        "draft-summary", "replay-filters", "rules", "maildir-backup", "import-mbox",
     ]
 }
 
@@ -163,6 +163,7 @@ struct CookbookTests {
         case "replay-filters": try replayFilters(recipe, kitchen)
         case "rules": try rules(recipe, kitchen)
         case "maildir-backup": try maildirBackup(recipe, kitchen)
+        case "import-mbox": try importMbox(recipe, kitchen)
         default: Issue.record("docs/scripting.md:\(recipe.line): no check for recipe \(recipe.name)")
         }
     }
@@ -200,6 +201,28 @@ struct CookbookTests {
         #expect(handled.labels.contains("Label_1") && handled.labels.isDisjoint(with: ["INBOX", "UNREAD"]), "\(handled.labels)")
         // Mail stored before the rule: left as it was.
         #expect(try #require(server[before.id]).labels.isSuperset(of: ["INBOX", "UNREAD"]))
+    }
+
+    /// An old mbox into Gmail under a label: each message once, labelled, archived; again: nothing.
+    func importMbox(_ recipe: Recipe, _ k: Kitchen) throws {
+        let messages = (1...3).map { n in
+            "From old@server.example Mon Jan  1 00:00:00 2009\nFrom: Old Friend <friend@server.example>\n"
+                + "To: demo@hudson.test\nSubject: From the old days \(n)\nDate: Thu, 01 Jan 2009 10:0\(n):00 +0000\n"
+                + "Message-ID: <old-\(n)@server.example>\n\nLetter \(n).\n>From the garden.\n\n"
+        }
+        try messages.joined().write(toFile: k.work + "/old.mbox", atomically: true, encoding: .utf8)
+        let result = try k.cook(recipe)
+        #expect(result.status == 0 && result.stdout.isEmpty, "\(result)")
+        #expect(result.stderr.contains("would import 3") && result.stderr.contains("would create labels: Old server")
+                && result.stderr.contains("3 read: imported 3"), "\(result)")
+        let state = try #require(try k.fake.admin("GET", "state") as? [String: Any])
+        let label = try #require((state["labels"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "Old server" }?["id"] as? String)
+        let imported = (state["messages"] as? [[String: Any]] ?? []).filter { ($0["messageId"] as? String ?? "").hasPrefix("<old-") }
+        #expect(imported.count == 3 && imported.allSatisfy { $0["labelIds"] as? [String] == [label] }, "\(imported)")
+        let again = try k.cook(recipe)
+        #expect(again.status == 0 && again.stderr.contains("already imported 3"), "\(again)")
+        let after = try #require(try k.fake.admin("GET", "state") as? [String: Any])
+        #expect((after["messages"] as? [[String: Any]] ?? []).filter { ($0["messageId"] as? String ?? "").hasPrefix("<old-") }.count == 3)
     }
 
     /// The unread messages of the week, one line each, in a Gmail draft to the team.

@@ -73,10 +73,10 @@ struct ConfigurationTests {
         #expect(costs == [
             .getProfile: 1, .labelsList: 1, .labelsGet: 1, .labelsCreate: 5, .labelsPatch: 5, .labelsDelete: 5, .historyList: 2, .messagesList: 5,
             .messagesGet: 5, .attachmentsGet: 5, .messagesModify: 5, .messagesTrash: 5, .messagesUntrash: 5,
-            .messagesBatchModify: 50, .messagesSend: 100,
+            .messagesBatchModify: 50, .messagesSend: 100, .messagesImport: 25,
             .draftsCreate: 10, .draftsUpdate: 15, .draftsGet: 5, .draftsList: 5, .draftsSend: 100, .draftsDelete: 10,
             .filtersList: 1,
         ])
-        #expect(GmailMethod.allCases.filter { !$0.isIdempotent } == [.messagesSend, .draftsCreate, .draftsSend])
+        #expect(GmailMethod.allCases.filter { !$0.isIdempotent } == [.messagesSend, .messagesImport, .draftsCreate, .draftsSend])
     }
 }

@@ -1,13 +1,13 @@
 /*!
- SHA-256 (FIPS 180-4), only because PKCE's S256 method needs it (RFC 7636 §4.2, gmail-api.md §7 step 2)
- and CryptoKit does not exist on Linux while swift-crypto would be an outside package. It is a plain,
+ SHA-256 (FIPS 180-4), because PKCE's S256 method needs it (RFC 7636 §4.2, gmail-api.md §7 step 2),
+ and hd-import keys a message without a Message-ID by the digest of its content; CryptoKit does not exist on Linux while swift-crypto would be an outside package. It is a plain,
  streaming implementation: `update` buffers up to one 64-byte block and compresses whole blocks, and
  `finalize` appends the padding and the 64-bit message length. It is checked against the NIST vectors in
  the tests. It is not constant-time and is not meant for anything secret-keyed (no HMAC is built on it).
  */
 
 /// A streaming SHA-256 hasher (FIPS 180-4 §6.2).
-struct SHA256 {
+public struct SHA256 {
     /// The first 32 bits of the fractional parts of the cube roots of the first 64 primes (FIPS 180-4 §4.2.2).
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
@@ -30,7 +30,7 @@ struct SHA256 {
     init() { pending.reserveCapacity(64) }
 
     /// The digest of `bytes` in one call.
-    static func hash<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+    public static func hash<Bytes: Sequence>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
         var hasher = SHA256()
         hasher.update(Array(bytes))
         return hasher.finalize()

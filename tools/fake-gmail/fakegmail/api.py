@@ -10,7 +10,7 @@ import json
 import re
 import urllib.parse
 
-from . import filters, mime
+from . import filters, importing, mime
 from .drafts import draft_json
 from .mailbox import decode_raw_field
 from .message import FORMATS
@@ -440,6 +440,8 @@ ROUTES = [
 ]
 ROUTES += filters.ROUTES  # users.settings.filters (§2.14), in filters.py
 UPLOAD_ROUTES = [("POST", r"messages/send", upload_send, 100, "send", "messages.send")]
+ROUTES += importing.ROUTES            # messages.import (importing.py)
+UPLOAD_ROUTES += importing.UPLOAD_ROUTES
 _COMPILED = [(m, re.compile("^%s$" % p), h, u, s, n) for m, p, h, u, s, n in ROUTES]
 _COMPILED_UPLOAD = [(m, re.compile("^%s$" % p), h, u, s, n) for m, p, h, u, s, n in UPLOAD_ROUTES]
 

@@ -33,6 +33,7 @@ SCOPE_RULES = {
     "delete": {FULL},
     "drafts_read": _READ | {COMPOSE},
     "compose": {FULL, MODIFY, COMPOSE},
+    "insert": {FULL, MODIFY, AUTH + "gmail.insert"},   # messages.import and insert
 }
 CODE_TTL = 600            # authorization codes live 10 minutes
 _VERIFIER = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")

@@ -1,0 +1,500 @@
+/*!
+ `hd-import`: mail from an mbox (Google Takeout's included), a Maildir or .eml files into
+ Gmail through `messages.import` (gmail-api.md §2.13), with its labels, once.
+
+ Per message, in source order:
+ 1. its key: the Message-ID, or `sha256:` and the digest of its bytes (line ends as LF) when it
+    has no Message-ID `rfc822msgid:` can search for. A key seen before in this run is a
+    duplicate and skipped; so is a message whose Message-ID the store holds (it is in Gmail
+    already) or whose key the import record (`imports`, migration 019) says is imported.
+ 2. its labels (HudsonMail's ImportLabels, plus `--label`): user labels are found by name in
+    Gmail's label list (case-insensitively, as Gmail compares them), created when missing.
+ 3. a record left `sending` by an earlier run (a lost answer, a kill) is looked for first:
+    `rfc822msgid:<id> in:anywhere`, after Gmail's search has had 5 s since that attempt began
+    (the outbox's settle time, docs/architecture.md). Found: recorded as imported, nothing is
+    sent. Without a Message-ID there is nothing to search for, and the message is not sent
+    again (it is reported as unknown): nothing that may have reached Gmail is treated as unsent.
+ 4. the record is marked `sending` durably, then messages.import goes out once (the client
+    repeats it only after a 429, which means Gmail did not act). An answer makes it imported;
+    a refusal (400, 404: Gmail did not store it) makes it failed and the import goes on; any
+    other failure leaves it `sending`, and after the last message those are looked for and
+    sent again, up to three rounds. Five such failures in a row stop the run (the network or
+    Gmail is down): exit 75, and running the same command again carries on.
+ Nothing here writes the mail into the store: the next hd-sync brings the imported messages
+ (as messagesAdded in history), so the store has one writer of canonical mail.
+ */
+import Foundation
+import Glibc
+import HudsonCLI
+import HudsonGmail
+import HudsonMail
+import HudsonOutput
+import HudsonStore
+
+@MainActor
+public enum ImportCommand {
+    struct Counts {
+        var read = 0
+        var imported = 0
+        var found = 0
+        var alreadyImported = 0
+        var inStore = 0
+        var duplicates = 0
+        var failed = 0
+        var unknown = 0
+    }
+
+    /// A message whose import's outcome is not known yet in this run.
+    struct Pending {
+        var key: String
+        var message: SourceMessage
+        var messageID: String?
+        var labelIDs: [String]
+    }
+
+    enum Outcome {
+        case imported(String)
+        case found(String)
+        case refused(String)
+        case uncertain(String)
+        case cannotTell
+    }
+
+    /// Gmail's search may not show a message stored a moment ago (the outbox's probe waits as long).
+    static let settleMilliseconds: Int64 = 5_000
+    static let maximumUncertainInARow = 5
+
+    public static func run(_ cli: Invocation) async throws -> ExitStatus {
+        let sources = cli.arguments.operands
+        if sources.filter({ $0 == "-" }).count > 1 { throw UsageError("standard input (-) can be read once") }
+        if sources.contains("-") && isatty(0) == 1 {
+            throw UsageError("- reads an mbox from standard input, which is a terminal")
+        }
+        var extraSystem: [String] = []
+        var extraUser: [String] = []
+        for name in cli.arguments.strings("label") {
+            switch ImportLabels.meaning(of: name) {
+            case .system(let id): extraSystem.append(id)
+            case .user(let label): extraUser.append(label)
+            case .ignored: throw UsageError("--label \(TerminalSafety.quoted(name)): not a label Gmail lets an import set")
+            }
+        }
+        let options = ImportOptions(dateFromHeader: !cli.arguments.flag("received-time"),
+                                    neverMarkSpam: cli.arguments.flag("never-spam"),
+                                    processForCalendar: cli.arguments.flag("calendar"))
+        let dryRun = cli.arguments.flag("dry-run")
+        let store = try cli.openStore(dryRun ? .readOnly : .readWrite)
+        let account = try DraftsCommand.account(cli, store)
+        let reader = MailSourceReader(paths: sources)
+        let progress = ImportProgress(enabled: Terminal.stderrIsTerminal || cli.arguments.flag("verbose"),
+                                      verbose: cli.arguments.flag("verbose"))
+        var counts = Counts()
+        var seen = Set<String>()
+        var problems: [String] = []
+
+        // The labels Gmail has, by lowercased name (the store's copy for a dry run: no network).
+        var labelIDs: [String: String] = [:]
+        var access: GmailAccess?
+        var importLock: ImportLock?
+        defer { withExtendedLifetime(importLock) {} }
+        if dryRun {
+            for label in try store.labels(accountID: account.id) { labelIDs[lowered(label.name ?? label.id)] = label.id }
+        } else {
+            // Two imports of one account at once could each find the other's message not yet
+            // in Gmail and send it again; the second waits for nothing and says so.
+            guard let lock = try ImportLock(storePath: try cli.storePath(), email: account.email) else {
+                throw CommandFailure(.temporaryFailure, "another hd-import of \(account.email) is running; run this one when it ends")
+            }
+            importLock = lock
+            let made = try GmailAccess(email: account.email, configDirectory: try cli.configDirectory(),
+                                       endpoints: try GmailEndpoints(environment: cli.environment), patience: .unattended)
+            access = made
+            for label in try await made.background.listLabels() { labelIDs[lowered(label.name ?? label.id)] = label.id }
+        }
+        // --json: one `import` record per message read (docs/json.md).
+        let sink: (any Sink)? = cli.arguments.flag("json") ? cli.makeSink() : nil
+        func record(_ origin: String, _ status: String, messageID: String?, gmailID: String? = nil,
+                    labels: [String] = [], error: String? = nil) throws {
+            try sink?.emit(Records.importRecord(origin: origin, status: status, messageID: messageID, gmailID: gmailID,
+                                                labels: labels, error: error))
+        }
+        var toCreate: [String] = []
+        var refusedLabels: [String: String] = [:]
+        var pending: [Pending] = []
+        var uncertainInARow = 0
+        var stopped: String?
+        let crash = CrashPoints(environment: cli.environment)
+
+        /// The next message: `.some(nil)` for a source that could not be read (reported, and
+        /// the reader goes on after it), nil after the last.
+        func nextMessage() -> SourceMessage?? {
+            do {
+                guard let message = try reader.next() else { return nil }
+                return .some(message)
+            } catch {
+                counts.failed += 1
+                problems.append("\(error)")
+                let path = (error as? MailSourceError)?.path ?? ""
+                try? record(path, "unreadable", messageID: nil, error: (error as? MailSourceError)?.reason ?? "\(error)")
+                return .some(nil)
+            }
+        }
+
+        while stopped == nil, let next = nextMessage() {
+            guard let message = next else { continue }
+            counts.read += 1
+            progress.update(counts)
+            guard !message.raw.isEmpty else {
+                counts.failed += 1
+                problems.append("\(message.origin): empty, or larger than Gmail's 150 MB limit")
+                try record(message.origin, "unreadable", messageID: nil, error: "empty, or larger than Gmail's 150 MB limit")
+                continue
+            }
+            let metadata = ImportLabels.metadata(of: message.raw, maildirFlags: message.maildirFlags)
+            let key = metadata.messageID ?? "sha256:" + hex(SHA256.hash(lineFeeds(message.raw)))
+            guard seen.insert(key).inserted else {
+                counts.duplicates += 1
+                try record(message.origin, "duplicate", messageID: metadata.messageID)
+                continue
+            }
+            let previous = try store.importRecord(accountID: account.id, sourceKey: key)
+            if previous?.state == .imported {
+                counts.alreadyImported += 1
+                try record(message.origin, "already_imported", messageID: metadata.messageID, gmailID: previous?.gmailID)
+                continue
+            }
+            if previous?.state != .sending, let id = metadata.messageID, try store.holdsMessage(messageID: id, accountID: account.id) {
+                counts.inStore += 1
+                try record(message.origin, "in_gmail", messageID: metadata.messageID)
+                continue
+            }
+            let userNames = unique(metadata.userLabels + extraUser)
+            if dryRun {
+                for name in userNames where labelIDs[lowered(name)] == nil && !toCreate.contains(where: { lowered($0) == lowered(name) }) {
+                    toCreate.append(name)
+                }
+                counts.imported += 1
+                try record(message.origin, "would_import", messageID: metadata.messageID,
+                           labels: unique(metadata.systemLabels + extraSystem) + userNames)
+                continue
+            }
+            guard let access else { break }
+            // User labels by id, created when Gmail has none of that name.
+            var ids = unique(metadata.systemLabels + extraSystem)
+            var labelProblem: String?
+            for name in userNames {
+                if let id = labelIDs[lowered(name)] {
+                    ids.append(id)
+                } else if let refusal = refusedLabels[lowered(name)] {
+                    labelProblem = refusal
+                } else {
+                    do {
+                        let id = try await createLabel(name, client: access.background)
+                        labelIDs[lowered(name)] = id
+                        ids.append(id)
+                    } catch let error as GmailError where !error.isRetryable && !isAccountWide(error) {
+                        let refusal = "label \(name): \(error)"
+                        refusedLabels[lowered(name)] = refusal
+                        labelProblem = refusal
+                    }
+                }
+            }
+            if let labelProblem {
+                counts.failed += 1
+                problems.append("\(message.origin): \(labelProblem)")
+                try record(message.origin, "refused", messageID: metadata.messageID, error: labelProblem)
+                continue
+            }
+            let item = Pending(key: key, message: message, messageID: metadata.messageID, labelIDs: unique(ids))
+            let outcome = try await attempt(item, record: previous, store: store, accountID: account.id,
+                                            client: access.background, options: options, crash: crash)
+            switch outcome {
+            case .uncertain(let reason):
+                uncertainInARow += 1
+                pending.append(item)
+                if uncertainInARow >= maximumUncertainInARow { stopped = reason }
+            default:
+                uncertainInARow = 0
+                tally(outcome, item, &counts, &problems)
+                try emit(outcome, item, record)
+            }
+            progress.update(counts)
+        }
+
+        // What this run could not settle: looked for, then sent again, a few rounds.
+        var round = 0
+        while stopped == nil, !pending.isEmpty, round < 3, let access {
+            round += 1
+            var still: [Pending] = []
+            for item in pending {
+                let current = try store.importRecord(accountID: account.id, sourceKey: item.key)
+                let outcome = try await attempt(item, record: current, store: store, accountID: account.id,
+                                                client: access.background, options: options, crash: crash)
+                if case .uncertain = outcome {
+                    still.append(item)
+                } else {
+                    tally(outcome, item, &counts, &problems)
+                    try emit(outcome, item, record)
+                }
+            }
+            pending = still
+        }
+        for item in pending {
+            counts.unknown += 1
+            let reason = (try? store.importRecord(accountID: account.id, sourceKey: item.key))??.lastError ?? "no answer"
+            problems.append("\(item.message.origin): \(item.messageID ?? "(no Message-ID)"): not known to be imported (\(reason)); run again to finish")
+            try record(item.message.origin, "unknown", messageID: item.messageID, labels: item.labelIDs, error: reason)
+        }
+        try sink?.finish()
+        progress.finish()
+
+        for problem in problems { cli.warn(problem) }
+        report(cli, counts, dryRun: dryRun, toCreate: toCreate)
+        if let stopped {
+            throw CommandFailure(.temporaryFailure, "stopped after \(maximumUncertainInARow) failures in a row (\(stopped)); run the same command again to carry on: nothing is imported twice")
+        }
+        if counts.unknown > 0 { return .temporaryFailure }
+        return counts.failed > 0 ? .partialFailure : .success
+    }
+
+    // MARK: - One message
+
+    /// Looks for a message that may be in Gmail already, then imports it unless found.
+    static func attempt(_ item: Pending, record: ImportRecord?, store: Store, accountID: Int64,
+                        client: GmailClient, options: ImportOptions, crash: CrashPoints) async throws -> Outcome {
+        if record?.state == .sending {
+            guard let messageID = item.messageID else {
+                return .cannotTell
+            }
+            let wait = (record?.attemptStartedAt ?? 0) + settleMilliseconds - store.now
+            if wait > 0 { try await Task.sleep(nanoseconds: UInt64(wait) * 1_000_000) }
+            do {
+                let page = try await client.listMessages(pageToken: nil, maxResults: 10,
+                                                         query: "rfc822msgid:\(messageID) in:anywhere")
+                if let found = page.messages.first?.id {
+                    try store.markImported(accountID: accountID, sourceKey: item.key, gmailID: found)
+                    return .found(found)
+                }
+            } catch let error as GmailError where !isAccountWide(error) {
+                // Without an answer to "is it there?", nothing is sent.
+                try store.noteImportUncertain(accountID: accountID, sourceKey: item.key, reason: "looking for it: \(error)")
+                return .uncertain("looking for it: \(error)")
+            }
+        }
+        guard try store.beginImport(accountID: accountID, sourceKey: item.key, messageID: item.messageID,
+                                    origin: item.message.origin) else {
+            // Imported meanwhile (another hd-import of the same mail).
+            return .found(try store.importRecord(accountID: accountID, sourceKey: item.key)?.gmailID ?? "")
+        }
+        crash.reach("import-sending")
+        do {
+            let stored = try await client.importMessage(raw: item.message.raw, labelIDs: item.labelIDs, options: options)
+            crash.reach("import-answered")
+            guard !stored.id.isEmpty else { throw GmailError.invalidResponse("messages.import answered without an id") }
+            try store.markImported(accountID: accountID, sourceKey: item.key, gmailID: stored.id)
+            return .imported(stored.id)
+        } catch let error as GmailError where isAccountWide(error) {
+            throw error
+        } catch let error as GmailError where isRefusal(error) {
+            try store.markImportFailed(accountID: accountID, sourceKey: item.key, reason: "\(error)")
+            return .refused("\(error)")
+        } catch let error as GmailError {
+            try store.noteImportUncertain(accountID: accountID, sourceKey: item.key, reason: "\(error)")
+            return .uncertain("\(error)")
+        }
+    }
+
+    /// The `import` record of a message's outcome.
+    static func emit(_ outcome: Outcome, _ item: Pending,
+                     _ record: (String, String, String?, String?, [String], String?) throws -> Void) throws {
+        let origin = item.message.origin
+        switch outcome {
+        case .imported(let id): try record(origin, "imported", item.messageID, id, item.labelIDs, nil)
+        case .found(let id): try record(origin, "found", item.messageID, id.isEmpty ? nil : id, item.labelIDs, nil)
+        case .refused(let reason): try record(origin, "refused", item.messageID, nil, item.labelIDs, reason)
+        case .cannotTell:
+            try record(origin, "unknown", item.messageID, nil, item.labelIDs, "an earlier attempt may have imported it; without a Message-ID it cannot be looked for")
+        case .uncertain(let reason): try record(origin, "unknown", item.messageID, nil, item.labelIDs, reason)
+        }
+    }
+
+    static func tally(_ outcome: Outcome, _ item: Pending, _ counts: inout Counts, _ problems: inout [String]) {
+        switch outcome {
+        case .imported: counts.imported += 1
+        case .found: counts.found += 1
+        case .refused(let reason):
+            counts.failed += 1
+            problems.append("\(item.message.origin): \(item.messageID ?? "(no Message-ID)"): refused: \(reason)")
+        case .cannotTell:
+            counts.unknown += 1
+            problems.append("\(item.message.origin): an earlier attempt may have imported it, and without a Message-ID it cannot be looked for; not sent again (check Gmail)")
+        case .uncertain(let reason):
+            counts.unknown += 1
+            problems.append("\(item.message.origin): not known to be imported (\(reason))")
+        }
+    }
+
+    /// Gmail did not store the message: a 400 (bad message, bad label), 404, or a 413 read as 400.
+    static func isRefusal(_ error: GmailError) -> Bool {
+        switch error.unwrapped {
+        case .badRequest, .notFound: return true
+        default: return false
+        }
+    }
+
+    /// Failures that are the account's, not one message's: they stop the run.
+    static func isAccountWide(_ error: GmailError) -> Bool {
+        switch error.unwrapped {
+        case .unauthorized, .authorizationRevoked, .forbidden: return true
+        default: return false
+        }
+    }
+
+    /// `labels.create`; a name Gmail already has (409, or 400 by some reports, gmail-api.md
+    /// §2.10) is found in labels.list instead, as LabelFlusher does.
+    static func createLabel(_ name: String, client: GmailClient) async throws -> String {
+        do {
+            return try await client.createLabel(name: name).id
+        } catch let error as GmailError where !error.isRetryable {
+            if let existing = try await client.listLabels().first(where: { lowered($0.name ?? $0.id) == lowered(name) }) {
+                return existing.id
+            }
+            throw error
+        }
+    }
+
+    // MARK: - Output
+
+    static func report(_ cli: Invocation, _ counts: Counts, dryRun: Bool, toCreate: [String]) {
+        if dryRun {
+            cli.warn("dry run: \(counts.read) read; would import \(counts.imported); already imported \(counts.alreadyImported), already in Gmail \(counts.inStore), duplicates \(counts.duplicates), unreadable \(counts.failed)")
+            if !toCreate.isEmpty { cli.warn("dry run: would create labels: " + toCreate.joined(separator: ", ")) }
+            return
+        }
+        var parts = ["imported \(counts.imported + counts.found)"]
+        if counts.found > 0 { parts[0] += " (\(counts.found) found in Gmail from an interrupted run)" }
+        parts.append("already imported \(counts.alreadyImported)")
+        parts.append("already in Gmail \(counts.inStore)")
+        parts.append("duplicates \(counts.duplicates)")
+        parts.append("failed \(counts.failed)")
+        if counts.unknown > 0 { parts.append("unknown \(counts.unknown)") }
+        cli.warn("\(counts.read) read: " + parts.joined(separator: ", ") + (counts.imported + counts.found > 0 ? "; hd-sync brings them into the store" : ""))
+    }
+
+    // MARK: - Helpers
+
+    static func lowered(_ text: String) -> String { text.lowercased() }
+
+    static func unique(_ names: [String]) -> [String] {
+        var seen = Set<String>()
+        return names.filter { seen.insert(lowered($0)).inserted }
+    }
+
+    /// The bytes with CRLF as LF: the same message from an mbox and from a Maildir file has one key.
+    static func lineFeeds(_ raw: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(raw.count)
+        var index = 0
+        while index < raw.count {
+            if raw[index] == 13 && index + 1 < raw.count && raw[index + 1] == 10 { index += 1; continue }
+            out.append(raw[index])
+            index += 1
+        }
+        return out
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes { out.append(digits[Int(byte >> 4)]); out.append(digits[Int(byte & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// One hd-import per account at a time: an exclusive `flock` on `<store>.import-<email>.lock`,
+/// taken without waiting and dropped by the kernel when the process ends (as SendLock).
+final class ImportLock {
+    private let fd: Int32
+
+    init?(storePath: String, email: String) throws {
+        let safe = email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
+        let path = "\(storePath).import-\(safe).lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw CommandFailure(.configuration, "\(path): cannot open lock file: \(String(cString: strerror(errno)))")
+        }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            close(fd)
+            return nil
+        }
+        self.fd = fd
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}
+
+/// The reliability suite's seam (TestHooks): `HUDSON_TEST_CRASH_AT=import-sending` or
+/// `import-answered`, with `:N` for the N-th time (default the first), kills the process
+/// there as `kill -9` would: after the record says `sending` and before the request, or after
+/// Gmail answered and before the answer is recorded.
+final class CrashPoints: @unchecked Sendable {
+    private let point: String?
+    private let at: Int
+    private var reached = 0
+
+    init(environment: [String: String]) {
+        guard let text = TestHooks.crashPoint(environment: environment) else {
+            point = nil
+            at = 0
+            return
+        }
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        point = parts[0]
+        at = parts.count > 1 ? max(1, Int(parts[1]) ?? 1) : 1
+    }
+
+    func reach(_ name: String) {
+        guard name == point else { return }
+        reached += 1
+        if reached == at { TestHooks.crash() }
+    }
+}
+
+/// Progress on standard error: one line rewritten on a terminal, a line per update with
+/// --verbose, nothing in a pipe (CONTRACT.md "Output").
+@MainActor
+final class ImportProgress {
+    let enabled: Bool
+    let verbose: Bool
+    private let started = Date()
+    private var lastDraw = Date.distantPast
+    private var shown = false
+
+    init(enabled: Bool, verbose: Bool) {
+        self.enabled = enabled
+        self.verbose = verbose && !Terminal.stderrIsTerminal
+    }
+
+    func update(_ counts: ImportCommand.Counts) {
+        guard enabled else { return }
+        let now = Date()
+        guard now.timeIntervalSince(lastDraw) >= (verbose ? 1 : 0.25) else { return }
+        lastDraw = now
+        shown = true
+        let rate = Double(counts.imported + counts.found) / max(0.001, now.timeIntervalSince(started))
+        let line = "read \(counts.read) · imported \(counts.imported + counts.found) · skipped \(counts.alreadyImported + counts.inStore + counts.duplicates) · failed \(counts.failed) · \(Int(rate)) msg/s"
+        if verbose {
+            writeError("hd-import: \(line)\n")
+        } else {
+            writeTerminalControl("\r\u{1B}[K" + TerminalSafety.field(line))
+        }
+    }
+
+    func finish() {
+        if shown && !verbose { writeTerminalControl("\r\u{1B}[K") }
+        shown = false
+    }
+}

@@ -1,0 +1,99 @@
+/*!
+ hd-import's record of what it imported (migration 019_imports), so a message is never
+ imported twice and an interrupted import resumes where it stopped. messages.import is not
+ idempotent (gmail-api.md §2.13: every call stores a message), so it follows the outbox's rule
+ (docs/architecture.md, "The outbox"): the row is marked `sending` in its own durable
+ transaction before the request leaves; only Gmail's answer makes it `imported`, only a refusal
+ (400, 403, 404, 413: Gmail did not store it) makes it `failed`; anything else — a lost answer,
+ a timeout, a 5xx, a kill — leaves it `sending`, which means "may be in Gmail", and the caller
+ must find it there (or make sure it is not) before sending it again.
+
+   (none) ──begin──► sending ──answer──► imported
+                        │ ▲──begin (after a probe found nothing)
+                        └──── refused ──► failed ──begin──► sending
+ */
+import SQLite
+
+public enum ImportState: String, Sendable {
+    case sending, imported, failed
+}
+
+/// One imported (or attempted) message.
+public struct ImportRecord: Equatable, Sendable {
+    public var sourceKey: String
+    public var messageID: String?
+    public var state: ImportState
+    public var origin: String
+    public var attempts: Int
+    public var attemptStartedAt: Int64?
+    public var gmailID: String?
+    public var lastError: String?
+}
+
+extension Store {
+    public func importRecord(accountID: Int64, sourceKey: String) throws -> ImportRecord? {
+        try db.first("""
+            SELECT source_key, message_id, state, origin, attempts, attempt_started_at, gmail_id, last_error
+              FROM imports WHERE account_id = ? AND source_key = ?
+            """, accountID, sourceKey) { row in
+            ImportRecord(sourceKey: row.string(0), messageID: row.optionalString(1),
+                         state: ImportState(rawValue: row.string(2)) ?? .sending, origin: row.string(3),
+                         attempts: row.int(4), attemptStartedAt: row.optionalInt64(5), gmailID: row.optionalString(6),
+                         lastError: row.optionalString(7))
+        }
+    }
+
+    /// Whether the store holds a message with this Message-ID (with its angle brackets):
+    /// it is in Gmail already.
+    public func holdsMessage(messageID: String, accountID: Int64) throws -> Bool {
+        try db.scalarInt("SELECT 1 FROM messages WHERE message_id_header = ? AND account_id = ? LIMIT 1",
+                         messageID, accountID) != nil
+    }
+
+    /// Marks the message `sending` before its request leaves, committed with `synchronous=FULL`
+    /// whatever the connection's setting: after this, a crash leaves a row that says the
+    /// message may be in Gmail. Refused (`false`) for a message already imported.
+    public func beginImport(accountID: Int64, sourceKey: String, messageID: String?, origin: String) throws -> Bool {
+        try db.durableWrite {
+            try db.execute("""
+                INSERT INTO imports (account_id, source_key, message_id, state, origin, attempts, attempt_started_at, updated_at)
+                VALUES (?1, ?2, ?3, 'sending', ?4, 1, ?5, ?5)
+                ON CONFLICT (account_id, source_key) DO UPDATE
+                   SET state = 'sending', attempts = attempts + 1, attempt_started_at = ?5, updated_at = ?5,
+                       origin = ?4, last_error = NULL
+                 WHERE imports.state <> 'imported'
+                """, accountID, sourceKey, messageID, origin, now)
+            return db.changes == 1
+        }
+    }
+
+    /// Gmail has the message: its answer, or the probe found it. A fact, whatever the state.
+    public func markImported(accountID: Int64, sourceKey: String, gmailID: String) throws {
+        guard !gmailID.isEmpty else { throw StoreError.invalidArgument("an imported message needs its Gmail id") }
+        try db.write {
+            try db.execute("""
+                UPDATE imports SET state = 'imported', gmail_id = ?, last_error = NULL, updated_at = ?
+                 WHERE account_id = ? AND source_key = ?
+                """, gmailID, now, accountID, sourceKey)
+        }
+    }
+
+    /// Gmail refused the message (it did not store it); `reason` is its word for why.
+    public func markImportFailed(accountID: Int64, sourceKey: String, reason: String) throws {
+        try db.write {
+            try db.execute("""
+                UPDATE imports SET state = 'failed', last_error = ?, updated_at = ?
+                 WHERE account_id = ? AND source_key = ? AND state = 'sending'
+                """, reason, now, accountID, sourceKey)
+        }
+    }
+
+    /// Keeps the last error of an attempt whose outcome is unknown (the row stays `sending`).
+    public func noteImportUncertain(accountID: Int64, sourceKey: String, reason: String) throws {
+        try db.write {
+            try db.execute("""
+                UPDATE imports SET last_error = ?, updated_at = ? WHERE account_id = ? AND source_key = ? AND state = 'sending'
+                """, reason, now, accountID, sourceKey)
+        }
+    }
+}
