@@ -202,9 +202,10 @@ public final class GmailClient: GmailAPI {
         }
         let transport = self.transport
         let sendable = urlRequest
+        let once = !request.method.isIdempotent
         let response: HTTPResponse
         do {
-            response = try await limiter.withPermit { try await transport.send(sendable) }
+            response = try await limiter.withPermit { try await transport.send(sendable, freshConnection: once) }
         } catch let error as CancellationError {
             throw error
         } catch {

@@ -34,6 +34,7 @@ struct HTTPResponse: Sendable {
 
 /// Performs single exchanges; safe to share between tasks.
 final class URLSessionTransport: Sendable {
+    private let configuration: URLSessionConfiguration
     private let session: URLSession
 
     init(timeout: Duration) {
@@ -42,6 +43,7 @@ final class URLSessionTransport: Sendable {
         configuration.httpCookieStorage = nil
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        self.configuration = configuration
         session = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
     }
 
@@ -51,7 +53,23 @@ final class URLSessionTransport: Sendable {
 
     /// Sends `request`; throws `CancellationError` when the task is cancelled, otherwise the
     /// transport's error (usually `URLError`).
-    func send(_ request: URLRequest) async throws -> HTTPResponse {
+    ///
+    /// `freshConnection` is for a request that must reach the server at most once (a send,
+    /// an import): libcurl, under URLSession, resends a request on its own when a connection
+    /// it had used before dies before any answer — after the server may have acted on it
+    /// (seen with a dropped connection: a second POST the client never made). It does so
+    /// only for a reused connection, so such a request goes out on a connection of its own:
+    /// a session of its own (each has its own connection cache), closed after the answer.
+    func send(_ request: URLRequest, freshConnection: Bool = false) async throws -> HTTPResponse {
+        guard freshConnection else { return try await send(request, on: session) }
+        let own = URLSession(configuration: configuration, delegate: RedirectRefusal(), delegateQueue: nil)
+        defer { own.finishTasksAndInvalidate() }
+        var closing = request
+        closing.setValue("close", forHTTPHeaderField: "Connection")
+        return try await send(closing, on: own)
+    }
+
+    private func send(_ request: URLRequest, on session: URLSession) async throws -> HTTPResponse {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, any Error>) in
