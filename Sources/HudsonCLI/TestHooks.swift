@@ -12,6 +12,8 @@
    "Crash safety").
  - `HUDSON_TEST_DEFERRED_WRITES=1`: write transactions begin DEFERRED, which is wrong on
    purpose, so the concurrency suite can show that it notices busy errors.
+ - `HUDSON_TEST_WATCH_PAUSE=S`: `hd-sync --watch` waits S seconds between passes once
+   caught up instead of 30, so a test sees several passes in a few seconds.
  */
 import Glibc
 import SQLite
@@ -31,6 +33,11 @@ public enum TestHooks {
         }
         hooks.deferredWrites = environment["HUDSON_TEST_DEFERRED_WRITES"] == "1"
         return hooks
+    }
+
+    /// The pause between caught-up passes `HUDSON_TEST_WATCH_PAUSE` asks for, if any.
+    public static func watchPause(environment: [String: String]) -> Int? {
+        environment["HUDSON_TEST_WATCH_PAUSE"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
     }
 
     /// The named crash point `HUDSON_TEST_CRASH_AT` asks for, if any.

@@ -93,6 +93,8 @@ public final class SyncRunner {
     let lookbackDays: Int?
     let verbose: Bool
     let retryParked: Bool
+    /// `--exec CMD`: run after each pass of a watch that stored new mail.
+    let newMailCommand: String?
 
     /// The page cache of a catch-up's connection.
     static let catchUpCacheKiB = 64 * 1024
@@ -105,7 +107,8 @@ public final class SyncRunner {
     /// - Parameter retryParked: make every parked message due before the first pass
     ///   (`--retry-parked`); a catch-up always does.
     public init(invocation: Invocation, mode: SyncMode, prefetchDays: Int, maxPages: Int, lookbackDays: Int?, verbose: Bool,
-                retryParked: Bool = false) {
+                retryParked: Bool = false, newMailCommand: String? = nil) {
+        self.newMailCommand = newMailCommand
         self.invocation = invocation
         self.mode = mode
         self.prefetchDays = prefetchDays
@@ -207,6 +210,10 @@ public final class SyncRunner {
 
     /// Passes until interrupted: temporary failures are reported and retried on the next pass.
     private func watch(_ workers: [AccountWorker], sink: any Sink) async throws {
+        let hook = newMailCommand.map {
+            NewMailHook(command: $0, environment: invocation.environment, since: LocalTime.nowMilliseconds)
+        }
+        let idlePause = TestHooks.watchPause(environment: invocation.environment) ?? 30
         var failedInARow = 0
         while !stopRequested.load(ordering: .relaxed) {
             var catchingUp = false
@@ -220,6 +227,12 @@ public final class SyncRunner {
                         try invocation.stdout.flush()
                     }
                     catchingUp = try await worker.hasDueWork() || catchingUp
+                    if let hook {
+                        let fresh = try hook.takeNew(email: worker.email, database: worker.database)
+                        if !fresh.isEmpty, let failure = hook.run(references: fresh, email: worker.email) {
+                            invocation.warn("\(worker.email): --exec: \(failure)")
+                        }
+                    }
                     if let stepFailure { throw stepFailure }
                 } catch let error where Self.temporary(error) != nil {
                     worker.progress.finish()
@@ -229,7 +242,7 @@ public final class SyncRunner {
                 if stopRequested.load(ordering: .relaxed) { return }
             }
             failedInARow = failed ? failedInARow + 1 : 0
-            let pause = failed ? min(300, 2 << min(failedInARow - 1, 8)) : catchingUp ? 2 : 30
+            let pause = failed ? min(300, 2 << min(failedInARow - 1, 8)) : catchingUp ? 2 : idlePause
             for _ in 0..<(pause * 10) where !stopRequested.load(ordering: .relaxed) {
                 try await Task.sleep(for: .milliseconds(100))
             }

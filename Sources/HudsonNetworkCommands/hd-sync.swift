@@ -24,6 +24,8 @@ private let spec = CommandSpec(
     options: [
         .flag("catch-up", help: "Repeat passes until backfill is complete, bodies are stored and the queue is empty."),
         .flag("watch", help: "Keep syncing until interrupted."),
+        .value("exec", name: "CMD",
+               help: "With --watch: after a pass that stored new mail, run CMD (sh -c) with the new references on its standard input."),
         .flag("push", help: "Only send queued label changes, in one short attempt; no history, backfill or bodies."),
         .flag("retry-parked", help: "Fetch parked messages again now, without waiting for their back-off."),
         .value("lookback-days", name: "N", kind: .integer,
@@ -49,6 +51,9 @@ public func hdSync() async -> Never { await Main.run(spec, classifiers: [Network
     if cli.arguments.isGiven("fetch") {
         return try await FetchService.serve(cli, items: cli.arguments.strings("fetch"))
     }
+    if cli.arguments.isGiven("exec") && !cli.arguments.flag("watch") {
+        throw UsageError("--exec needs --watch")
+    }
     if cli.arguments.flag("push") {
         for other in ["catch-up", "watch", "json", "verbose", "retry-parked"] where cli.arguments.flag(other) {
             throw UsageError("--push and --\(other) cannot be combined")
@@ -65,6 +70,7 @@ public func hdSync() async -> Never { await Main.run(spec, classifiers: [Network
         maxPages: try cli.arguments.int("max-pages", range: 1...10_000) ?? 5,
         lookbackDays: try cli.arguments.int("lookback-days", range: 0...36_500),
         verbose: cli.arguments.flag("verbose"),
-        retryParked: cli.arguments.flag("retry-parked"))
+        retryParked: cli.arguments.flag("retry-parked"),
+        newMailCommand: cli.arguments.string("exec"))
     return try await runner.run()
 }}

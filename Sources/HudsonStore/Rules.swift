@@ -53,12 +53,11 @@ extension Store {
                 try db.execute("INSERT INTO rules_accounts (account_id, since) VALUES (?, ?)", accountID, now)
                 return nil
             }
-            // Keys follow dates (Snapshots.allocateMessageKey) except for the listed exceptions.
+            // New mail (NewMail.swift) the rules have not run on.
             let fresh = SQLiteRows(columns: 1)
             try db.forEach("""
                 SELECT m.id, m.gmail_id FROM messages AS m
-                 WHERE m.account_id = ?1 AND m.internal_date >= ?2
-                   AND (m.id >= ?2 * 1000 OR m.id IN (SELECT message_id FROM message_key_exceptions))
+                 WHERE \(Self.receivedSince)
                    AND NOT EXISTS (SELECT 1 FROM rules_applied AS r WHERE r.account_id = ?1 AND r.gmail_id = m.gmail_id)
                 """, accountID, since) { fresh.append(.integer($0.int64(0))) }
             guard !fresh.isEmpty else { return nil }

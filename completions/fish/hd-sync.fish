@@ -28,6 +28,7 @@ end
 complete -c hd-sync -f
 complete -c hd-sync -l catch-up -d 'Repeat passes until backfill is complete, bodies are stored and the queue is empty.'
 complete -c hd-sync -l watch -d 'Keep syncing until interrupted.'
+complete -c hd-sync -l exec -r -d 'With --watch: after a pass that stored new mail, run CMD (sh -c) with the new references on its standard input.'
 complete -c hd-sync -l push -d 'Only send queued label changes, in one short attempt; no history, backfill or bodies.'
 complete -c hd-sync -l retry-parked -d 'Fetch parked messages again now, without waiting for their back-off.'
 complete -c hd-sync -l lookback-days -r -d 'Widen the backfill window to N days before consent (0: the whole mailbox); only the older range is fetched.'
