@@ -246,8 +246,9 @@ extension Store {
                        AND (o.op = 'delete' OR (o.op = 'create' AND o.state = 'pending')))
         """
 
-    /// Claims up to `limit` pending rows that are due, oldest first, so that no other
-    /// flusher (in this or another process) sends them meanwhile. A flusher that holds
+    /// Claims about `limit` pending rows that are due (whole messages, label set by label
+    /// set, the oldest set first), so that no other flusher (in this or another process)
+    /// sends them meanwhile. A flusher that holds
     /// the account's flush lock passes `takingOverClaims`: only the lock's holder claims,
     /// so every claim it finds was left by a flusher that died, and it takes them over at
     /// once instead of waiting for them to expire.
@@ -255,13 +256,33 @@ extension Store {
         try db.write {
             let now = self.now
             let claimable = takingOverClaims ? Int64.max : now - Self.claimLifetimeMilliseconds
+            // Whole messages, label set by label set: a message's due rows are claimed
+            // together (split, its one batchModify would become two with different label
+            // sets), and messages with the same adds and removes are claimed together, so
+            // a claim cut by `limit` splits at most one label set (issue 23: a request per
+            // 1,000 messages per label set). Sets go oldest first (by their oldest row), so
+            // no old change waits behind newer ones; `limit` is passed by one message at
+            // most. The signature only groups: the flusher builds its requests itself.
             let rows = try db.map("""
+                WITH due AS (
+                    SELECT q.id, q.message_id, q.op, q.label FROM mutation_queue AS q
+                     WHERE q.account_id = ?1 AND q.state = 'pending'
+                       AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?2)
+                       AND (q.claimed_at IS NULL OR q.claimed_at <= ?3)
+                       AND \(Self.labelReadyCondition)
+                ),
+                sets AS (
+                    SELECT message_id, min(id) AS oldest, count(*) AS n, group_concat(op || ' ' || label, ',') AS signature
+                      FROM (SELECT * FROM due ORDER BY message_id, label, op) GROUP BY message_id
+                ),
+                placed AS (
+                    SELECT message_id, n, sum(n) OVER (
+                               ORDER BY set_oldest, signature, oldest, message_id ROWS UNBOUNDED PRECEDING) AS running
+                      FROM (SELECT *, min(oldest) OVER (PARTITION BY signature) AS set_oldest FROM sets)
+                )
                 SELECT \(Self.queueColumns) \(Self.queueJoins)
-                 WHERE q.account_id = ? AND q.state = 'pending'
-                   AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?)
-                   AND (q.claimed_at IS NULL OR q.claimed_at <= ?)
-                   AND \(Self.labelReadyCondition)
-                 ORDER BY q.id LIMIT ?
+                 WHERE q.id IN (SELECT id FROM due WHERE message_id IN (SELECT message_id FROM placed WHERE running - n < ?4))
+                 ORDER BY q.id
                 """, accountID, now, claimable, limit, transform: Self.queuedMutation(from:))
             for row in rows {
                 try db.execute("UPDATE mutation_queue SET claimed_at = ? WHERE id = ?", now, row.id)

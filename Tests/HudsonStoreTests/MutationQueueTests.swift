@@ -12,6 +12,30 @@ struct MutationQueueTests {
         return f
     }
 
+    @Test("a claim takes whole messages, label set by label set, the oldest set first")
+    func claimsWholeMessagesBySet() throws {
+        let f = try StoreFixture()
+        for id in ["m1", "m2", "m3", "m4", "m5"] { try f.apply(f.snapshot(id, labels: ["INBOX", "UNREAD"])) }
+        // Queue order: m1 -INBOX, m2 +STARRED, m3 -INBOX, m4 +STARRED, m1 -UNREAD, m5 -INBOX.
+        try f.store.perform([.archive], on: [.message("m1")])
+        try f.store.perform([.star], on: [.message("m2")])
+        try f.store.perform([.archive], on: [.message("m3")])
+        try f.store.perform([.star], on: [.message("m4")])
+        try f.store.perform([.read], on: [.message("m1")])
+        try f.store.perform([.archive], on: [.message("m5")])
+        func claim(_ limit: Int) throws -> [String: [String]] {
+            let rows = try f.store.claimPendingMutations(accountID: f.account.id, limit: limit)
+            return Dictionary(grouping: rows, by: \.messageID).mapValues { $0.map { "\($0.op == .add ? "+" : "-")\($0.label)" }.sorted() }
+        }
+        // By queue order the first three rows would split m1 (-INBOX now, -UNREAD later)
+        // and mix three label sets; by set, m1 whole (the oldest set), then the stars.
+        #expect(try claim(3) == ["m1": ["-INBOX", "-UNREAD"], "m2": ["+STARRED"]])
+        // Of what is left, the archives hold the oldest row (m3's): one message, then the rest.
+        #expect(try claim(1) == ["m3": ["-INBOX"]])
+        #expect(try claim(10) == ["m4": ["+STARRED"], "m5": ["-INBOX"]])
+        #expect(try claim(10).isEmpty)
+    }
+
     @Test("effective labels are canonical plus queued adds minus queued removes")
     func effectiveLabels() throws {
         let f = try StoreFixture()
