@@ -172,6 +172,11 @@ public final class SyncRunner {
             let rules = try database.read { store in
                 try RulesSupport.load(invocation, store: store, accountID: try store.requireAccount(email: email).id)
             }
+            if rules?.isEmpty ?? true {
+                // Without rules, arriving mail is not judged: rules that come back later
+                // start from then, not from when they first ran (Store.forgetRulesStart).
+                try database.write { store in try store.forgetRulesStart(accountID: try store.requireAccount(email: email).id) }
+            }
             workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath, rules: rules,
                                          prefetchDays: prefetchDays,
                                          pageSize: mode == .catchUp ? AccountWorker.catchUpPageSize : 100,
@@ -210,8 +215,10 @@ public final class SyncRunner {
 
     /// Passes until interrupted: temporary failures are reported and retried on the next pass.
     private func watch(_ workers: [AccountWorker], sink: any Sink) async throws {
+        let storePath = try invocation.storePath(), configDirectory = try invocation.configDirectory()
         let hook = newMailCommand.map {
-            NewMailHook(command: $0, environment: invocation.environment, since: LocalTime.nowMilliseconds)
+            NewMailHook(command: $0, environment: invocation.environment, storePath: storePath,
+                        configDirectory: configDirectory, since: LocalTime.nowMilliseconds)
         }
         let idlePause = TestHooks.watchPause(environment: invocation.environment) ?? 30
         var failedInARow = 0
@@ -325,9 +332,9 @@ final class AccountWorker: Sendable {
         var flush = FlushReport()
         do { flush = try await flusher.flushOnce() } catch { stepFailure = stepFailure ?? error }
         // Rules first run on what an interrupted pass stored, then on what this one stores.
-        try applyRules(&totals)
+        applyRulesReporting(&totals)
         let report = try await engine.syncOnce(maxBackfillPages: maxPages)
-        try applyRules(&totals)
+        applyRulesReporting(&totals)
         if !totals.ruleActions.isEmpty {
             // The rules' changes go out with this pass, not the next one.
             do { let more = try await flusher.flushOnce(); flush.flushed += more.flushed; flush.retired += more.retired }
@@ -364,6 +371,16 @@ final class AccountWorker: Sendable {
                  + "Hudson waits at most that long, then tries again")
         }
         return (totals, stepFailure)
+    }
+
+    /// `applyRules`, whose failure (a label a rule names deleted meanwhile, a busy store)
+    /// is told and left for the next pass: the mail it was running on stays unjudged and
+    /// is judged then, and the poll goes on (what the rules meet never keeps mail out).
+    private func applyRulesReporting(_ totals: inout PassTotals) {
+        do { try applyRules(&totals) } catch {
+            progress.finish()
+            warn("\(email): rules: \(Exit.classify(error, debug: false).message); tried again next pass")
+        }
     }
 
     /// Runs the rules on the account's new mail they have not run on (Store.applyRulesToNewMail),

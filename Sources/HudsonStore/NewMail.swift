@@ -3,7 +3,8 @@
  account's messages Gmail received (their internal date) at or after a moment. Whether a
  message was stored by the history poll, a re-list after history expiry or a backfill
  page does not matter; when Gmail received it does, so mail older than the moment is
- never new, however late it is stored.
+ never new, however late it is stored. A draft is not mail that arrived (each autosave
+ is a new message of the moment): Gmail's filters leave drafts alone, and so does this.
  */
 import SQLite
 
@@ -14,6 +15,7 @@ extension Store {
     static let receivedSince = """
         m.account_id = ?1 AND m.internal_date >= ?2
         AND (m.id >= ?2 * 1000 OR m.id IN (SELECT message_id FROM message_key_exceptions))
+        AND NOT \(EffectiveLabels.carries(messageColumn: "m.id", label: "'DRAFT'"))
         """
 
     /// The account's messages received at or after `since` (epoch ms), oldest first.

@@ -53,13 +53,19 @@ extension Store {
                 try db.execute("INSERT INTO rules_accounts (account_id, since) VALUES (?, ?)", accountID, now)
                 return nil
             }
-            // New mail (NewMail.swift) the rules have not run on.
+            // New mail (NewMail.swift) the rules have not run on. When a rule looks for
+            // words, a message waits for its body (hydration stores new mail's bodies a
+            // few passes later), unless its body is parked: it is then judged on what the
+            // store has, as hd-search would judge it, rather than never.
+            let waitForBody = rules.contains { $0.query.searchesText }
             let fresh = SQLiteRows(columns: 1)
             try db.forEach("""
                 SELECT m.id, m.gmail_id FROM messages AS m
                  WHERE \(Self.receivedSince)
                    AND NOT EXISTS (SELECT 1 FROM rules_applied AS r WHERE r.account_id = ?1 AND r.gmail_id = m.gmail_id)
-                """, accountID, since) { fresh.append(.integer($0.int64(0))) }
+                   AND (NOT ?3 OR m.body_state = 1 OR EXISTS (
+                        SELECT 1 FROM sync_parked AS p WHERE p.account_id = ?1 AND p.stage = 'body' AND p.gmail_id = m.gmail_id))
+                """, accountID, since, waitForBody) { fresh.append(.integer($0.int64(0))) }
             guard !fresh.isEmpty else { return nil }
             var scoped = options
             scoped.accountID = accountID
@@ -71,6 +77,18 @@ extension Store {
                 SELECT ?1, m.gmail_id, ?2, ?3 FROM hudson_rows(?4) AS r JOIN messages AS m ON m.id = r.c0
                 """, accountID, result.actionID, now, fresh)
             return RulesOutcome(result: result, matches: matches, considered: fresh.count)
+        }
+    }
+
+    /// Forgets when new mail started for the account's rules: hd-sync ran without rules,
+    /// so mail arriving now is not recorded as judged, and rules that come back later
+    /// must not run on it (the user has handled it since). The next run with rules
+    /// starts again from then.
+    public func forgetRulesStart(accountID: Int64) throws {
+        try db.write {
+            if try db.scalarInt("SELECT 1 FROM rules_accounts WHERE account_id = ?", accountID) != nil {
+                try db.execute("DELETE FROM rules_accounts WHERE account_id = ?", accountID)
+            }
         }
     }
 

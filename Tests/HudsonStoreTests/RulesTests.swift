@@ -102,4 +102,37 @@ struct RulesTests {
         #expect(!unstarred.contains("STARRED"))
         try f.checkDerivedTables()
     }
+
+    @Test("new mail leaves drafts out; a word rule waits for the body unless the body is parked; rules that stop and come back start again")
+    func newMailNeighbours() throws {
+        let f = try StoreFixture()
+        let options = SearchOptions(accountID: nil, sort: .newest, now: f.clock.now, startOfDay: SearchOptions.utcStartOfDay)
+        let rules = [try rule("invoices", "invoice", [.star])]
+        func run() throws -> [[Reference]]? {
+            try f.store.applyRulesToNewMail(rules, accountID: f.account.id, options: options, description: "r")?.matches
+        }
+        f.clock.advance(by: 10 * 60_000)
+        #expect(try run() == nil)  // starts the clock
+        // A draft is not arriving mail, whatever it says.
+        try f.apply(f.snapshot("draft", minute: 11, labels: ["DRAFT"], subject: "invoice draft"))
+        // The word is in the body only: the rule waits for it.
+        try f.apply(f.snapshot("mail", minute: 12, subject: "March"))
+        #expect(try run() == nil)
+        try f.store.saveBody(MessageBody(text: "Your invoice is attached."), gmailID: "mail", accountID: f.account.id)
+        #expect(try run() == [[.message("mail")]])
+        // A body Gmail will not serve: judged on what the store has (here: nothing found).
+        try f.apply(f.snapshot("broken", minute: 13, subject: "April"))
+        #expect(try run() == nil)
+        try f.store.park([ParkingFailure(gmailID: "broken", stage: .body, error: "500")], accountID: f.account.id)
+        #expect(try run() == [[]])
+        #expect(try !f.effective("draft").contains("STARRED"))
+        // hd-sync ran without rules: mail that came meanwhile is not judged when they return.
+        try f.store.forgetRulesStart(accountID: f.account.id)
+        try f.apply(f.snapshot("meanwhile", minute: 14, subject: "invoice"))
+        f.clock.advance(by: 10 * 60_000)
+        #expect(try run() == nil)  // starts the clock again
+        #expect(try run() == nil)
+        #expect(try !f.effective("meanwhile").contains("STARRED"))
+        try f.checkDerivedTables()
+    }
 }
