@@ -1,7 +1,10 @@
 /*!
  `hd-sync --watch --exec CMD` (issue 23 §3): after a pass that stored new mail, CMD runs
  through `/bin/sh -c` with the new messages' references on its standard input, one per
- line, and `HUDSON_ACCOUNT` set to their account. New mail is what Gmail received after
+ line, `HUDSON_ACCOUNT` set to their account and `HUDSON_DB`, `HUDSON_CONFIG_DIR` to the
+ store and configuration hd-sync uses (so `hd-show` in the hook reads the same store),
+ and its standard output sent to hd-sync's standard error (hd-sync's standard output
+ stays its records, NDJSON with `--json`). New mail is what Gmail received after
  the watch started (Store.messagesReceived, the rules file's definition too); each
  message is handed to the hook once per watch. The watch waits for the hook, so hooks
  never overlap; a hook that fails is told on standard error and the watch goes on.
@@ -21,9 +24,9 @@ final class NewMailHook {
     let since: Int64
     private var handed: [String: Set<String>] = [:]
 
-    init(command: String, environment: [String: String], since: Int64) {
+    init(command: String, environment: [String: String], storePath: String, configDirectory: String, since: Int64) {
         self.command = command
-        self.environment = environment
+        self.environment = environment.merging(["HUDSON_DB": storePath, "HUDSON_CONFIG_DIR": configDirectory]) { $1 }
         self.since = since
     }
 
@@ -48,6 +51,7 @@ final class NewMailHook {
         process.environment = environment.merging(["HUDSON_ACCOUNT": email]) { $1 }
         let input = Pipe()
         process.standardInput = input
+        process.standardOutput = FileHandle.standardError
         do { try process.run() } catch { return "cannot run /bin/sh: \(error)" }
         // A hook that does not read its input must not block the watch: a closed pipe
         // (EPIPE) is ignored, SIGPIPE is already ignored by every command.

@@ -14,15 +14,18 @@ struct NewMailHookTests {
         #expect(try f.run("hd-sync", "--catch-up").status == 0)
         let handed = f.dir.path("handed"), accounts = f.dir.path("accounts"), failing = f.dir.path("fail")
         let hook = """
-            printf '%s\\n' "$HUDSON_ACCOUNT" >>'\(accounts)'
+            printf '%s %s\\n' "$HUDSON_ACCOUNT" "$HUDSON_DB" >>'\(accounts)'
+            echo "printed by the hook"
             cat >>'\(handed)'
             [ ! -e '\(failing)' ]
             """
         try hook.write(toFile: f.dir.path("hook.sh"), atomically: true, encoding: .utf8)
         var environment = f.environment
         environment["HUDSON_TEST_WATCH_PAUSE"] = "1"
+        // The store named by --db only: the hook is told it through HUDSON_DB.
+        environment["HUDSON_DB"] = nil
         let watch = try ChildProcess(BuiltProducts.executable("hd-sync"),
-                                     ["--watch", "--verbose", "--exec", "sh '\(f.dir.path("hook.sh"))'"],
+                                     ["--db", f.storePath, "--watch", "--verbose", "--exec", "sh '\(f.dir.path("hook.sh"))'"],
                                      environment: environment, replaceEnvironment: true, limit: 120)
         func lines(_ path: String) -> [String] {
             ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
@@ -30,7 +33,9 @@ struct NewMailHookTests {
         /// Reads passes (one line each with --verbose) until `done`, at most 30.
         func passes(until done: () -> Bool) -> Bool {
             for _ in 0..<30 {
-                guard watch.readLine() != nil else { return false }
+                guard let line = watch.readLine() else { return false }
+                // Standard output is the watch's records only: the hook's goes to stderr.
+                #expect(line.hasPrefix(fake.email + "\t"), "\(line)")
                 if done() { return true }
             }
             return false
@@ -41,7 +46,7 @@ struct NewMailHookTests {
 
         let first = try deliver(fake, subject: "First new one")
         #expect(passes { lines(handed) == ["message:\(first)"] }, "\(lines(handed))")
-        #expect(lines(accounts) == [fake.email])
+        #expect(lines(accounts) == ["\(fake.email) \(f.storePath)"])
 
         // A change to it is not new mail: after more passes it was still handed once.
         try fake.modify(first, remove: ["UNREAD"])
