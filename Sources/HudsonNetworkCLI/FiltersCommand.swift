@@ -140,9 +140,13 @@ public enum FiltersCommand {
         var inStore = try store.ruleMatches(rules, on: references, options: options(account))[...]
         var fromFiles: ArraySlice<[Int]?> = []
         if !files.isEmpty {
-            let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("hudson-rules-\(ProcessInfo.processInfo.processIdentifier)")
-            try? FileManager.default.removeItem(at: scratch)
-            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            // A directory of its own (mkdtemp: a new name, mode 0700): the messages go in
+            // it, and a name another user could guess and create first must not be used.
+            var template = Array((FileManager.default.temporaryDirectory.path + "/hudson-rules-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else {
+                throw CommandFailure(.temporaryFailure, "cannot make a scratch directory: \(String(cString: strerror(errno)))")
+            }
+            let scratch = URL(fileURLWithPath: String(cString: made))
             defer { try? FileManager.default.removeItem(at: scratch) }
             let test = try Store.open(path: scratch.appendingPathComponent("rules-test.sqlite3").path, access: .create)
             let scratchAccount = try test.addAccount(email: account.email, consentedAt: 0, lookbackDays: 0)

@@ -4,7 +4,7 @@
  idempotent (gmail-api.md §2.13: every call stores a message), so it follows the outbox's rule
  (docs/architecture.md, "The outbox"): the row is marked `sending` in its own durable
  transaction before the request leaves; only Gmail's answer makes it `imported`, only a refusal
- (400, 403, 404, 413: Gmail did not store it) makes it `failed`; anything else — a lost answer,
+ (400, 404, a 413 read as 400: Gmail did not store it; a 403 is the account's and stops the run) makes it `failed`; anything else — a lost answer,
  a timeout, a 5xx, a kill — leaves it `sending`, which means "may be in Gmail", and the caller
  must find it there (or make sure it is not) before sending it again.
 
