@@ -256,13 +256,14 @@ extension Store {
         try db.write {
             let now = self.now
             let claimable = takingOverClaims ? Int64.max : now - Self.claimLifetimeMilliseconds
-            // Whole messages, label set by label set: a message's due rows are claimed
-            // together (split, its one batchModify would become two with different label
-            // sets), and messages with the same adds and removes are claimed together, so
-            // a claim cut by `limit` splits at most one label set (issue 23: a request per
-            // 1,000 messages per label set). Sets go oldest first (by their oldest row), so
-            // no old change waits behind newer ones; `limit` is passed by one message at
-            // most. The signature only groups: the flusher builds its requests itself.
+            // Whole messages, whole label sets: a message's due rows are claimed together
+            // (split, its one batchModify would become two with different label sets), and
+            // the messages with the same adds and removes are claimed together, set by set,
+            // oldest set first (by its oldest row, so no old change waits behind newer
+            // ones), as many whole sets as `limit` holds: a set is never split between two
+            // claims (issue 23: a request per 1,000 messages per label set). A first set
+            // larger than `limit` is cut at a multiple of 1,000 messages, Gmail's
+            // batchModify size. The signature only groups; the flusher builds requests.
             let rows = try db.map("""
                 WITH due AS (
                     SELECT q.id, q.message_id, q.op, q.label FROM mutation_queue AS q
@@ -271,17 +272,25 @@ extension Store {
                        AND (q.claimed_at IS NULL OR q.claimed_at <= ?3)
                        AND \(Self.labelReadyCondition)
                 ),
-                sets AS (
+                due_messages AS (
                     SELECT message_id, min(id) AS oldest, count(*) AS n, group_concat(op || ' ' || label, ',') AS signature
                       FROM (SELECT * FROM due ORDER BY message_id, label, op) GROUP BY message_id
                 ),
+                sets AS (
+                    SELECT signature, set_n, sum(set_n) OVER (ORDER BY set_oldest, signature ROWS UNBOUNDED PRECEDING) AS running
+                      FROM (SELECT signature, min(oldest) AS set_oldest, sum(n) AS set_n FROM due_messages GROUP BY signature)
+                ),
                 placed AS (
-                    SELECT message_id, n, sum(n) OVER (
-                               ORDER BY set_oldest, signature, oldest, message_id ROWS UNBOUNDED PRECEDING) AS running
-                      FROM (SELECT *, min(oldest) OVER (PARTITION BY signature) AS set_oldest FROM sets)
+                    SELECT m.message_id, m.n, s.set_n, s.running,
+                           row_number() OVER (PARTITION BY m.signature ORDER BY m.oldest, m.message_id) AS place
+                      FROM due_messages AS m JOIN sets AS s USING (signature)
                 )
                 SELECT \(Self.queueColumns) \(Self.queueJoins)
-                 WHERE q.id IN (SELECT id FROM due WHERE message_id IN (SELECT message_id FROM placed WHERE running - n < ?4))
+                 WHERE q.id IN (SELECT id FROM due WHERE message_id IN (
+                        SELECT message_id FROM placed
+                         WHERE running <= ?4
+                            OR (running = set_n AND place <= CASE WHEN ?4 / n >= 1000 THEN ?4 / n / 1000 * 1000
+                                                                  ELSE max(1, ?4 / n) END)))
                  ORDER BY q.id
                 """, accountID, now, claimable, limit, transform: Self.queuedMutation(from:))
             for row in rows {

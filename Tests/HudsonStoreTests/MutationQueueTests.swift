@@ -12,7 +12,7 @@ struct MutationQueueTests {
         return f
     }
 
-    @Test("a claim takes whole messages, label set by label set, the oldest set first")
+    @Test("a claim takes whole messages and whole label sets, the oldest set first; only a set larger than the claim is cut")
     func claimsWholeMessagesBySet() throws {
         let f = try StoreFixture()
         for id in ["m1", "m2", "m3", "m4", "m5"] { try f.apply(f.snapshot(id, labels: ["INBOX", "UNREAD"])) }
@@ -28,11 +28,12 @@ struct MutationQueueTests {
             return Dictionary(grouping: rows, by: \.messageID).mapValues { $0.map { "\($0.op == .add ? "+" : "-")\($0.label)" }.sorted() }
         }
         // By queue order the first three rows would split m1 (-INBOX now, -UNREAD later)
-        // and mix three label sets; by set, m1 whole (the oldest set), then the stars.
-        #expect(try claim(3) == ["m1": ["-INBOX", "-UNREAD"], "m2": ["+STARRED"]])
-        // Of what is left, the archives hold the oldest row (m3's): one message, then the rest.
-        #expect(try claim(1) == ["m3": ["-INBOX"]])
-        #expect(try claim(10) == ["m4": ["+STARRED"], "m5": ["-INBOX"]])
+        // and mix three label sets. By set: m1 whole (the oldest set); the stars (2 rows)
+        // would pass the limit of 3, so they wait whole for the next claim.
+        #expect(try claim(3) == ["m1": ["-INBOX", "-UNREAD"]])
+        // A set larger than the claim is cut, by whole messages.
+        #expect(try claim(1) == ["m2": ["+STARRED"]])
+        #expect(try claim(10) == ["m3": ["-INBOX"], "m4": ["+STARRED"], "m5": ["-INBOX"]])
         #expect(try claim(10).isEmpty)
     }
 
