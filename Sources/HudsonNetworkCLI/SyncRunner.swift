@@ -172,11 +172,6 @@ public final class SyncRunner {
             let rules = try database.read { store in
                 try RulesSupport.load(invocation, store: store, accountID: try store.requireAccount(email: email).id)
             }
-            if rules?.isEmpty ?? true {
-                // Without rules, arriving mail is not judged: rules that come back later
-                // start from then, not from when they first ran (Store.forgetRulesStart).
-                try database.write { store in try store.forgetRulesStart(accountID: try store.requireAccount(email: email).id) }
-            }
             workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath, rules: rules,
                                          prefetchDays: prefetchDays,
                                          pageSize: mode == .catchUp ? AccountWorker.catchUpPageSize : 100,
@@ -386,8 +381,17 @@ final class AccountWorker: Sendable {
     /// Runs the rules on the account's new mail they have not run on (Store.applyRulesToNewMail),
     /// in one transaction with the record that they ran; tells the action on standard error.
     private func applyRules(_ totals: inout PassTotals) throws {
-        guard let rules, !rules.isEmpty else { return }
         let email = self.email
+        guard let rules, !rules.isEmpty else {
+            // Without rules, arriving mail is not judged: rules that come back later start
+            // from then, not from when they first ran (Store.forgetRulesStart). Read first:
+            // a pass writes nothing for rules it does not have.
+            let started = try database.read { store in try store.rulesStarted(accountID: try store.requireAccount(email: email).id) }
+            if started {
+                try database.write { store in try store.forgetRulesStart(accountID: try store.requireAccount(email: email).id) }
+            }
+            return
+        }
         let outcome = try database.write { store in
             try store.applyRulesToNewMail(rules, accountID: try store.requireAccount(email: email).id,
                                           options: SearchSupport.options(accountID: nil), description: "hd-sync rules")

@@ -85,11 +85,12 @@ extension Store {
     /// must not run on it (the user has handled it since). The next run with rules
     /// starts again from then.
     public func forgetRulesStart(accountID: Int64) throws {
-        try db.write {
-            if try db.scalarInt("SELECT 1 FROM rules_accounts WHERE account_id = ?", accountID) != nil {
-                try db.execute("DELETE FROM rules_accounts WHERE account_id = ?", accountID)
-            }
-        }
+        try db.write { try db.execute("DELETE FROM rules_accounts WHERE account_id = ?", accountID) }
+    }
+
+    /// Whether rules have run on the account's new mail since hd-sync last ran without them.
+    public func rulesStarted(accountID: Int64) throws -> Bool {
+        try db.read { try db.scalarInt("SELECT 1 FROM rules_accounts WHERE account_id = ?", accountID) != nil }
     }
 
     /// The messages `query` (and `scope`) selects, as message references, newest first;
