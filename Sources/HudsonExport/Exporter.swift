@@ -173,6 +173,10 @@ public final class Exporter {
                     if item.deleted {
                         guard let entry = state.entries[item.gmailID] else { state.failed.remove(item.gmailID); continue }
                         if mirror && format != .mbox {
+                            if format == .maildir, !ExportFiles.exists(path + "/" + entry.path),
+                               let found = try findMaildirFile(item, &maildirFiles) {
+                                try ExportFiles.remove(path + "/" + found)  // renamed by a killed run
+                            }
                             try ExportFiles.remove(path + "/" + entry.path)
                             state.entries[item.gmailID] = nil
                             report.removed += 1
@@ -190,6 +194,10 @@ public final class Exporter {
                     }
                     var source: [UInt8]
                     if let existing, let file = try? ExportFiles.read(path + "/" + existing.path) {
+                        source = MaildirNames.strippingKeywords(file)
+                    } else if existing != nil, let found = try findMaildirFile(item, &maildirFiles),
+                              let file = try? ExportFiles.read(path + "/" + found) {
+                        // A killed run renamed it after the state was last saved: the file is still good.
                         source = MaildirNames.strippingKeywords(file)
                     } else if existing != nil {
                         // Its file is gone (removed by hand): written again by the next run, from the source.
@@ -242,6 +250,21 @@ public final class Exporter {
         }
         try ExportFiles.remove(marker)
         return report
+    }
+
+    /// A Maildir message's file found by the unique part of its name, relative to the export:
+    /// from the listing read after a killed run, else from cur/ and new/ read now.
+    func findMaildirFile(_ item: ExportItem, _ maildirFiles: inout [String: [String]]) throws -> String? {
+        guard format == .maildir else { return nil }
+        let unique = MaildirNames.unique(gmailID: item.gmailID, internalDate: item.internalDate)
+        if maildirFiles[unique] == nil {
+            for directory in ["cur", "new"] {
+                for name in try ExportFiles.names(in: path + "/" + directory) where MaildirNames.uniquePart(of: name) == unique {
+                    maildirFiles[unique, default: []].append(directory + "/" + name)
+                }
+            }
+        }
+        return maildirFiles[unique]?.first { ExportFiles.exists(path + "/" + $0) }
     }
 
     /// Lieer-style tags of these labels (MaildirNames).

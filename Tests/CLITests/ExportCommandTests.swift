@@ -199,6 +199,28 @@ struct ExportCommandTests {
         #expect(!FileManager.default.fileExists(atPath: out + "/.hudson-export.running"))
     }
 
+    @Test("killed after a relabel renamed a file but before the state was saved: the file under its new name is used, not dropped",
+          arguments: [false, true])
+    func renamedBeforeSave(markerLeft: Bool) throws {
+        let (f, fake) = try synced(keepRaw: true)
+        defer { withExtendedLifetime(fake) {} }
+        let out = f.dir.path("Mail")
+        #expect(try f.run("hd-export", out).status == 0)
+        let before = maildir(out)
+        let (id, name) = try #require(before.sorted { $0.key < $1.key }.first)
+        // The relabel wrote the new name and removed the old one; the state still names the old.
+        let unique = String(name.split(separator: ":")[0])
+        try FileManager.default.moveItem(atPath: out + "/cur/" + name, toPath: out + "/cur/" + unique + ":2,T")
+        if markerLeft { FileManager.default.createFile(atPath: out + "/.hudson-export.running", contents: Data()) }
+        #expect(try f.run("hd-mark", "star", "message:\(id)").status == 0)
+        let rerun = try f.run("hd-export", out)
+        #expect(rerun.status == 0 && rerun.stdout.contains(" 1 relabelled") && !rerun.stdout.contains("failed"), "\(rerun)")
+        let after = maildir(out)
+        #expect(after.count == before.count, "none lost, none twice")
+        #expect(try #require(after[id]).hasSuffix(":2,F") || after[id]!.hasSuffix(":2,FS"), "\(after[id] ?? "")")
+        #expect(self.files(out + "/cur").filter { $0.hasPrefix(unique + ":") }.count == 1)
+    }
+
     @Test("mboxrd and .eml: every message once, a rerun appends only new ones; bad targets refused")
     func mboxAndEml() throws {
         let (f, fake) = try synced(keepRaw: true)
