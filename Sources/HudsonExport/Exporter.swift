@@ -77,7 +77,8 @@ public final class Exporter {
     public var batchSize = 500
 
     /// The tag file written beside the Maildir (inside it, where `notmuch new` skips it
-    /// as not mail): this run's changes, for `notmuch tag --batch --input=FILE`.
+    /// as not mail), for `notmuch tag --batch --input=FILE`: each batch's lines appended
+    /// before its state is saved, kept until the user consumes (removes) the file.
     public static let tagFileName = "notmuch-tags"
     public static let stateFileName = ".hudson-export"
 
@@ -107,6 +108,9 @@ public final class Exporter {
         defer { close(lock) }
         var state = try loadState()
         var tagLines: [UInt8] = []
+        let tagFile = format == .maildir ? open(tagFilePath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600) : -1
+        if format == .maildir && tagFile < 0 { throw ExportFileError(tagFilePath) }
+        defer { if tagFile >= 0 { close(tagFile) } }
         // A marker that lives while a run does: when a run finds one, the run before it was
         // killed, and the Maildir is read to find the files it left under an older name.
         let marker = statePath + ".running"
@@ -233,6 +237,8 @@ public final class Exporter {
             // Only the change-sequence batches move the point; a failed source is in `failed`.
             if !retrying, let last = items.last { state.seq = max(state.seq, last.seq) }
             if mbox >= 0 { state.mboxSize = ExportFiles.size(path) ?? state.mboxSize }
+            // The batch's tag lines reach the disk before the state says it is exported.
+            try appendTagLines(&tagLines, to: tagFile)
             try saveState(state)
             progress(done, report.fetched)
         }
@@ -245,11 +251,17 @@ public final class Exporter {
             }
             try saveState(state)
         }
-        if format == .maildir {
-            try ExportFiles.writeAtomically(tagLines, to: tagFilePath, temporary: temporaryDirectory + "/tags.hudson-tmp")
-        }
         try ExportFiles.remove(marker)
         return report
+    }
+
+    /// Appends and fsyncs the tag lines so far; appending never drops lines not yet applied,
+    /// and lines applied twice are harmless (the later line wins in notmuch).
+    func appendTagLines(_ lines: inout [UInt8], to fd: Int32) throws {
+        guard fd >= 0, !lines.isEmpty else { return }
+        try ExportFiles.writeAll(fd, lines, path: tagFilePath)
+        guard fsync(fd) == 0 else { throw ExportFileError(tagFilePath) }
+        lines.removeAll(keepingCapacity: true)
     }
 
     /// A Maildir message's file found by the unique part of its name, relative to the export:
