@@ -62,7 +62,9 @@ public struct ExportReport: Equatable, Sendable {
 
 @MainActor
 public final class Exporter {
-    public typealias Fetch = @MainActor ([String]) async -> [String: Result<[UInt8], any Error>]
+    /// Throws what stops every fetch (no credentials, network down): the run ends there,
+    /// its saved batches kept; one message's failure is its own entry in the answer.
+    public typealias Fetch = @MainActor ([String]) async throws -> [String: Result<[UInt8], any Error>]
 
     let store: Store
     let account: Account
@@ -159,7 +161,7 @@ public final class Exporter {
                 }
                 var fetched: [String: [UInt8]] = [:]
                 if !missing.isEmpty {
-                    for (id, result) in await fetch(missing) {
+                    for (id, result) in try await fetch(missing) {
                         switch result {
                         case .success(let source): fetched[id] = source
                         case .failure(let error): report.failed[id] = String(describing: error)

@@ -48,7 +48,7 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     do {
         let exporter = try Exporter(store: store, account: account, format: format, path: cli.arguments.operands[0], mirror: mirror)
         report = try await exporter.run(
-            fetch: { ids in mayFetch ? await fetch.sources(ids) : Dictionary(uniqueKeysWithValues: ids.map { ($0, .failure(NotFetched())) }) },
+            fetch: { ids in mayFetch ? try await fetch.sources(ids) : Dictionary(uniqueKeysWithValues: ids.map { ($0, .failure(NotFetched())) }) },
             progress: { done, fetched in progress.update("\(account.email): \(done) changes exported · \(fetched) fetched from Gmail") })
     } catch let error as ExportError {
         progress.finish()

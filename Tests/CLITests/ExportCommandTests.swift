@@ -234,6 +234,23 @@ struct ExportCommandTests {
         #expect(self.files(out + "/cur").filter { $0.hasPrefix(unique + ":") }.count == 1)
     }
 
+    @Test("hd-export needing a source with a revoked grant exits 77 through the exit table, not 2 per message")
+    func revokedExits77() throws {
+        let (f, fake) = try synced(keepRaw: false)
+        defer { withExtendedLifetime(fake) {} }
+        try fake.admin("POST", "revoke", ["refresh_token": fake.refreshToken])
+        let export = try f.run("hd-export", f.dir.path("Mail"))
+        #expect(export.status == 77 && !export.stderr.contains("not exported"), "\(export)")
+    }
+
+    @Test("hd-export needing sources with the network down exits 75 (temporary), not 2 per message")
+    func networkDownExits75() throws {
+        let (f, fake) = try synced(keepRaw: false)
+        fake.stop()
+        let export = try f.run("hd-export", f.dir.path("Mail"))
+        #expect(export.status == 75 && !export.stderr.contains("not exported"), "\(export)")
+    }
+
     @Test("mboxrd and .eml: every message once, a rerun appends only new ones; bad targets refused")
     func mboxAndEml() throws {
         let (f, fake) = try synced(keepRaw: true)
