@@ -62,7 +62,9 @@ public struct ExportReport: Equatable, Sendable {
 
 @MainActor
 public final class Exporter {
-    public typealias Fetch = @MainActor ([String]) async -> [String: Result<[UInt8], any Error>]
+    /// Throws what stops every fetch (no credentials, network down): the run ends there,
+    /// its saved batches kept; one message's failure is its own entry in the answer.
+    public typealias Fetch = @MainActor ([String]) async throws -> [String: Result<[UInt8], any Error>]
 
     let store: Store
     let account: Account
@@ -77,7 +79,8 @@ public final class Exporter {
     public var batchSize = 500
 
     /// The tag file written beside the Maildir (inside it, where `notmuch new` skips it
-    /// as not mail): this run's changes, for `notmuch tag --batch --input=FILE`.
+    /// as not mail), for `notmuch tag --batch --input=FILE`: each batch's lines appended
+    /// before its state is saved, kept until the user consumes (removes) the file.
     public static let tagFileName = "notmuch-tags"
     public static let stateFileName = ".hudson-export"
 
@@ -107,6 +110,9 @@ public final class Exporter {
         defer { close(lock) }
         var state = try loadState()
         var tagLines: [UInt8] = []
+        let tagFile = format == .maildir ? open(tagFilePath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600) : -1
+        if format == .maildir && tagFile < 0 { throw ExportFileError(tagFilePath) }
+        defer { if tagFile >= 0 { close(tagFile) } }
         // A marker that lives while a run does: when a run finds one, the run before it was
         // killed, and the Maildir is read to find the files it left under an older name.
         let marker = statePath + ".running"
@@ -155,7 +161,7 @@ public final class Exporter {
                 }
                 var fetched: [String: [UInt8]] = [:]
                 if !missing.isEmpty {
-                    for (id, result) in await fetch(missing) {
+                    for (id, result) in try await fetch(missing) {
                         switch result {
                         case .success(let source): fetched[id] = source
                         case .failure(let error): report.failed[id] = String(describing: error)
@@ -173,6 +179,10 @@ public final class Exporter {
                     if item.deleted {
                         guard let entry = state.entries[item.gmailID] else { state.failed.remove(item.gmailID); continue }
                         if mirror && format != .mbox {
+                            if format == .maildir, !ExportFiles.exists(path + "/" + entry.path),
+                               let found = try findMaildirFile(item, &maildirFiles) {
+                                try ExportFiles.remove(path + "/" + found)  // renamed by a killed run
+                            }
                             try ExportFiles.remove(path + "/" + entry.path)
                             state.entries[item.gmailID] = nil
                             report.removed += 1
@@ -190,6 +200,10 @@ public final class Exporter {
                     }
                     var source: [UInt8]
                     if let existing, let file = try? ExportFiles.read(path + "/" + existing.path) {
+                        source = MaildirNames.strippingKeywords(file)
+                    } else if existing != nil, let found = try findMaildirFile(item, &maildirFiles),
+                              let file = try? ExportFiles.read(path + "/" + found) {
+                        // A killed run renamed it after the state was last saved: the file is still good.
                         source = MaildirNames.strippingKeywords(file)
                     } else if existing != nil {
                         // Its file is gone (removed by hand): written again by the next run, from the source.
@@ -225,6 +239,8 @@ public final class Exporter {
             // Only the change-sequence batches move the point; a failed source is in `failed`.
             if !retrying, let last = items.last { state.seq = max(state.seq, last.seq) }
             if mbox >= 0 { state.mboxSize = ExportFiles.size(path) ?? state.mboxSize }
+            // The batch's tag lines reach the disk before the state says it is exported.
+            try appendTagLines(&tagLines, to: tagFile)
             try saveState(state)
             progress(done, report.fetched)
         }
@@ -237,11 +253,32 @@ public final class Exporter {
             }
             try saveState(state)
         }
-        if format == .maildir {
-            try ExportFiles.writeAtomically(tagLines, to: tagFilePath, temporary: temporaryDirectory + "/tags.hudson-tmp")
-        }
         try ExportFiles.remove(marker)
         return report
+    }
+
+    /// Appends and fsyncs the tag lines so far; appending never drops lines not yet applied,
+    /// and lines applied twice are harmless (the later line wins in notmuch).
+    func appendTagLines(_ lines: inout [UInt8], to fd: Int32) throws {
+        guard fd >= 0, !lines.isEmpty else { return }
+        try ExportFiles.writeAll(fd, lines, path: tagFilePath)
+        guard fsync(fd) == 0 else { throw ExportFileError(tagFilePath) }
+        lines.removeAll(keepingCapacity: true)
+    }
+
+    /// A Maildir message's file found by the unique part of its name, relative to the export:
+    /// from the listing read after a killed run, else from cur/ and new/ read now.
+    func findMaildirFile(_ item: ExportItem, _ maildirFiles: inout [String: [String]]) throws -> String? {
+        guard format == .maildir else { return nil }
+        let unique = MaildirNames.unique(gmailID: item.gmailID, internalDate: item.internalDate)
+        if maildirFiles[unique] == nil {
+            for directory in ["cur", "new"] {
+                for name in try ExportFiles.names(in: path + "/" + directory) where MaildirNames.uniquePart(of: name) == unique {
+                    maildirFiles[unique, default: []].append(directory + "/" + name)
+                }
+            }
+        }
+        return maildirFiles[unique]?.first { ExportFiles.exists(path + "/" + $0) }
     }
 
     /// Lieer-style tags of these labels (MaildirNames).

@@ -65,9 +65,10 @@ public enum MaildirNames {
     }
 
     /// The `X-Keywords:` header for these tags (comma-separated, folded before 78 columns;
-    /// a comma in a tag becomes a space), ending in `newline`; empty when there are none.
+    /// a comma in a tag becomes a space), ending in `newline`. Written even with no tags, so
+    /// `strippingKeywords` always removes this one and never a source's own `X-Keywords:`.
     public static func keywordsHeader(_ tags: [String], newline: [UInt8]) -> [UInt8] {
-        guard !tags.isEmpty else { return [] }
+        guard !tags.isEmpty else { return Array("X-Keywords:".utf8) + newline }
         var output = Array("X-Keywords:".utf8)
         var column = output.count
         for (index, tag) in tags.enumerated() {

@@ -22,19 +22,16 @@ public final class SourceFetch {
     }
 
     /// Sources by Gmail id, or the error each failed with (one message's failure is its own).
-    public func sources(_ ids: [String]) async -> [String: Result<[UInt8], any Error>] {
+    /// Throws what fails for the whole account — no credentials, a token Gmail or Google
+    /// refuses — and the network being down (every fetch failed so), so hd-export exits
+    /// through the exit table (77, 75) rather than naming each message.
+    public func sources(_ ids: [String]) async throws -> [String: Result<[UInt8], any Error>] {
         var answers: [String: Result<[UInt8], any Error>] = [:]
-        let client: GmailClient
-        do {
-            if access == nil {
-                access = try GmailAccess(email: email, configDirectory: try invocation.configDirectory(),
-                                         endpoints: try GmailEndpoints(environment: invocation.environment), patience: .unattended)
-            }
-            client = access!.background
-        } catch {
-            for id in ids { answers[id] = .failure(error) }
-            return answers
+        if access == nil {
+            access = try GmailAccess(email: email, configDirectory: try invocation.configDirectory(),
+                                     endpoints: try GmailEndpoints(environment: invocation.environment), patience: .unattended)
         }
+        let client = access!.background
         for start in stride(from: 0, to: ids.count, by: 100) {
             let chunk = Array(ids[start..<min(start + 100, ids.count)])
             let results = await client.getMessages(ids: chunk, format: "raw")
@@ -44,12 +41,27 @@ public final class SourceFetch {
                     if let raw = message.raw { answers[id] = .success(Base64.decode(raw)) } else {
                         answers[id] = .failure(GmailError.invalidResponse("no raw message in the response"))
                     }
-                case .failure(let error)?: answers[id] = .failure(error)
+                case .failure(let error)?:
+                    if Self.isAccountWide(error) { throw error }
+                    answers[id] = .failure(error)
                 case nil: answers[id] = .failure(GmailError.invalidResponse("Gmail's batch answer left it out"))
                 }
             }
         }
+        let transport = answers.values.compactMap { answer -> GmailError? in
+            if case .failure(let error as GmailError) = answer, case .network = error.unwrapped { return error }
+            return nil
+        }
+        if !ids.isEmpty, transport.count == ids.count, let first = transport.first { throw first }
         return answers
+    }
+
+    /// A refused token or missing permission holds for every message, not the one asked for.
+    static func isAccountWide(_ error: GmailError) -> Bool {
+        switch error.unwrapped {
+        case .unauthorized, .authorizationRevoked, .forbidden(reason: "insufficientPermissions"): return true
+        default: return false
+        }
     }
 }
 

@@ -14,8 +14,8 @@ private let spec = CommandSpec(
         messages, and in a Maildir the messages whose labels changed, under their new flags
         (S read, F starred, D draft, T trash) and X-Keywords header. Messages deleted at Gmail
         are kept, a backup, unless --mirror removes them. A Maildir gets a notmuch-tags file,
-        this run's changes for notmuch tag --batch, with Gmail's labels as tags named as lieer
-        names them (inbox, unread, flagged, sent, ...). Sources come from the store when the
+        the changes for notmuch tag --batch (appended until removed once applied), with
+        Gmail's labels as tags named as lieer names them (inbox, unread, flagged, sent, ...). Sources come from the store when the
         account keeps them (hd-auth set EMAIL keep-raw on); the others are fetched from Gmail,
         counted in the report. Files are written to a temporary name and renamed into place,
         and the state is saved after each batch: a killed export resumes where it stopped.
@@ -48,7 +48,7 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     do {
         let exporter = try Exporter(store: store, account: account, format: format, path: cli.arguments.operands[0], mirror: mirror)
         report = try await exporter.run(
-            fetch: { ids in mayFetch ? await fetch.sources(ids) : Dictionary(uniqueKeysWithValues: ids.map { ($0, .failure(NotFetched())) }) },
+            fetch: { ids in mayFetch ? try await fetch.sources(ids) : Dictionary(uniqueKeysWithValues: ids.map { ($0, .failure(NotFetched())) }) },
             progress: { done, fetched in progress.update("\(account.email): \(done) changes exported · \(fetched) fetched from Gmail") })
     } catch let error as ExportError {
         progress.finish()

@@ -72,9 +72,12 @@ struct ExportCommandTests {
         #expect(export.status == 0, "\(export)")
         #expect(export.stdout == "demo@hudson.test: \(messages.count) written, 0 relabelled, 0 removed, 0 deleted at Gmail and kept, 0 fetched from Gmail\n")
         #expect(maildir(out).count == messages.count)
+        let tags = try String(contentsOfFile: out + "/notmuch-tags", encoding: .utf8)
+        #expect(!tags.isEmpty)
         let again = try f.run("hd-export", out)
         #expect(again.stdout.hasPrefix("demo@hudson.test: 0 written, 0 relabelled"), "\(again)")
-        #expect(try String(contentsOfFile: out + "/notmuch-tags", encoding: .utf8).isEmpty)
+        // Nothing changed: nothing appended, and the lines not yet applied are still there.
+        #expect(try String(contentsOfFile: out + "/notmuch-tags", encoding: .utf8) == tags)
     }
 
     @Test("a body hd-show fetches on demand for an account that keeps sources comes with its source")
@@ -106,6 +109,7 @@ struct ExportCommandTests {
         #expect(first.stdout.hasSuffix(", \(messages.count) fetched from Gmail\n"), "\(first)")
         let before = maildir(out)
         #expect(before.count == messages.count)
+        let firstTags = try String(contentsOfFile: out + "/notmuch-tags", encoding: .utf8)
         // Flags follow the labels: S without UNREAD, F with STARRED.
         for (id, message) in messages {
             let flags = String(try #require(before[id]).split(separator: ",").last ?? "")
@@ -131,8 +135,11 @@ struct ExportCommandTests {
         let keywords = try String(contentsOfFile: out + "/cur/" + after[unread]!, encoding: .utf8)
         #expect(keywords.hasPrefix("X-Keywords: ") && keywords.split(separator: "\n")[0].contains("flagged"))
         #expect(!keywords.dropFirst().contains("X-Keywords:"), "one X-Keywords header, not one per run")
+        // The second run's line is appended after the first run's, which nobody applied yet.
         let tags = try String(contentsOfFile: out + "/notmuch-tags", encoding: .utf8)
-        #expect(tags.split(separator: "\n").count == 1 && tags.contains("+flagged") && tags.contains("-unread"), "\(tags)")
+        #expect(tags.hasPrefix(firstTags), "\(tags)")
+        let added = tags.dropFirst(firstTags.count)
+        #expect(added.split(separator: "\n").count == 1 && added.contains("+flagged") && added.contains("-unread"), "\(added)")
 
         let mirror = try f.run("hd-export", "--mirror", out)
         #expect(mirror.stdout.hasPrefix("demo@hudson.test: 0 written, 0 relabelled, 1 removed"), "\(mirror)")
@@ -175,6 +182,12 @@ struct ExportCommandTests {
         #expect(maildir(out).count == messages.count)
         #expect(files(out + "/tmp").isEmpty)
         #expect(files(out + "/new").isEmpty)
+        // Every tag line an unbroken export writes is in the file, whatever batch the kill fell in.
+        let clean = f.dir.path("Clean")
+        #expect(try f.run("hd-export", clean).status == 0)
+        let wanted = Set(try String(contentsOfFile: clean + "/notmuch-tags", encoding: .utf8).split(separator: "\n"))
+        let have = Set(try String(contentsOfFile: out + "/notmuch-tags", encoding: .utf8).split(separator: "\n"))
+        #expect(!wanted.isEmpty && wanted.isSubset(of: have), "\(wanted.subtracting(have))")
     }
 
     @Test("after a killed run, a Maildir file it left under an older name is removed when its message is written again")
@@ -197,6 +210,45 @@ struct ExportCommandTests {
         #expect(!FileManager.default.fileExists(atPath: stray))
         #expect(self.files(out + "/cur").filter { $0.hasPrefix(unique + ":") }.count == 1)
         #expect(!FileManager.default.fileExists(atPath: out + "/.hudson-export.running"))
+    }
+
+    @Test("killed after a relabel renamed a file but before the state was saved: the file under its new name is used, not dropped",
+          arguments: [false, true])
+    func renamedBeforeSave(markerLeft: Bool) throws {
+        let (f, fake) = try synced(keepRaw: true)
+        defer { withExtendedLifetime(fake) {} }
+        let out = f.dir.path("Mail")
+        #expect(try f.run("hd-export", out).status == 0)
+        let before = maildir(out)
+        let (id, name) = try #require(before.sorted { $0.key < $1.key }.first)
+        // The relabel wrote the new name and removed the old one; the state still names the old.
+        let unique = String(name.split(separator: ":")[0])
+        try FileManager.default.moveItem(atPath: out + "/cur/" + name, toPath: out + "/cur/" + unique + ":2,T")
+        if markerLeft { FileManager.default.createFile(atPath: out + "/.hudson-export.running", contents: Data()) }
+        #expect(try f.run("hd-mark", "star", "message:\(id)").status == 0)
+        let rerun = try f.run("hd-export", out)
+        #expect(rerun.status == 0 && rerun.stdout.contains(" 1 relabelled") && !rerun.stdout.contains("failed"), "\(rerun)")
+        let after = maildir(out)
+        #expect(after.count == before.count, "none lost, none twice")
+        #expect(try #require(after[id]).hasSuffix(":2,F") || after[id]!.hasSuffix(":2,FS"), "\(after[id] ?? "")")
+        #expect(self.files(out + "/cur").filter { $0.hasPrefix(unique + ":") }.count == 1)
+    }
+
+    @Test("hd-export needing a source with a revoked grant exits 77 through the exit table, not 2 per message")
+    func revokedExits77() throws {
+        let (f, fake) = try synced(keepRaw: false)
+        defer { withExtendedLifetime(fake) {} }
+        try fake.admin("POST", "revoke", ["refresh_token": fake.refreshToken])
+        let export = try f.run("hd-export", f.dir.path("Mail"))
+        #expect(export.status == 77 && !export.stderr.contains("not exported"), "\(export)")
+    }
+
+    @Test("hd-export needing sources with the network down exits 75 (temporary), not 2 per message")
+    func networkDownExits75() throws {
+        let (f, fake) = try synced(keepRaw: false)
+        fake.stop()
+        let export = try f.run("hd-export", f.dir.path("Mail"))
+        #expect(export.status == 75 && !export.stderr.contains("not exported"), "\(export)")
     }
 
     @Test("mboxrd and .eml: every message once, a rerun appends only new ones; bad targets refused")

@@ -35,7 +35,10 @@ struct ExportRulesTests {
         let source = Array("From: a@example.org\r\nX-Keywords: theirs\r\n\r\nbody\r\n".utf8)
         #expect(MaildirNames.strippingKeywords(header + source) == source)
         #expect(MaildirNames.strippingKeywords(source) == source)
-        #expect(MaildirNames.keywordsHeader([], newline: [10]).isEmpty)
+        // No tags still gets the header: a source that starts with its own X-Keywords keeps it.
+        #expect(MaildirNames.keywordsHeader([], newline: [10]) == Array("X-Keywords:\n".utf8))
+        let theirs = Array("X-Keywords: theirs\nFrom: a@example.org\n\nbody\n".utf8)
+        #expect(MaildirNames.strippingKeywords(MaildirNames.keywordsHeader([], newline: [10]) + theirs) == theirs)
         #expect(MaildirNames.newline(of: source) == [13, 10] && MaildirNames.newline(of: Array("a\nb".utf8)) == [10])
     }
 
