@@ -100,8 +100,7 @@ extension Store {
         var compiled = try compileSearch(combined, options: options)
         var arguments: [any SQLiteBindable] = compiled.arguments
         if let within {
-            compiled.fromAndWhere += (compiled.fromAndWhere.contains(" WHERE ") ? " AND " : " WHERE ")
-                + "m.id IN (SELECT c0 FROM hudson_rows(?))"
+            compiled.require("m.id IN (SELECT c0 FROM hudson_rows(?))")
             arguments.append(within)
         }
         let statement = try db.prepare("SELECT m.gmail_id \(compiled.fromAndWhere) ORDER BY m.id DESC")
