@@ -36,9 +36,18 @@ extension Store {
         let userLabels = Set(labels.filter { $0.type == "user" }.map(\.id))
         // Read in the caller's transaction, as the search that uses it is.
         let queueIsEmpty = try db.scalarInt(EffectiveLabels.queueIsEmptySQL) == 1
+        let db = self.db
         return SearchCompiler(
             options: options, ownAddresses: own, keysFollowDates: keysFollowDates,
-            isUserLabel: { userLabels.contains($0) }, labelSource: EffectiveLabels.source(queueIsEmpty: queueIsEmpty)
+            isUserLabel: { userLabels.contains($0) }, labelSource: EffectiveLabels.source(queueIsEmpty: queueIsEmpty),
+            isRareSize: { bytes in
+                // Counted on the size index, stopping one past the limit.
+                let larger = try? db.scalarInt("""
+                    SELECT count(*) FROM (SELECT 1 FROM messages INDEXED BY messages_by_size
+                                           WHERE size_estimate > ? LIMIT ?)
+                    """, bytes, SearchCompiler.rareSizeMessages + 1)
+                return (larger ?? Int64.max) <= Int64(SearchCompiler.rareSizeMessages)
+            }
         ) { wanted in
             var ids: [String] = []
             for label in labels {
@@ -92,8 +101,9 @@ extension Store {
                     skipUntil = id
                 }
             }
+            let selection = limit == .max ? compiled.everyMatchFromAndWhere : compiled.fromAndWhere
             let statement = try db.cached("""
-                SELECT \(Self.messageSummaryColumns(labels: compiled.labelSource)) \(compiled.fromAndWhere)
+                SELECT \(Self.messageSummaryColumns(labels: compiled.labelSource)) \(selection)
                  ORDER BY \(compiled.orderBy)
                 """)
             try statement.bind(compiled.arguments)
@@ -201,7 +211,7 @@ extension Store {
             let compiled = try compileSearch(query, options: options)
             let sql = threads
                 ? "SELECT count(*) FROM (SELECT DISTINCT m.account_id, m.thread_id \(compiled.fromAndWhere))"
-                : "SELECT count(*) \(compiled.fromAndWhere)"
+                : "SELECT count(*) \(compiled.countFromAndWhere ?? compiled.fromAndWhere)"
             return Int(try db.prepare(sql).first(compiled.arguments) { $0.int64(0) } ?? 0)
         }
     }
@@ -217,14 +227,23 @@ extension Store {
     }
 
     func messageSummary(from row: Row) -> MessageSummary {
-        var labels = Self.splitOnByte(row.optionalString(12) ?? "", UInt8(ascii: " "))
-        labels.sort()
+        let labels = sortedLabelList(row.optionalString(12) ?? "")
         let sender = row.optionalString(6)
         return MessageSummary(
             accountID: row.int64(2), messageID: row.string(1), threadID: row.string(3), internalDate: row.int64(4),
             subject: row.optionalString(5), sender: sender, senderName: displaySenderCached(sender),
             to: row.optionalString(7), snippet: row.string(8), sizeEstimate: row.int64(9), hasAttachment: row.bool(10),
             hydrated: row.int(11) == 1, labels: labels)
+    }
+
+    /// A space-separated label list, split and sorted, once per distinct list.
+    func sortedLabelList(_ text: String) -> [String] {
+        if let list = labelLists[text] { return list }
+        var list = Self.splitOnByte(text, UInt8(ascii: " "))
+        list.sort()
+        if labelLists.count >= 10_000 { labelLists.removeAll(keepingCapacity: true) }
+        labelLists[text] = list
+        return list
     }
 
     func messageSummary(key: Int64) throws -> MessageSummary? {

@@ -35,6 +35,9 @@ public final class Store {
     let clock: Clock
     /// Display names of From headers already parsed (ThreadRollup).
     var displayNames: [String: String] = [:]
+    /// Sorted label lists already split (Search): a mailbox has few distinct label sets,
+    /// and splitting each message's list again was a sixteenth of streaming a search.
+    var labelLists: [String: [String]] = [:]
 
     public static func open(
         path: String,

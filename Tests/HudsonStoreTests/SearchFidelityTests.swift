@@ -79,16 +79,24 @@ struct SearchFidelityTests {
         try f.checkDerivedTables()
     }
 
-    @Test("larger: of a megabyte or more is found by the size index; a smaller size walks newest first")
+    @Test("larger: that few messages pass is found by the size index; one that many pass walks newest first")
     func largerUsesTheSizeIndexForLargeSizes() throws {
         let f = try fixture()
         let options = SearchOptions(now: f.clock.now)
-        #expect(try f.store.searchPlan(Query.parse("larger:1M"), options: options).joined().contains("messages_by_size"))
-        #expect(try f.store.searchPlan(Query.parse("larger:5M"), options: options).joined().contains("messages_by_size"))
-        #expect(try !f.store.searchPlan(Query.parse("larger:10K"), options: options).joined().contains("messages_by_size"))
-        #expect(try !f.store.searchPlan(Query.parse("larger:5M 資料"), options: options).joined().contains("messages_by_size"))
+        func bySize(_ text: String) throws -> Bool {
+            try f.store.searchPlan(Query.parse(text), options: options).joined().contains("messages_by_size")
+        }
+        #expect(try bySize("larger:1M") && bySize("larger:10K") && bySize("larger:1K"))  // 0, 0 and 5 messages pass
+        #expect(try !bySize("larger:5M 資料"))  // full text drives
         #expect(try search(f, "larger:1M").isEmpty)
         #expect(try search(f, "larger:1K").count == 5)
+        // One past the limit: more than 5,000 messages of 1,234 bytes pass larger:1K.
+        let many = (0...5_000).map { f.snapshot("bulk\($0)", minute: 100 + Int64($0)) }
+        try f.store.applySnapshots(many, accountID: f.account.id)
+        #expect(try !bySize("larger:1K"))
+        #expect(try bySize("larger:2K"))
+        #expect(try f.store.searchMessages(Query.parse("larger:1K"), options: options, limit: 3).map(\.messageID)
+                == ["bulk5000", "bulk4999", "bulk4998"])
     }
 
     @Test("has:attachment is a part with a non-empty filename, as Gmail's filename field says")

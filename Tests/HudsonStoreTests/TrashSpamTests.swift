@@ -61,6 +61,37 @@ struct TrashSpamTests {
         try f.checkDerivedTables()
     }
 
+    @Test("a count of messages agrees with the messages listed, with spam and trash on the server and queued")
+    func countsAgreeWithLists() throws {
+        let f = try fixture()
+        try f.apply(f.snapshot("s1", thread: "s", minute: 5, labels: ["SPAM", "UNREAD"], subject: "Budget offer"),
+                    f.snapshot("x1", thread: "x", minute: 6, labels: ["TRASH"], subject: "Old budget"))
+        let queries = ["budget", "budget other", "budget OR other", "in:anywhere budget", "in:trash budget",
+                       "in:spam", "-in:trash budget", "from:bob@example.org", "from:bob@example.org budget",
+                       "is:unread", "label:work budget", "larger:1", "budget after:2025/12/31"]
+        func expectAgreement(_ state: String) throws {
+            for text in queries {
+                let query = try Query.parse(text)
+                for account in [nil, f.account.id] {
+                    let options = SearchOptions(accountID: account, now: f.clock.now)
+                    // A page tests each message; a read of every match and a count list spam and trash.
+                    let paged = try f.store.searchMessages(query, options: options, limit: 1_000).map(\.messageID)
+                    let every = try f.store.searchMessages(query, options: options, limit: .max).map(\.messageID)
+                    let context = "\(state): \(text), account \(account.map(String.init) ?? "all")"
+                    #expect(every == paged, "\(context)")
+                    #expect(try f.store.countSearch(query, options: options, threads: false) == paged.count, "\(context)")
+                }
+            }
+        }
+        try expectAgreement("nothing queued")
+        #expect(try f.store.countSearch(Query.parse("budget"), options: SearchOptions(now: f.clock.now), threads: false) == 3)
+        try f.store.perform([.trash], on: [.thread("t")])
+        try f.store.perform([.untrash], on: [.thread("x")])
+        try f.store.perform([.spam], on: [.thread("o")])
+        try expectAgreement("trash, untrash and spam queued")
+        #expect(try f.store.countSearch(Query.parse("budget"), options: SearchOptions(now: f.clock.now), threads: false) == 1)
+    }
+
     @Test("a message Gmail has in trash with INBOX still on it is in trash, not in the inbox")
     func serverTrashKeepsInbox() throws {
         let f = try fixture()
