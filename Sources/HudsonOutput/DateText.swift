@@ -2,28 +2,30 @@
  Dates as output shows them, without Foundation: RFC 3339 in UTC for JSON (CONTRACT.md
  "dates in RFC 3339 UTC") and a short local form for text, given the zone offset the CLI
  looked up.
+
+ Written byte by byte into the string's storage: a streamed search formats a date per
+ message, and building it from interpolated pieces cost 5,000 instructions a date, a
+ tenth of streaming 27,000 matches (issue 19).
  */
 
 public enum DateText {
     /// `2026-11-30T14:02:11Z` for epoch milliseconds.
     public static func rfc3339UTC(milliseconds: Int64) -> String {
-        let (date, time) = civil(seconds: floorDiv(milliseconds, 1000))
-        return "\(date)T\(time)Z"
+        format(seconds: floorDiv(milliseconds, 1000), separator: UInt8(ascii: "T"), withSeconds: true, zulu: true)
     }
 
     /// `2026-11-30 14:02` in a zone `offsetSeconds` east of UTC.
     public static func short(milliseconds: Int64, offsetSeconds: Int64) -> String {
-        let (date, time) = civil(seconds: floorDiv(milliseconds, 1000) + offsetSeconds)
-        return "\(date) \(time.prefix(5))"
+        format(seconds: floorDiv(milliseconds, 1000) + offsetSeconds, separator: UInt8(ascii: " "), withSeconds: false,
+               zulu: false)
     }
 
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         a >= 0 ? a / b : -((-a + b - 1) / b)
     }
 
-    /// (YYYY-MM-DD, HH:MM:SS) for epoch seconds, proleptic Gregorian (Howard Hinnant's
-    /// days-from-civil inverse).
-    static func civil(seconds: Int64) -> (String, String) {
+    /// The calendar fields of epoch seconds (Howard Hinnant's days-from-civil inverse).
+    static func fields(seconds: Int64) -> (year: Int64, month: Int64, day: Int64, secondOfDay: Int64) {
         let days = floorDiv(seconds, 86_400)
         let secondOfDay = seconds - days * 86_400
         let z = days + 719_468
@@ -35,9 +37,47 @@ public enum DateText {
         let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let yearText = year >= 0 && year < 10_000 ? String(repeating: "0", count: 4 - String(year).count) + String(year) : String(year)
-        return ("\(yearText)-\(two(month))-\(two(day))",
-                "\(two(secondOfDay / 3600)):\(two(secondOfDay % 3600 / 60)):\(two(secondOfDay % 60))")
+        return (year, month, day, secondOfDay)
+    }
+
+    /// `YYYY-MM-DD<separator>HH:MM[:SS][Z]`. A year outside 0...9999 is written in full,
+    /// with its sign, as before.
+    static func format(seconds: Int64, separator: UInt8, withSeconds: Bool, zulu: Bool) -> String {
+        let (year, month, day, secondOfDay) = fields(seconds: seconds)
+        let hour = secondOfDay / 3600, minute = secondOfDay % 3600 / 60, second = secondOfDay % 60
+        let yearText: String? = year >= 0 && year < 10_000 ? nil : String(year)
+        let yearWidth = yearText?.utf8.count ?? 4
+        let count = yearWidth + 12 + (withSeconds ? 3 : 0) + (zulu ? 1 : 0)
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            var index = 0
+            func put(_ byte: UInt8) {
+                buffer[index] = byte
+                index += 1
+            }
+            func two(_ value: Int64) {
+                put(UInt8(48 + value / 10))
+                put(UInt8(48 + value % 10))
+            }
+            if let yearText {
+                for byte in yearText.utf8 { put(byte) }
+            } else {
+                two(year / 100)
+                two(year % 100)
+            }
+            put(UInt8(ascii: "-"))
+            two(month)
+            put(UInt8(ascii: "-"))
+            two(day)
+            put(separator)
+            two(hour)
+            put(UInt8(ascii: ":"))
+            two(minute)
+            if withSeconds {
+                put(UInt8(ascii: ":"))
+                two(second)
+            }
+            if zulu { put(UInt8(ascii: "Z")) }
+            return index
+        }
     }
 }

@@ -45,66 +45,118 @@ public enum JSONValue: Equatable, Sendable {
     /// Compact JSON on one line. Every control character, DEL, C1 control and
     /// bidirectional override is escaped, so a record never breaks a line or a terminal.
     public var encoded: String {
-        var output = ""
+        var output: [UInt8] = []
         encode(into: &output)
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
 
-    public func encode(into output: inout String) {
+    /// `encoded`, appended to `output` as UTF-8. Bytes, not a String: appending to a
+    /// String checks and grows it piece by piece, which was two thirds of printing a
+    /// streamed search as NDJSON (issue 19).
+    public func encode(into output: inout [UInt8]) {
         switch self {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .int(let value): output += String(value)
+        case .null: output.append(contentsOf: "null".utf8)
+        case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
+        case .int(let value): Self.appendDecimal(value, to: &output)
         case .double(let value):
-            output += value.isFinite ? String(value) : "null"
+            output.append(contentsOf: (value.isFinite ? String(value) : "null").utf8)
         case .string(let value): Self.encodeString(value, into: &output)
         case .array(let values):
-            output += "["
+            output.append(UInt8(ascii: "["))
             for (index, value) in values.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 value.encode(into: &output)
             }
-            output += "]"
+            output.append(UInt8(ascii: "]"))
         case .object(let members):
-            output += "{"
+            output.append(UInt8(ascii: "{"))
             for (index, (key, value)) in members.enumerated() {
-                if index > 0 { output += "," }
+                if index > 0 { output.append(UInt8(ascii: ",")) }
                 Self.encodeString(key, into: &output)
-                output += ":"
+                output.append(UInt8(ascii: ":"))
                 value.encode(into: &output)
             }
-            output += "}"
+            output.append(UInt8(ascii: "}"))
         }
     }
 
-    static func encodeString(_ string: String, into output: inout String) {
-        output += "\""
-        // Most strings need no escape: one scan of their bytes, then one append (escaping
-        // scalar by scalar was 60 % of printing 48,594 messages as JSON).
-        if !string.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C })
-            && !TerminalSafety.containsUnsafe(string, countingWhitespace: true) {
-            output += string
-            output += "\""
-            return
-        }
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            default:
-                if TerminalSafety.isUnsafe(scalar) {
-                    output += "\\u"
-                    let hex = String(scalar.value, radix: 16)
-                    output += String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
+    static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
+        if value < 0 {
+            output.append(UInt8(ascii: "-"))
+            if value == .min {
+                output.append(contentsOf: "9223372036854775808".utf8)
+                return
             }
         }
-        output += "\""
+        var magnitude = value.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            output.append(contentsOf: buffer[(20 - count)...])
+        }
+    }
+
+    /// A JSON string: `"` and `\` escaped, LF, CR and TAB as `\n`, `\r`, `\t`, and every
+    /// other character `TerminalSafety.isUnsafe` names as `\uXXXX` (all are below
+    /// U+10000). Runs of other bytes are copied as they are.
+    static func encodeString(_ string: String, into output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { bytes in
+            let count = bytes.count
+            var runStart = 0
+            var index = 0
+            func copyRun(to end: Int) {
+                if end > runStart { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<end])) }
+            }
+            func escape(_ value: UInt32, length: Int) {
+                copyRun(to: index)
+                switch value {
+                case 0x22: output.append(contentsOf: [0x5C, 0x22])
+                case 0x5C: output.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                default:
+                    let hex = Array("0123456789abcdef".utf8)
+                    output.append(contentsOf: [0x5C, UInt8(ascii: "u"), hex[Int(value >> 12 & 0xF)],
+                                               hex[Int(value >> 8 & 0xF)], hex[Int(value >> 4 & 0xF)], hex[Int(value & 0xF)]])
+                }
+                index += length
+                runStart = index
+            }
+            while index < count {
+                let byte = bytes[index]
+                if byte < 0x80 {
+                    if byte >= 0x20 && byte != 0x7F && byte != 0x22 && byte != 0x5C {
+                        index += 1
+                    } else {
+                        escape(UInt32(byte), length: 1)
+                    }
+                    continue
+                }
+                // A lead byte of valid UTF-8 (a String's bytes always are).
+                let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
+                var value = UInt32(byte) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+                for offset in 1..<length where index + offset < count {
+                    value = value << 6 | UInt32(bytes[index + offset] & 0x3F)
+                }
+                if let scalar = Unicode.Scalar(value), TerminalSafety.isUnsafe(scalar) {
+                    escape(value, length: length)
+                } else {
+                    index += length
+                }
+            }
+            copyRun(to: count)
+        }
+        output.append(UInt8(ascii: "\""))
     }
 
     // MARK: - Parsing

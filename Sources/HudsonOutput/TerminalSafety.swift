@@ -91,33 +91,56 @@ public enum TerminalSafety {
     /// The byte scan behind `isPlainField`, `shown` and `text`; TAB, LF and CR count as
     /// unsafe only when `countingWhitespace`.
     static func containsUnsafe(_ text: String, countingWhitespace: Bool) -> Bool {
-        var text = text
-        return text.withUTF8 { bytes in
-            let count = bytes.count
-            var index = 0
-            while index < count {
-                let byte = bytes[index]
-                switch byte {
-                case 0x09, 0x0A, 0x0D: if countingWhitespace { return true }
-                case 0x00...0x1F, 0x7F: return true
-                case 0xC2:
-                    if index + 1 < count, (0x80...0x9F).contains(bytes[index + 1]) { return true }
-                case 0xD8:
-                    if index + 1 < count, bytes[index + 1] == 0x9C { return true }
-                case 0xE2:
-                    if index + 2 < count {
-                        let second = bytes[index + 1], third = bytes[index + 2]
-                        if second == 0x80 && (third == 0x8E || third == 0x8F || (0xAA...0xAE).contains(third)) { return true }
-                        if second == 0x81 && (0xA6...0xA9).contains(third) { return true }
-                    }
-                case 0xEF:
-                    if index + 2 < count, bytes[index + 1] == 0xBF, (0xB9...0xBB).contains(bytes[index + 2]) { return true }
-                default: break
-                }
-                index += 1
-            }
-            return false
+        // The string's own bytes when it has them contiguous (always, for native and
+        // small strings); `withUTF8` would move a small string to the heap first.
+        if let answer = text.utf8.withContiguousStorageIfAvailable({ containsUnsafe($0, countingWhitespace: countingWhitespace) }) {
+            return answer
         }
+        var text = text
+        return text.withUTF8 { containsUnsafe($0, countingWhitespace: countingWhitespace) }
+    }
+
+    static func containsUnsafe(_ bytes: UnsafeBufferPointer<UInt8>, countingWhitespace: Bool) -> Bool {
+        let count = bytes.count
+        var index = 0
+        // Eight bytes at a time while every one is printable ASCII (0x20...0x7E), which
+        // most names, subjects and dates are; the first word with any other byte, and
+        // everything after it, is checked byte by byte below. Each test is exact when no
+        // byte has its high bit set, which the first one makes sure of.
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            let ones: UInt64 = 0x0101_0101_0101_0101, high: UInt64 = 0x8080_8080_8080_8080
+            while index + 8 <= count {
+                let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                let belowSpace = (word &- ones &* 0x20) & ~word & high
+                let delete = word ^ (ones &* 0x7F)
+                let isDelete = (delete &- ones) & ~delete & high
+                if (word & high) | belowSpace | isDelete != 0 { break }
+                index += 8
+            }
+        }
+        while index < count {
+            let byte = bytes[index]
+            switch byte {
+            case 0x09, 0x0A, 0x0D: if countingWhitespace { return true }
+            case 0x00...0x1F, 0x7F: return true
+            case 0xC2:
+                if index + 1 < count, (0x80...0x9F).contains(bytes[index + 1]) { return true }
+            case 0xD8:
+                if index + 1 < count, bytes[index + 1] == 0x9C { return true }
+            case 0xE2:
+                if index + 2 < count {
+                    let second = bytes[index + 1], third = bytes[index + 2]
+                    if second == 0x80 && (third == 0x8E || third == 0x8F || (0xAA...0xAE).contains(third)) { return true }
+                    if second == 0x81 && (0xA6...0xA9).contains(third) { return true }
+                }
+            case 0xEF:
+                if index + 2 < count, bytes[index + 1] == 0xBF, (0xB9...0xBB).contains(bytes[index + 2]) { return true }
+            default: break
+            }
+            index += 1
+        }
+        return false
     }
 
     /// Multi-line text (a message body): lines are kept, everything else as `field`.

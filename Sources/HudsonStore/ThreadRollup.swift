@@ -393,6 +393,6 @@ extension Store {
     /// The display name of a From header: the name when there is one, else the address.
     public static func displaySender(_ header: String?) -> String {
         guard let header, !header.isEmpty else { return "" }
-        return MailAddress.parseList(header).first?.displayName ?? header
+        return MailAddress.firstDisplayName(header) ?? header
     }
 }

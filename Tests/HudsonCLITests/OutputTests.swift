@@ -48,6 +48,49 @@ struct OutputTests {
         #expect(DateText.rfc3339UTC(milliseconds: 951_782_400_000) == "2000-02-29T00:00:00Z")
         #expect(DateText.rfc3339UTC(milliseconds: -1000) == "1969-12-31T23:59:59Z")
         #expect(DateText.short(milliseconds: 1_767_225_600_000, offsetSeconds: 3600) == "2026-01-01 01:00")
+        #expect(DateText.short(milliseconds: 1_767_225_599_999, offsetSeconds: 0) == "2025-12-31 23:59")
+        #expect(DateText.rfc3339UTC(milliseconds: 1_709_251_199_000) == "2024-02-29T23:59:59Z")
+        // Years outside four digits keep every digit and their sign; year 1 is padded.
+        #expect(DateText.rfc3339UTC(milliseconds: -62_135_596_800_000) == "0001-01-01T00:00:00Z")
+        #expect(DateText.rfc3339UTC(milliseconds: -62_198_755_200_000) == "-1-01-01T00:00:00Z")
+        #expect(DateText.rfc3339UTC(milliseconds: 253_402_300_800_000) == "10000-01-01T00:00:00Z")
+        #expect(DateText.short(milliseconds: 253_402_300_800_000, offsetSeconds: -60) == "9999-12-31 23:59")
+    }
+
+    @Test("JSON strings escape quotes, backslashes, controls, C1, bidi and annotation characters, byte for byte as scalar by scalar")
+    func jsonEscapes() throws {
+        // The rule scalar by scalar, as it was written before strings were encoded as bytes.
+        func reference(_ string: String) -> String {
+            var output = "\""
+            for scalar in string.unicodeScalars {
+                switch scalar {
+                case "\"": output += "\\\""
+                case "\\": output += "\\\\"
+                case "\n": output += "\\n"
+                case "\r": output += "\\r"
+                case "\t": output += "\\t"
+                default:
+                    if TerminalSafety.isUnsafe(scalar) {
+                        let hex = String(scalar.value, radix: 16)
+                        output += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+                    } else {
+                        output.unicodeScalars.append(scalar)
+                    }
+                }
+            }
+            return output + "\""
+        }
+        var samples = ["", "plain", "say \"hi\" \\ back", "tab\there\r\nline", "Zoë — “quotes” 東京 😀 ﻿bom \u{A0}",
+                       "\u{1B}[31mred\u{07}", "a\u{7F}b\u{80}c\u{85}d\u{9F}e\u{A0}", "\u{061C}\u{200E}\u{200F}\u{202A}\u{202E}",
+                       "\u{2066}\u{2069}\u{FFF9}\u{FFFB}\u{FFFC}\u{FFFD}", "\u{10FFFF}\u{E0001}x"]
+        samples += (0...0x7F).map { String(UnicodeScalar(UInt8($0))) + "x" }
+        for sample in samples {
+            #expect(JSONValue.string(sample).encoded == reference(sample), "\(Array(sample.unicodeScalars.map(\.value)))")
+            #expect(try JSONValue.parse(JSONValue.string(sample).encoded) == .string(sample))
+        }
+        for value: Int64 in [0, 7, -7, 1_767_225_600, .max, .min] {
+            #expect(JSONValue.int(value).encoded == String(value))
+        }
     }
 
     @Test("input lines give the first field, or an NDJSON object's id")
@@ -91,6 +134,31 @@ struct OutputTests {
         #expect(TerminalSafety.field("a — “b”") == "a — “b”" && TerminalSafety.field("a\u{200F}b\nc") == "ab c")
         #expect(!TerminalSafety.containsUnsafeBeyondWhitespace("“—…’ ا ‎x".replacingOccurrences(of: "\u{200E}", with: "")))
         #expect(TerminalSafety.containsUnsafeBeyondWhitespace("\u{061C}") && TerminalSafety.containsUnsafeBeyondWhitespace("\u{FFFA}"))
+    }
+
+    @Test("the byte scan finds every unsafe character at every place in a line, eight bytes at a time or one")
+    func unsafeAtEveryOffset() {
+        let unsafe = ["\u{00}", "\u{01}", "\u{1B}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9B}", "\u{200E}", "\u{202E}",
+                      "\u{2066}", "\u{061C}", "\u{FFFA}"]
+        let padding = String(repeating: "abcdefgh ~", count: 3)  // printable ASCII, from space to tilde
+        for character in unsafe {
+            for offset in 0...20 {
+                let line = String(padding.prefix(offset)) + character + padding
+                #expect(TerminalSafety.containsUnsafe(line, countingWhitespace: false), "\(character.unicodeScalars.first!.value) at \(offset)")
+                if character != "\u{1B}" && character != "\u{9B}" {  // these take the sequence after them too
+                    #expect(TerminalSafety.field(line) == String(padding.prefix(offset)) + padding)
+                }
+            }
+        }
+        for offset in 0...20 {
+            let line = String(padding.prefix(offset)) + "\t" + padding
+            #expect(TerminalSafety.containsUnsafe(line, countingWhitespace: true))
+            #expect(!TerminalSafety.containsUnsafe(line, countingWhitespace: false))
+        }
+        // Bytes 0x20 and 0x7E and every printable byte between them pass, in any word.
+        let printable = String(decoding: (0x20...0x7E).map { UInt8($0) }, as: UTF8.self)
+        #expect(!TerminalSafety.containsUnsafe(printable + printable, countingWhitespace: true))
+        #expect(!TerminalSafety.containsUnsafe("Zoë Łukasz 東京 " + printable, countingWhitespace: true))
     }
 
     @Test("HTML for a pipe loses controls and keeps bidi characters; plain HTML is returned as is")

@@ -51,4 +51,27 @@ struct MailAddressTests {
     func garbage(header: String) {
         #expect(MailAddress.parseList(header).allSatisfy { !$0.address.isEmpty })
     }
+
+    @Test("the byte reading of plain From headers gives what the parser gives, and leaves the rest to it", arguments: [
+        "Linda Johnson <linda.johnson@initech.example>", "bob@example.org", "Mary T. O'Brien-Smith <m@x.example>",
+        "J. Smith <j@x>", "Alex Hudson <alex.hudson@example.com>", "A <a@b>",
+        // Not plain: each goes to the parser, which must still answer the same.
+        "\"Doe, Jane\" <jane@example.org>", "Jane  Doe <jane@example.org>", " Jane <j@x>", "Jane<j@x>",
+        "ceo@bank.example <thief@evil.example>", "=?UTF-8?B?WsO2ZQ==?= <z@x>", "Zoë <z@x>", "a@b, c@d",
+        "Jane (work) <j@x>", "<j@x>", "Jane <@route:j@x>", "Jane <j x@y>", "<>", "Jane <>", "plain text",
+        "a@b@c", "@x", "Jane <j@x> trailing", "Jane\t<j@x>", "user@host>", "Jane <j@x>>",
+    ])
+    func plainHeaders(header: String) {
+        let parsed = MailAddress.parseList(header).first?.displayName
+        #expect(MailAddress.firstDisplayName(header) == parsed)
+        if let plain = MailAddress.plainDisplayName(header) { #expect(plain == parsed) }
+    }
+
+    @Test("the common forms are read without the parser")
+    func plainFastPath() {
+        #expect(MailAddress.plainDisplayName("Linda Johnson <linda.johnson@initech.example>") == "Linda Johnson")
+        #expect(MailAddress.plainDisplayName("bob@example.org") == "bob@example.org")
+        #expect(MailAddress.plainDisplayName("\"Doe, Jane\" <jane@example.org>") == nil)
+        #expect(MailAddress.plainDisplayName("ceo@bank.example <thief@evil.example>") == nil)
+    }
 }
