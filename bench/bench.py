@@ -514,8 +514,9 @@ class Bench:
         db = self.env["HUDSON_DB"]
         w = q["common"]
         match = '"%s" *' % w
-        outside = ("NOT EXISTS (SELECT 1 FROM message_labels AS l WHERE l.message_id = m.id "
-                   "AND l.label IN ('SPAM', 'TRASH'))")
+        # Spam and trash left out as one list read once, not a seek per message: the
+        # faster of the two forms here, as it is for Hudson's whole-result reads.
+        outside = "m.id NOT IN (SELECT message_id FROM message_labels WHERE label IN ('SPAM', 'TRASH'))"
         pipe = lambda argv: ["sh", "-c", " ".join(quote(a) for a in argv) + " | wc -l"]  # noqa: E731
         first = lambda argv: ["sh", "-c", " ".join(quote(a) for a in argv) + " | head -1"]  # noqa: E731
         every_message = """
@@ -554,9 +555,10 @@ class Bench:
             ]),
             ("count-common", "hd-search --count --messages '%s' (one message in 5)" % w, [
                 ("hudson", ["hd-search", "--count", "--messages", w]),
+                # The full-text index alone: no column of messages is needed to count.
                 ("sqlite3", sqlite("count-common", """
-                    SELECT count(*) FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid
-                     WHERE fts_messages MATCH '%s' AND %s;""" % (match, outside))),
+                    SELECT count(*) FROM fts_messages
+                     WHERE fts_messages MATCH '%s' AND %s;""" % (match, outside.replace("m.id", "rowid")))),
                 ("notmuch", ["notmuch", "count", w]),
             ]),
             ("larger", "hd-search larger:%s (one message in 200), first 50" % larger, [
