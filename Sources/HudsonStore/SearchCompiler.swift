@@ -181,16 +181,20 @@ struct SearchCompiler {
         // that drives the query (the full-text doclist, the address index or the messages
         // table) seeks the range instead of walking every newer message first.
         let keyColumn = match != nil ? "fts_messages.rowid" : addressDriver != nil ? "a.message_id" : "m.id"
-        // Without either, a top-level `larger:` that few messages pass drives from the size
-        // index: their few entries are read and sorted instead of walking every message
-        // newest first (migration 015). A size much of the mail passes is found sooner by
-        // the walk; the planner, without statistics, cannot tell the two apart, so the
-        // store counts (`isRareSize`, a bounded read of the same index).
-        let bySize = match == nil && addressDriver == nil && keyBounds == nil && rest.contains {
-            if case .term(.larger(let bytes)) = $0 { return isRareSize(bytes) }
-            return false
+        // Without either, a top-level `larger:` that few messages pass is first listed from
+        // the size index (migration 015): its entries hold the key, so the list is read
+        // without touching a message and walked newest first, reading only the messages a
+        // page shows, where walking every message tests thousands for one page. A size much
+        // of the mail passes is found sooner by that walk; the planner, without statistics,
+        // cannot tell the two apart, so the store counts (`isRareSize`, a bounded read of
+        // the same index).
+        if match == nil && addressDriver == nil && keyBounds == nil, let bytes = rest.lazy.compactMap({ node -> Int64? in
+            if case .term(.larger(let bytes)) = node { return bytes }
+            return nil
+        }).first, isRareSize(bytes) {
+            conditions.append("m.id IN (SELECT rowid FROM messages INDEXED BY messages_by_size WHERE size_estimate > ?)")
+            arguments.append(.integer(bytes))
         }
-        if bySize { from = "FROM messages AS m INDEXED BY messages_by_size" }
         if let match {
             from = "FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid"
             conditions.append("fts_messages MATCH ?")
