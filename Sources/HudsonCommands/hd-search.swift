@@ -63,7 +63,9 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
     var found = 0
     // Each result is written as it is found: a pipe's reader has the first line at once.
     if messages {
-        try store.forEachMessage(matching: query, options: options, limit: limit, before: before) { message in
+        // Text and ids print no recipient or snippet: they are not read.
+        let listing = cli.outputFormat != .json
+        try store.forEachMessage(matching: query, options: options, limit: limit, before: before, listing: listing) { message in
             try sink.emit(Records.message(message, labels: names))
             found += 1
         }

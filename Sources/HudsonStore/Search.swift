@@ -84,8 +84,11 @@ extension Store {
     /// `searchMessages`, each message handed to `body` as the search finds it: one
     /// statement reads every column and the effective labels, so the first result is out
     /// before the last is found and memory does not grow with the number of results.
+    ///
+    /// With `listing`, only what a list line shows is read: `to` is nil and `snippet`
+    /// empty, the two longest texts a text line never prints.
     public func forEachMessage(
-        matching query: Query, options: SearchOptions, limit: Int, before: Reference? = nil,
+        matching query: Query, options: SearchOptions, limit: Int, before: Reference? = nil, listing: Bool = false,
         _ body: (MessageSummary) throws -> Void
     ) throws {
         try db.read {
@@ -103,7 +106,7 @@ extension Store {
             }
             let selection = limit == .max ? compiled.everyMatchFromAndWhere : compiled.fromAndWhere
             let statement = try db.cached("""
-                SELECT \(Self.messageSummaryColumns(labels: compiled.labelSource)) \(selection)
+                SELECT \(Self.messageSummaryColumns(labels: compiled.labelSource, listing: listing)) \(selection)
                  ORDER BY \(compiled.orderBy)
                 """)
             try statement.bind(compiled.arguments)
@@ -218,9 +221,10 @@ extension Store {
 
     /// The columns `messageSummary(from:)` reads, from `messages AS m`: the effective
     /// labels come as one space-separated list.
-    static func messageSummaryColumns(labels source: String = EffectiveLabels.view) -> String {
+    static func messageSummaryColumns(labels source: String = EffectiveLabels.view, listing: Bool = false) -> String {
         """
-        m.id, m.gmail_id, m.account_id, m.thread_id, m.internal_date, m.subject, m.sender, m.to_header, m.snippet,
+        m.id, m.gmail_id, m.account_id, m.thread_id, m.internal_date, m.subject, m.sender,
+        \(listing ? "NULL, ''" : "m.to_header, m.snippet"),
         m.size_estimate, m.has_attachment, m.body_state,
         (SELECT group_concat(el.label, ' ') FROM \(source) AS el WHERE el.message_id = m.id)
         """

@@ -37,6 +37,27 @@ struct SearchTests {
         return f
     }
 
+    @Test("a listing read leaves out only the recipient and snippet, for a page and for every match")
+    func listingReadsWhatALineShows() throws {
+        let f = try fixture()
+        let options = SearchOptions(now: f.clock.now)
+        for limit in [3, Int.max] {
+            var full: [MessageSummary] = [], listed: [MessageSummary] = []
+            try f.store.forEachMessage(matching: Query.parse("in:anywhere"), options: options, limit: limit) { full.append($0) }
+            try f.store.forEachMessage(matching: Query.parse("in:anywhere"), options: options, limit: limit, listing: true) {
+                listed.append($0)
+            }
+            #expect(full.count == (limit == 3 ? 3 : 8) && listed.count == full.count)
+            #expect(full.contains { $0.to != nil && !$0.snippet.isEmpty })
+            for (one, other) in zip(full, listed) {
+                var expected = one
+                expected.to = nil
+                expected.snippet = ""
+                #expect(other == expected)
+            }
+        }
+    }
+
     func search(_ f: StoreFixture, _ text: String, now minutes: Int64 = 60 * 24 * 30) throws -> [String] {
         let options = SearchOptions(accountID: f.account.id, now: 1_767_225_600_000 + minutes * 60_000)
         return try f.store.searchMessages(try Query.parse(text), options: options, limit: 100).map(\.messageID)
