@@ -15,7 +15,7 @@ public final class LabelNames {
     private var emails: [Int64: String] = [:]
     /// The sorted names of each label list already shown: a mailbox has few distinct
     /// lists, and a streamed search shows one per message.
-    private var shown: [ShownKey: [String]] = [:]
+    private var shown = BoundedMemo<ShownKey, [String]>()
 
     private struct ShownKey: Hashable {
         var account: Int64
@@ -37,15 +37,12 @@ public final class LabelNames {
 
     /// Names for display, sorted case-insensitively (as notmuch sorts tags).
     public func names(_ ids: [String], account: Int64) -> [String] {
-        let key = ShownKey(account: account, ids: ids)
-        if let list = shown[key] { return list }
         let map = names[account]
-        let list = ids.map { id -> (name: String, key: String) in
-            map?[id] ?? (id, id.lowercased())
-        }.sorted { $0.key < $1.key }.map(\.name)
-        if shown.count >= 10_000 { shown.removeAll(keepingCapacity: true) }
-        shown[key] = list
-        return list
+        return shown.value(for: ShownKey(account: account, ids: ids)) {
+            ids.map { id -> (name: String, key: String) in
+                map?[id] ?? (id, id.lowercased())
+            }.sorted { $0.key < $1.key }.map(\.name)
+        }
     }
 
     public func email(_ account: Int64) -> String { emails[account] ?? "" }

@@ -242,12 +242,7 @@ extension Store {
 
     /// A space-separated label list, split and sorted, once per distinct list.
     func sortedLabelList(_ text: String) -> [String] {
-        if let list = labelLists[text] { return list }
-        var list = Self.splitOnByte(text, UInt8(ascii: " "))
-        list.sort()
-        if labelLists.count >= 10_000 { labelLists.removeAll(keepingCapacity: true) }
-        labelLists[text] = list
-        return list
+        labelLists.value(for: text) { Self.splitOnByte(text, UInt8(ascii: " ")).sorted() }
     }
 
     func messageSummary(key: Int64) throws -> MessageSummary? {

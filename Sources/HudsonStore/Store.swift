@@ -34,10 +34,10 @@ public final class Store {
     public let path: String
     let clock: Clock
     /// Display names of From headers already parsed (ThreadRollup).
-    var displayNames: [String: String] = [:]
+    var displayNames = BoundedMemo<String, String>()
     /// Sorted label lists already split (Search): a mailbox has few distinct label sets,
     /// and splitting each message's list again was a sixteenth of streaming a search.
-    var labelLists: [String: [String]] = [:]
+    var labelLists = BoundedMemo<String, [String]>()
 
     public static func open(
         path: String,

@@ -377,11 +377,7 @@ extension Store {
     /// recomputed thread was a fifth of archiving a thousand threads.
     func displaySenderCached(_ header: String?) -> String {
         guard let header, !header.isEmpty else { return "" }
-        if let name = displayNames[header] { return name }
-        let name = Self.displaySender(header)
-        if displayNames.count >= 10_000 { displayNames.removeAll(keepingCapacity: true) }
-        displayNames[header] = name
-        return name
+        return displayNames.value(for: header) { Self.displaySender(header) }
     }
 
     /// Separates names in `thread_rollup.participants`: a name may contain a comma
