@@ -80,6 +80,8 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
+    static let hexDigits = Array("0123456789abcdef".utf8)
+
     static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
         if value < 0 {
             output.append(UInt8(ascii: "-"))
@@ -125,7 +127,7 @@ public enum JSONValue: Equatable, Sendable {
                 case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
                 case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
                 default:
-                    let hex = Array("0123456789abcdef".utf8)
+                    let hex = Self.hexDigits
                     output.append(contentsOf: [0x5C, UInt8(ascii: "u"), hex[Int(value >> 12 & 0xF)],
                                                hex[Int(value >> 8 & 0xF)], hex[Int(value >> 4 & 0xF)], hex[Int(value & 0xF)]])
                 }

@@ -75,8 +75,11 @@ public struct CompiledSearch: Sendable, CustomStringConvertible {
 
     /// Adds a condition on `m` to the WHERE clause (its `?` after every other argument).
     mutating func require(_ condition: String, _ values: SQLiteValue...) {
-        fromAndWhere += (fromAndWhere.contains(" WHERE ") ? " AND " : " WHERE ") + condition
-        everyMatchFromAndWhere += (everyMatchFromAndWhere.contains(" WHERE ") ? " AND " : " WHERE ") + condition
+        func add(to selection: inout String) {
+            selection += (selection.contains(" WHERE ") ? " AND " : " WHERE ") + condition
+        }
+        add(to: &fromAndWhere)
+        add(to: &everyMatchFromAndWhere)
         arguments += values
         countFromAndWhere = nil  // the condition may read `m`
     }
@@ -141,7 +144,7 @@ struct SearchCompiler {
     static let rareSize: Int64 = 1 << 20
     /// At most this many messages larger than a size are listed from the size index: a
     /// page of 50 threads walked newest first reads thousands of messages when one in a
-    /// hundred passes, and sorting 5,000 index entries costs about a millisecond.
+    /// hundred passes, and listing 5,000 keys off the index costs about a millisecond.
     static let rareSizeMessages = 5_000
 
     mutating func compile(_ query: Query) throws -> CompiledSearch {
