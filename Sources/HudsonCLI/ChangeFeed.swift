@@ -20,7 +20,7 @@ public enum ChangeFeed {
         let current = try store.currentSequence()
         var listed = 0, last = since
         try store.forEachChange(since: since, accountID: accountID, limit: limit) { change in
-            try sink.emit(Records.change(change, labels: names))
+            try sink.emit(ChangeLine(change, labels: names))
             listed += 1
             last = change.seq
         }
@@ -43,7 +43,7 @@ public enum ChangeFeed {
                 try store.forEachChange(since: last, accountID: accountID, limit: page) { change in
                     // An account added while following: its name is read again.
                     if names.email(change.accountID).isEmpty { names = try LabelNames(store: store) }
-                    try sink.emit(Records.change(change, labels: names))
+                    try sink.emit(ChangeLine(change, labels: names))
                     read += 1
                     last = change.seq
                 }

@@ -16,6 +16,8 @@ public final class LabelNames {
     /// The sorted names of each label list already shown: a mailbox has few distinct
     /// lists, and a streamed search shows one per message.
     private var shown = BoundedMemo<ShownKey, [String]>()
+    /// The same lists joined by commas, as a text line shows them.
+    private var joined = BoundedMemo<ShownKey, String>()
 
     private struct ShownKey: Hashable {
         var account: Int64
@@ -43,6 +45,11 @@ public final class LabelNames {
                 map?[id] ?? (id, id.lowercased())
             }.sorted { $0.key < $1.key }.map(\.name)
         }
+    }
+
+    /// `names`, joined by commas (a message's last text column).
+    public func joinedNames(_ ids: [String], account: Int64) -> String {
+        joined.value(for: ShownKey(account: account, ids: ids)) { names(ids, account: account).joined(separator: ",") }
     }
 
     public func email(_ account: Int64) -> String { emails[account] ?? "" }
@@ -125,9 +132,53 @@ public enum Records {
             columns: [
                 shortDate(message.internalDate), orPlaceholder(message.senderName, noSender),
                 orPlaceholder(message.subject, noSubject),
-                labelNames.joined(separator: ","),
+                labels.joinedNames(message.labels, account: message.accountID),
             ],
             emphasis: message.labels.contains("UNREAD") ? .strong : .normal)
+    }
+}
+
+/// A message of a search as a record that writes its own text line (`TextLine`): the
+/// same line `Records.message` gives a text sink, without building the record.
+public struct MessageLine: LineRecord {
+    public var message: MessageSummary
+    public var labels: LabelNames
+
+    public init(_ message: MessageSummary, labels: LabelNames) {
+        self.message = message
+        self.labels = labels
+    }
+
+    public var record: Record { Records.message(message, labels: labels) }
+
+    public func writeLine(_ line: inout TextLine) {
+        line.field("message:", message.messageID)
+        line.field(shortDateOf: message.internalDate,
+                   offsetSeconds: LocalTime.offset(atEpochSeconds: message.internalDate / 1000))
+        line.field(Records.orPlaceholder(message.senderName, Records.noSender))
+        line.field(Records.orPlaceholder(message.subject, Records.noSubject))
+        line.field(labels.joinedNames(message.labels, account: message.accountID))
+    }
+}
+
+/// A change of the change sequence as a record that writes its own text line: the same
+/// line `Records.change` gives a text sink.
+public struct ChangeLine: LineRecord {
+    public var change: MessageChange
+    public var labels: LabelNames
+
+    public init(_ change: MessageChange, labels: LabelNames) {
+        self.change = change
+        self.labels = labels
+    }
+
+    public var record: Record { Records.change(change, labels: labels) }
+
+    public func writeLine(_ line: inout TextLine) {
+        line.field("message:", change.messageID)
+        line.field(change.seq)
+        line.field("thread:", change.threadID)
+        if change.deleted { line.field(literal: "deleted") } else { line.field(literal: "changed") }
     }
 }
 

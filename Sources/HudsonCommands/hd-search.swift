@@ -66,7 +66,7 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
         // Text and ids print no recipient or snippet: they are not read.
         let listing = cli.outputFormat != .json
         try store.forEachMessage(matching: query, options: options, limit: limit, before: before, listing: listing) { message in
-            try sink.emit(Records.message(message, labels: names))
+            try sink.emit(MessageLine(message, labels: names))
             found += 1
         }
     } else {

@@ -40,44 +40,62 @@ public enum DateText {
         return (year, month, day, secondOfDay)
     }
 
-    /// `YYYY-MM-DD<separator>HH:MM[:SS][Z]`. A year outside 0...9999 is written in full,
-    /// with its sign, as before.
+    /// `short`, appended to `bytes` without building a string (TextLine).
+    public static func appendShort(milliseconds: Int64, offsetSeconds: Int64, to bytes: inout [UInt8]) {
+        let seconds = floorDiv(milliseconds, 1000) + offsetSeconds
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            let count = write(seconds: seconds, separator: UInt8(ascii: " "), withSeconds: false, zulu: false, into: buffer)
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<count]))
+        }
+    }
+
+    /// Room for any date `write` writes: a year of Int64 (20 characters with its sign)
+    /// and 16 more.
+    static let capacity = 40
+
     static func format(seconds: Int64, separator: UInt8, withSeconds: Bool, zulu: Bool) -> String {
+        String(unsafeUninitializedCapacity: capacity) { buffer in
+            write(seconds: seconds, separator: separator, withSeconds: withSeconds, zulu: zulu, into: buffer)
+        }
+    }
+
+    /// `YYYY-MM-DD<separator>HH:MM[:SS][Z]` into `buffer` (at least `capacity` bytes);
+    /// returns the number of bytes written. A year outside 0...9999 is written in full,
+    /// with its sign, as before.
+    static func write(
+        seconds: Int64, separator: UInt8, withSeconds: Bool, zulu: Bool, into buffer: UnsafeMutableBufferPointer<UInt8>
+    ) -> Int {
         let (year, month, day, secondOfDay) = fields(seconds: seconds)
         let hour = secondOfDay / 3600, minute = secondOfDay % 3600 / 60, second = secondOfDay % 60
         let yearText: String? = year >= 0 && year < 10_000 ? nil : String(year)
-        let yearWidth = yearText?.utf8.count ?? 4
-        let count = yearWidth + 12 + (withSeconds ? 3 : 0) + (zulu ? 1 : 0)
-        return String(unsafeUninitializedCapacity: count) { buffer in
-            var index = 0
-            func put(_ byte: UInt8) {
-                buffer[index] = byte
-                index += 1
-            }
-            func two(_ value: Int64) {
-                put(UInt8(48 + value / 10))
-                put(UInt8(48 + value % 10))
-            }
-            if let yearText {
-                for byte in yearText.utf8 { put(byte) }
-            } else {
-                two(year / 100)
-                two(year % 100)
-            }
-            put(UInt8(ascii: "-"))
-            two(month)
-            put(UInt8(ascii: "-"))
-            two(day)
-            put(separator)
-            two(hour)
-            put(UInt8(ascii: ":"))
-            two(minute)
-            if withSeconds {
-                put(UInt8(ascii: ":"))
-                two(second)
-            }
-            if zulu { put(UInt8(ascii: "Z")) }
-            return index
+        var index = 0
+        func put(_ byte: UInt8) {
+            buffer[index] = byte
+            index += 1
         }
+        func two(_ value: Int64) {
+            put(UInt8(48 + value / 10))
+            put(UInt8(48 + value % 10))
+        }
+        if let yearText {
+            for byte in yearText.utf8 { put(byte) }
+        } else {
+            two(year / 100)
+            two(year % 100)
+        }
+        put(UInt8(ascii: "-"))
+        two(month)
+        put(UInt8(ascii: "-"))
+        two(day)
+        put(separator)
+        two(hour)
+        put(UInt8(ascii: ":"))
+        two(minute)
+        if withSeconds {
+            put(UInt8(ascii: ":"))
+            two(second)
+        }
+        if zulu { put(UInt8(ascii: "Z")) }
+        return index
     }
 }

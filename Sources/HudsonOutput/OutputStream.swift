@@ -45,6 +45,13 @@ public final class OutputStream {
         if buffer.count >= threshold { try flushGrowing() }
     }
 
+    /// One line of text output and its newline, its bytes made safe by its builder.
+    public func write(line: [UInt8]) throws {
+        buffer.append(contentsOf: line)
+        buffer.append(UInt8(ascii: "\n"))
+        if buffer.count >= threshold { try flushGrowing() }
+    }
+
     private func flushGrowing() throws {
         try flush()
         threshold = min(capacity, threshold * 2)

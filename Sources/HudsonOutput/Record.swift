@@ -43,5 +43,12 @@ public struct Record {
 /// Where records go. `finish()` flushes; after it, nothing more is written.
 public protocol Sink {
     func emit(_ record: Record) throws
+    /// A record that can write its own text line (`TextLine.swift`); a sink that prints
+    /// anything but plain text lines prints its `record`.
+    func emit<Line: LineRecord>(_ record: Line) throws
     func finish() throws
+}
+
+extension Sink {
+    public func emit<Line: LineRecord>(_ record: Line) throws { try emit(record.record) }
 }

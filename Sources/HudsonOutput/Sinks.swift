@@ -53,28 +53,26 @@ public final class TextSink: Sink {
     public init(output: OutputStream) { self.output = output }
 
     /// The line being built, kept between records so its storage is reused.
-    private var line: [UInt8] = []
+    private var line = TextLine()
 
     public func emit(_ record: Record) throws {
         // The line is built here and handed to the stream once: a write per field cost
         // a third of streaming the change feed.
-        line.removeAll(keepingCapacity: true)
-        Self.append(record.id, to: &line)
-        for column in record.columns {
-            line.append(UInt8(ascii: "\t"))
-            Self.append(column, to: &line)
-        }
-        line.append(UInt8(ascii: "\n"))
-        try output.write(bytes: line)
-        try output.flushFirst(&first)
+        line.clear()
+        line.field(record.id)
+        for column in record.columns { line.field(column) }
+        try write()
     }
 
-    /// `TerminalSafety.field(text)` as UTF-8, copied from the string's storage.
-    static func append(_ text: String, to line: inout [UInt8]) {
-        let safe = TerminalSafety.field(text)
-        if safe.utf8.withContiguousStorageIfAvailable({ line.append(contentsOf: $0) }) == nil {
-            line.append(contentsOf: safe.utf8)
-        }
+    public func emit<Line: LineRecord>(_ record: Line) throws {
+        line.clear()
+        record.writeLine(&line)
+        try write()
+    }
+
+    private func write() throws {
+        try output.write(line: line.bytes)
+        try output.flushFirst(&first)
     }
 
     public func finish() throws { try output.flush() }

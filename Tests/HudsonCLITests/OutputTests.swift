@@ -191,4 +191,68 @@ struct OutputTests {
         }
         #expect(DisplayWidth.of("⌚") == 2 && DisplayWidth.of("\u{200B}\u{FEFF}") == 0 && DisplayWidth.of("e\u{301}") == 1)
     }
+
+    @Test("a line record's text is byte for byte what a text sink makes of its record, for hostile and plain fields")
+    func textLinesMatchRecords() throws {
+        let texts = ["", "plain", "181b768933fbd387", " leading space", "\tleading tab", "trailing\n", "a\u{1B}[31mred",
+                     "\u{1B}]52;c;ZXZpbA==\u{07}x", "bidi\u{202E}fdp.exe", "C1\u{85}NEL", "Zürich 東京 🎉", "\u{9B}31mx",
+                     "two\tfields\nand lines", "nul\u{0}byte", String(repeating: "long ", count: 50)]
+        let numbers: [Int64] = [0, 7, -1, 10, 1_099_211, Int64.max, Int64.min]
+        let dates: [(Int64, Int64)] = [(1_767_225_600_000, 3600), (-1000, 0), (253_402_300_800_000, -60), (0, -18_000)]
+        let lines = texts.map { text in
+            TestLine(texts: [("message:", text), (nil, text), ("thread:", text)], number: numbers[text.count % numbers.count],
+                     date: dates[text.count % dates.count])
+        }
+        var viaRecord = TextLine(), viaLine = TextLine()
+        for line in lines {
+            viaRecord = TextLine()
+            viaRecord.field(line.record.id)
+            for column in line.record.columns { viaRecord.field(column) }
+            viaLine = TextLine()
+            line.writeLine(&viaLine)
+            #expect(viaLine.bytes == viaRecord.bytes, "\(String(decoding: viaLine.bytes, as: UTF8.self).debugDescription)")
+        }
+        for number in numbers {
+            var line = TextLine()
+            line.field(number)
+            #expect(line.bytes == Array(String(number).utf8))
+        }
+        // Through both sinks' entry points, to a file: the same bytes.
+        func written(_ emit: (TextSink) throws -> Void) throws -> [UInt8] {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("hudson-line-\(UUID().uuidString)").path
+            defer { unlink(path) }
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            let sink = TextSink(output: OutputStream(fd: fd))
+            try emit(sink)
+            try sink.finish()
+            close(fd)
+            return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        let records = try written { sink in for line in lines { try sink.emit(line.record) } }
+        let direct = try written { sink in for line in lines { try sink.emit(line) } }
+        #expect(direct == records && records.filter { $0 == 0x0A }.count == lines.count)
+    }
+}
+
+/// A record made of the pieces a line record writes: prefixed and plain text, a number, a
+/// short date and a literal.
+private struct TestLine: LineRecord {
+    var texts: [(prefix: StaticString?, text: String)]
+    var number: Int64
+    var date: (milliseconds: Int64, offset: Int64)
+
+    var record: Record {
+        let columns = texts.dropFirst().map { ($0.prefix.map(\.description) ?? "") + $0.text }
+            + [String(number), DateText.short(milliseconds: date.milliseconds, offsetSeconds: date.offset), "changed"]
+        return Record(type: "test", id: (texts[0].prefix.map(\.description) ?? "") + texts[0].text, fields: [], columns: columns)
+    }
+
+    func writeLine(_ line: inout TextLine) {
+        for (prefix, text) in texts {
+            if let prefix { line.field(prefix, text) } else { line.field(text) }
+        }
+        line.field(number)
+        line.field(shortDateOf: date.milliseconds, offsetSeconds: date.offset)
+        line.field(literal: "changed")
+    }
 }

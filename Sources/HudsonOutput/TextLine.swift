@@ -1,0 +1,93 @@
+/*!
+ A text record's line built straight into bytes. Streaming the change feed or a search
+ built, for each record, a `Record` (two closures), an array of columns, a string per
+ typed id and per date, and then copied each into the line: about half of the command's
+ instructions (issue 19). A `LineRecord` writes its id and columns here instead, byte for
+ byte what `TextSink` makes of its `Record`.
+ */
+
+/// One line of text output being built: the id, then each column after a TAB, each made
+/// terminal-safe as `TerminalSafety.field` makes it.
+public struct TextLine {
+    public private(set) var bytes: [UInt8] = []
+    private var empty = true
+
+    public init() {}
+
+    mutating func clear() {
+        bytes.removeAll(keepingCapacity: true)
+        empty = true
+    }
+
+    private mutating func separate() {
+        if empty { empty = false } else { bytes.append(UInt8(ascii: "\t")) }
+    }
+
+    /// A field of any text (mail, names, ids read from the store).
+    public mutating func field(_ text: String) {
+        separate()
+        TextLine.appendSafe(text, to: &bytes)
+    }
+
+    /// `prefix` then `text` as one field (`message:` and an id), as the field of the two
+    /// joined would be: when `text` needs cleaning the joined text is cleaned, so a
+    /// leading space folds exactly as it would there.
+    public mutating func field(_ prefix: StaticString, _ text: String) {
+        separate()
+        if TerminalSafety.isPlainField(text) {
+            bytes.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+            TextLine.appendBytes(text, to: &bytes)
+        } else {
+            TextLine.appendSafe(prefix.description + text, to: &bytes)
+        }
+    }
+
+    /// A field whose text is known to be safe (a literal of the program's own).
+    public mutating func field(literal: StaticString) {
+        separate()
+        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// A decimal number, as `String(value)` writes it.
+    public mutating func field(_ value: Int64) {
+        separate()
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes, room for 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[31 - count] = UInt8(48 + magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(32 - count)...]))
+        }
+    }
+
+    /// A short local date (`DateText.short`), written in place.
+    public mutating func field(shortDateOf milliseconds: Int64, offsetSeconds: Int64) {
+        separate()
+        DateText.appendShort(milliseconds: milliseconds, offsetSeconds: offsetSeconds, to: &bytes)
+    }
+
+    /// `TerminalSafety.field(text)` as UTF-8, copied from the string's storage.
+    static func appendSafe(_ text: String, to bytes: inout [UInt8]) {
+        appendBytes(TerminalSafety.field(text), to: &bytes)
+    }
+
+    static func appendBytes(_ text: String, to bytes: inout [UInt8]) {
+        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            bytes.append(contentsOf: text.utf8)
+        }
+    }
+}
+
+/// A record that writes its own text line: `TextSink` asks for the line and never builds
+/// the record; every other sink prints `record`.
+public protocol LineRecord {
+    /// The whole record, for JSON, ids and a terminal's aligned columns.
+    var record: Record { get }
+    /// `record.id` and `record.columns`, as fields of `line`.
+    func writeLine(_ line: inout TextLine)
+}
