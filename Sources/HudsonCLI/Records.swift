@@ -108,7 +108,7 @@ public enum Records {
             emphasis: thread.unread ? .strong : .normal)
     }
 
-    /// `message:ID  date  from  subject  labels`
+    /// A message: its text line is `MessageLine`'s.
     public static func message(_ message: MessageSummary, labels: LabelNames) -> Record {
         let labelNames = labels.names(message.labels, account: message.accountID)
         return Record(
@@ -129,17 +129,13 @@ public enum Records {
                 ("labels", .array(labelNames.map { .string($0) })),
                 ("label_ids", .array(message.labels.map { .string($0) })),
             ],
-            columns: [
-                shortDate(message.internalDate), orPlaceholder(message.senderName, noSender),
-                orPlaceholder(message.subject, noSubject),
-                labels.joinedNames(message.labels, account: message.accountID),
-            ],
+            columns: MessageLine(message, labels: labels).textColumns,
             emphasis: message.labels.contains("UNREAD") ? .strong : .normal)
     }
 }
 
-/// A message of a search as a record that writes its own text line (`TextLine`): the
-/// same line `Records.message` gives a text sink, without building the record.
+/// A message of a search as text, `message:ID  date  from  subject  labels`, written
+/// straight into the line (`TextLine`) without building the record.
 public struct MessageLine: LineRecord {
     public var message: MessageSummary
     public var labels: LabelNames
@@ -161,8 +157,8 @@ public struct MessageLine: LineRecord {
     }
 }
 
-/// A change of the change sequence as a record that writes its own text line: the same
-/// line `Records.change` gives a text sink.
+/// A change of the change sequence as text, `message:ID  seq  thread:T  changed|deleted`,
+/// written straight into the line.
 public struct ChangeLine: LineRecord {
     public var change: MessageChange
     public var labels: LabelNames
@@ -183,7 +179,7 @@ public struct ChangeLine: LineRecord {
 }
 
 extension Records {
-    /// `message:ID  seq  thread:T  changed|deleted`
+    /// A change of the change sequence: its text line is `ChangeLine`'s.
     public static func change(_ change: MessageChange, labels: LabelNames) -> Record {
         Record(
             type: "change", id: "message:" + change.messageID,
@@ -193,7 +189,7 @@ extension Records {
                 ("thread", .string("thread:" + change.threadID)),
                 ("deleted", .bool(change.deleted)),
             ],
-            columns: [String(change.seq), "thread:" + change.threadID, change.deleted ? "deleted" : "changed"])
+            columns: ChangeLine(change, labels: labels).textColumns)
     }
 
     /// `label:NAME  messages  threads  unread-threads  account`: the first field is the

@@ -86,8 +86,21 @@ public struct TextLine {
 /// A record that writes its own text line: `TextSink` asks for the line and never builds
 /// the record; every other sink prints `record`.
 public protocol LineRecord {
-    /// The whole record, for JSON, ids and a terminal's aligned columns.
+    /// The whole record, for JSON, ids and a terminal's aligned columns; its columns are
+    /// `textColumns`, so the line has one definition.
     var record: Record { get }
-    /// `record.id` and `record.columns`, as fields of `line`.
+    /// The id and the columns, as fields of `line`.
     func writeLine(_ line: inout TextLine)
+}
+
+extension LineRecord {
+    /// The columns after the id of the line `writeLine` writes, for `record.columns`: a
+    /// terminal's sink aligns and cuts them itself. Each is already terminal-safe, which
+    /// `TerminalSafety.field` leaves as it is, and holds no TAB to split on.
+    public var textColumns: [String] {
+        var line = TextLine()
+        writeLine(&line)
+        return line.bytes.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false).dropFirst()
+            .map { String(decoding: $0, as: UTF8.self) }
+    }
 }
