@@ -46,6 +46,31 @@ public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
         return self
     }
 
+    /// Whether the failure holds for every request of the account, not for the one that met
+    /// it: the token refused (401 after a refresh, `invalid_grant`), or a 403 that is not a
+    /// rate limit, which gmail-api.md §4 lists as the token's scopes
+    /// (`insufficientPermissions`), the Workspace domain's policy (`domainPolicy`) or the
+    /// project's daily quota (`dailyLimitExceeded`) — none of them about one message, label
+    /// or mail. Whoever meets one stops, and sets nothing aside as that item's failure: the
+    /// next request would meet it too. The one rule for sync, the flushers, the outbox,
+    /// hd-export and hd-import.
+    public var isAccountWide: Bool {
+        switch unwrapped {
+        case .unauthorized, .authorizationRevoked, .forbidden: return true
+        default: return false
+        }
+    }
+
+    /// Gmail refused this very request for good, for what it asked: a 400 (a label it does
+    /// not have or will not set, a malformed id or message) or a 404 (a message that is
+    /// gone). Not a `batchFailed`: a batch that failed as a whole says nothing of its items.
+    public var isRefusal: Bool {
+        switch self {
+        case .badRequest, .notFound: return true
+        default: return false
+        }
+    }
+
     /// Whether repeating the same request later may succeed.
     ///
     /// Rate limits, 5xx and network failures are transient (§4 table, "Retry?" column).

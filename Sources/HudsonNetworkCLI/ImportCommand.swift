@@ -192,7 +192,7 @@ public enum ImportCommand {
                         let id = try await createLabel(name, client: access.background)
                         labelIDs[lowered(name)] = id
                         ids.append(id)
-                    } catch let error as GmailError where !error.isRetryable && !isAccountWide(error) {
+                    } catch let error as GmailError where !error.isRetryable && !error.isAccountWide {
                         let refusal = "label \(name): \(error)"
                         refusedLabels[lowered(name)] = refusal
                         labelProblem = refusal
@@ -275,7 +275,7 @@ public enum ImportCommand {
                     try store.markImported(accountID: accountID, sourceKey: item.key, gmailID: found)
                     return .found(found)
                 }
-            } catch let error as GmailError where !isAccountWide(error) {
+            } catch let error as GmailError where !error.isAccountWide {
                 // Without an answer to "is it there?", nothing is sent.
                 try store.noteImportUncertain(accountID: accountID, sourceKey: item.key, reason: "looking for it: \(error)")
                 return .uncertain("looking for it: \(error)")
@@ -293,9 +293,9 @@ public enum ImportCommand {
             guard !stored.id.isEmpty else { throw GmailError.invalidResponse("messages.import answered without an id") }
             try store.markImported(accountID: accountID, sourceKey: item.key, gmailID: stored.id)
             return .imported(stored.id)
-        } catch let error as GmailError where isAccountWide(error) {
+        } catch let error as GmailError where error.isAccountWide {
             throw error
-        } catch let error as GmailError where isRefusal(error) {
+        } catch let error as GmailError where error.isRefusal {
             try store.markImportFailed(accountID: accountID, sourceKey: item.key, reason: "\(error)")
             return .refused("\(error)")
         } catch let error as GmailError {
@@ -334,21 +334,6 @@ public enum ImportCommand {
         }
     }
 
-    /// Gmail did not store the message: a 400 (bad message, bad label), 404, or a 413 read as 400.
-    static func isRefusal(_ error: GmailError) -> Bool {
-        switch error.unwrapped {
-        case .badRequest, .notFound: return true
-        default: return false
-        }
-    }
-
-    /// Failures that are the account's, not one message's: they stop the run.
-    static func isAccountWide(_ error: GmailError) -> Bool {
-        switch error.unwrapped {
-        case .unauthorized, .authorizationRevoked, .forbidden: return true
-        default: return false
-        }
-    }
 
     /// `labels.create`; a name Gmail already has (409, or 400 by some reports, gmail-api.md
     /// §2.10) is found in labels.list instead, as LabelFlusher does.

@@ -42,7 +42,7 @@ public final class SourceFetch {
                         answers[id] = .failure(GmailError.invalidResponse("no raw message in the response"))
                     }
                 case .failure(let error)?:
-                    if Self.isAccountWide(error) { throw error }
+                    if error.isAccountWide { throw error }
                     answers[id] = .failure(error)
                 case nil: answers[id] = .failure(GmailError.invalidResponse("Gmail's batch answer left it out"))
                 }
@@ -54,14 +54,6 @@ public final class SourceFetch {
         }
         if !ids.isEmpty, transport.count == ids.count, let first = transport.first { throw first }
         return answers
-    }
-
-    /// A refused token or missing permission holds for every message, not the one asked for.
-    static func isAccountWide(_ error: GmailError) -> Bool {
-        switch error.unwrapped {
-        case .unauthorized, .authorizationRevoked, .forbidden(reason: "insufficientPermissions"): return true
-        default: return false
-        }
     }
 }
 

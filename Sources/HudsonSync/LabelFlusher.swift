@@ -45,15 +45,10 @@ extension MutationFlusher {
                 do {
                     if try await send(change, labels: &gmailLabels, report: &report) { done.insert(change.seq) }
                 } catch let error as GmailError {
-                    switch error {
-                    case .unauthorized, .authorizationRevoked, .forbidden:
-                        try recordLabelFailure(change, error: error)
-                        throw error
-                    default:
-                        // The server or the network is in trouble: the rest waits for a later pass.
-                        try recordLabelFailure(change, error: error)
-                        return
-                    }
+                    try recordLabelFailure(change, error: error)
+                    if error.isAccountWide { throw error }
+                    // The server or the network is in trouble: the rest waits for a later pass.
+                    return
                 } catch let error as SyncError {
                     // Gmail acted, and its history id could not be read: tried again later.
                     try database.write {
@@ -82,7 +77,7 @@ extension MutationFlusher {
             let created: GmailLabel
             do {
                 created = try await api.createLabel(name: name, color: change.color.map(Self.wire))
-            } catch let error as GmailError where error.isRefusal || error == .notFound {
+            } catch let error as GmailError where error.isRefusal {
                 labels = nil
                 if let found = try await findLabel(named: name, labels: &labels) {
                     // 409 (or 400) for a name Gmail has: that label is this one.

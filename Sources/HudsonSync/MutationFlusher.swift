@@ -365,10 +365,7 @@ public actor MutationFlusher {
             report.flushed += rows.count
         } catch let error as GmailError {
             try recordFailure(rows, error: error, sent: true)
-            switch error {
-            case .unauthorized, .authorizationRevoked: throw error
-            default: break
-            }
+            if error.isAccountWide { throw error }
         } catch let error as SyncError {
             try recordFailure(rows, message: "sent; \(error)", delay: backoff(rows))
         }
@@ -440,16 +437,5 @@ public actor MutationFlusher {
             throw SyncError.unknownAccount(email)
         }
         return account.id
-    }
-}
-
-extension GmailError {
-    /// Gmail refused the request itself, for good: a 400 (a label it does not have or
-    /// will not set, a malformed id) or a 404 (a message that is gone).
-    var isRefusal: Bool {
-        switch self {
-        case .badRequest, .notFound: return true
-        default: return false
-        }
     }
 }

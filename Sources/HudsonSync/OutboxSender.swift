@@ -7,9 +7,12 @@
              not found → (after the settle time) send again
          → mark sending (committed before the request) → messages.send → sent, with Gmail's id
 
- Gmail's answers decide what happens next (gmail-api.md §4): 400 and non-rate-limit 403 are
- definite rejections, recorded with their reason and never retried; a 429 or rate-limit 403
- means Gmail did not act, so the entry is queued again behind a backoff; a timeout, a 5xx or a
+ Gmail's answers decide what happens next (gmail-api.md §4): a 400 or 404 is a definite
+ rejection of the message, recorded with its reason and never retried; a refused token or a
+ 403 that is not a rate limit (missing scope, domain policy, the project's daily quota) is
+ the account's, not the message's (`GmailError.isAccountWide`): nothing went out, the entry
+ waits for the account to be put right and the pass stops with that error; a 429 or
+ rate-limit 403 means Gmail did not act, so the entry is queued again behind a backoff; a timeout, a 5xx or a
  connection lost after the request was written may or may not have sent it — §4: "Don't
  blindly retry non-idempotent calls (messages.send) after a timeout or 5xx" — so the entry
  stays in 'sending' and is probed before anything else. GmailClient itself repeats `send` only
@@ -116,10 +119,8 @@ public actor OutboxSender {
                 // Without an answer to "was it sent?" nothing may be sent: try again later.
                 try uncertain(claim, error: "probe: \(error)", delay: error.isRetryable ? backoff(claim) : 0)
                 report.deferred += 1
-                switch error {
-                case .unauthorized, .authorizationRevoked: throw error
-                default: return error.isRetryable ? .stop : .next
-                }
+                if error.isAccountWide { throw error }
+                return error.isRetryable ? .stop : .next
             }
         }
         let (id, token) = (claim.entry.id, claim.token)
@@ -314,7 +315,7 @@ public actor OutboxSender {
             report.failed += 1
             report.rejected.append(id)
             return .next
-        case .forbidden, .notFound:
+        case .notFound:
             let reason = error.description
             try database.write { try $0.markOutboxFailed(id: id, reason: reason) }
             report.failed += 1
@@ -328,8 +329,9 @@ public actor OutboxSender {
             }
             report.deferred += 1
             return .stop
-        case .unauthorized, .authorizationRevoked:
-            // Refused before anything was done: nothing went out.
+        case .unauthorized, .authorizationRevoked, .forbidden:
+            // The account's, refused before anything was done (GmailError.isAccountWide):
+            // nothing went out, and the message waits until the account is put right.
             let token = claim.token
             try database.write { try $0.deferOutbox(id: id, token: token, error: error.description, retryAfterMilliseconds: 0) }
             throw error

@@ -243,6 +243,24 @@ struct ExportCommandTests {
         #expect(export.status == 77 && !export.stderr.contains("not exported"), "\(export)")
     }
 
+    @Test("a 403 that is not a rate limit (domain policy, daily quota, missing scope) stops hd-export with 77, not 2 per message; the next run exports everything",
+          arguments: ["domainPolicy", "dailyLimitExceeded", "insufficientPermissions"])
+    func accountWideRefusalStops(reason: String) throws {
+        let (f, fake) = try synced(keepRaw: false)
+        defer { withExtendedLifetime(fake) {} }
+        let messages = try stored(f)
+        try fake.faults([["path": "/messages/[0-9a-f]+$", "status": 403, "reason": reason, "times": -1]])
+        let out = f.dir.path("Mail")
+        let export = try f.run("hd-export", out)
+        #expect(export.status == 77 && !export.stderr.contains("not exported"), "\(export)")
+        let advice = reason == "insufficientPermissions" ? "hd-auth login" : reason
+        #expect(export.stderr.split(separator: "\n").count == 1 && export.stderr.contains(advice), "\(export.stderr)")
+        try fake.admin("DELETE", "faults")
+        let last = try f.run("hd-export", out)
+        #expect(last.status == 0, "\(last)")
+        #expect(maildir(out).count == messages.count)
+    }
+
     @Test("hd-export needing sources with the network down exits 75 (temporary), not 2 per message")
     func networkDownExits75() throws {
         let (f, fake) = try synced(keepRaw: false)

@@ -138,6 +138,33 @@ struct SendCommandTests {
         #expect(try outbox(f).isEmpty)
     }
 
+    @Test("a 403 that is not a rate limit is the account's: the message stays queued, not failed, with the reason said, and goes once the account is put right",
+          arguments: ["dailyLimitExceeded", "domainPolicy", "insufficientPermissions"])
+    func accountWideRefusalKeepsTheMessage(reason: String) throws {
+        let (f, fake) = try synced()
+        try fake.faults([["path": "/messages/send$", "status": 403, "reason": reason, "times": -1]])
+        // Queued is accepted, as a mail transfer agent's queue is, so a caller such as mutt or
+        // git send-email does not send it again (CONTRACT.md, "Sending": exit 0 when sent
+        // or safely queued).
+        let result = try send(f)
+        #expect(result.status == 0 && result.stdout == "outbox:1\n", "\(result)")
+        let advice = reason == "insufficientPermissions" ? "hd-auth login" : reason
+        #expect(result.stderr.contains(advice) && result.stderr.hasSuffix("hd-send: queued; the next hd-sync will send it\n")
+                && !result.stderr.contains("rejected"), "\(result.stderr)")
+        let id = try messageID(f, "outbox:1")
+        let pending = try f.run("hd-pending")
+        #expect(pending.stdout.contains("outbox:1\tsend\t") && !pending.stdout.contains("\tfailed\t"), "\(pending)")
+        let again = try f.run("hd-sync")
+        #expect(again.status == 77, "\(again)")
+        #expect(try copies(fake, id) == 0)
+        try fake.admin("DELETE", "faults")
+        let sync = try f.run("hd-sync")
+        #expect(sync.status == 0, "\(sync)")
+        #expect(try copies(fake, id) == 1)
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try outbox(f).isEmpty)
+    }
+
     @Test("a send undone inside its --delay window never reaches the server; a sent one cannot be undone (65)")
     func undoWithinDelay() throws {
         let (f, fake) = try synced()

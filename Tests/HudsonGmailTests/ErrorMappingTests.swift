@@ -132,6 +132,25 @@ struct ErrorMappingTests {
         #expect(!final.contains { $0.isRetryable })
     }
 
+    @Test("account-wide: a refused token and every 403 that is not a rate limit, batched or not; refusals: 400 and 404 of the request itself")
+    func accountWideAndRefusal() {
+        let accountWide: [GmailError] = [.unauthorized, .authorizationRevoked("invalid_grant"), .forbidden(reason: "insufficientPermissions"),
+                                         .forbidden(reason: "domainPolicy"), .forbidden(reason: "dailyLimitExceeded"),
+                                         .forbidden(reason: "forbidden"), .batchFailed(.unauthorized),
+                                         .batchFailed(.forbidden(reason: "domainPolicy"))]
+        let others: [GmailError] = [.notFound, .rateLimited(retryAfter: nil), .server(status: 503), .badRequest(message: "x"),
+                                    .network("x"), .invalidResponse("x"), .cancelled, .batchFailed(.server(status: 500)),
+                                    .batchFailed(.badRequest(message: "x"))]
+        #expect(accountWide.allSatisfy { $0.isAccountWide })
+        #expect(!others.contains { $0.isAccountWide })
+        let refusals: [GmailError] = [.badRequest(message: "Invalid label"), .notFound]
+        #expect(refusals.allSatisfy { $0.isRefusal })
+        // A batch that failed as a whole refused none of its items.
+        let notRefusals = accountWide + [.rateLimited(retryAfter: 2), .server(status: 500), .network("x"), .invalidResponse("x"),
+                                         .cancelled, .batchFailed(.badRequest(message: "x")), .batchFailed(.notFound)]
+        #expect(!notRefusals.contains { $0.isRefusal })
+    }
+
     @Test("authorizationRevoked tells the user to log in again and mentions the 7-day Testing expiry")
     func revokedDescription() {
         let text = GmailError.authorizationRevoked("Token has been expired or revoked.").description
