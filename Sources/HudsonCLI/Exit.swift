@@ -28,7 +28,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         case .usage: return "usage error (printed with the usage line)"
         case .dataError: return "bad input data (a query that does not parse: the message points at the column)"
         case .temporaryFailure: return "temporary failure, safe to retry: database busy past its timeout, network down, quota or server error"
-        case .notAuthorized: return "not authorised: no credentials for the account, refresh token revoked, or Gmail refusing the account (a 403 that is not a rate limit)"
+        case .notAuthorized: return "not authorised: no credentials for the account, refresh token revoked, or a 403 from Gmail for a missing scope or the domain's policy"
         case .configuration: return "configuration: no store, unreadable or too-open credentials, store written by a newer Hudson"
         }
     }

@@ -71,9 +71,13 @@ public enum Records {
         return text
     }
 
-    /// The local zone offset for a timestamp (the CLI looks it up; output cannot).
+    /// The local zone's offset at a timestamp (the CLI looks it up; output cannot).
+    static func localOffset(_ milliseconds: Int64) -> Int64 {
+        LocalTime.offset(atEpochSeconds: milliseconds / 1000)
+    }
+
     static func shortDate(_ milliseconds: Int64) -> String {
-        DateText.short(milliseconds: milliseconds, offsetSeconds: LocalTime.offset(atEpochSeconds: milliseconds / 1000))
+        DateText.short(milliseconds: milliseconds, offsetSeconds: localOffset(milliseconds))
     }
 
     /// `thread:ID  date  [unread/total]  participants  subject  labels`
@@ -149,8 +153,7 @@ public struct MessageLine: LineRecord {
 
     public func writeLine(_ line: inout TextLine) {
         line.field("message:", message.messageID)
-        line.field(shortDateOf: message.internalDate,
-                   offsetSeconds: LocalTime.offset(atEpochSeconds: message.internalDate / 1000))
+        line.field(shortDateOf: message.internalDate, offsetSeconds: Records.localOffset(message.internalDate))
         line.field(Records.orPlaceholder(message.senderName, Records.noSender))
         line.field(Records.orPlaceholder(message.subject, Records.noSubject))
         line.field(labels.joinedNames(message.labels, account: message.accountID))

@@ -51,9 +51,11 @@ public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
     /// rate limit, which gmail-api.md §4 lists as the token's scopes
     /// (`insufficientPermissions`), the Workspace domain's policy (`domainPolicy`) or the
     /// project's daily quota (`dailyLimitExceeded`) — none of them about one message, label
-    /// or mail. Whoever meets one stops, and sets nothing aside as that item's failure: the
-    /// next request would meet it too. The one rule for sync, the flushers, the outbox,
-    /// hd-export and hd-import.
+    /// or mail. Whoever meets one stops, and does not take it for that item's failure (no
+    /// message parked, failed or refused for it): the next request would meet it too. The
+    /// one rule for sync, the flushers, the outbox, hd-export and hd-import. A 403 whose
+    /// reason Gmail does not document counts too: stopping keeps the item, where taking it
+    /// for the item's own could lose it.
     public var isAccountWide: Bool {
         switch unwrapped {
         case .unauthorized, .authorizationRevoked, .forbidden: return true

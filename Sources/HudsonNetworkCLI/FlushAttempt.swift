@@ -51,10 +51,12 @@ public enum FlushAttempt {
                 }
                 if remaining > 0 { stillQueued.append(email) }
             } catch {
-                let classified = NetworkExit.classify(error)
-                if let classified, [.configuration, .notAuthorized].contains(classified.status) {
+                if let classified = NetworkExit.lasting(error) {
                     invocation.warn("\(email): \(classified.message)")
-                    if lasting != .configuration { lasting = classified.status }
+                    // The daily quota passes by itself (75); credentials do not (78, 77).
+                    if [.configuration, .notAuthorized].contains(classified.status), lasting != .configuration {
+                        lasting = classified.status
+                    }
                 } else if invocation.debug {
                     invocation.warn("\(email): not sent: \(error)")
                 }

@@ -43,9 +43,23 @@ public enum NetworkExit {
         }
     }
 
+    /// The error, classified, when retrying at once cannot get past it: credentials that
+    /// cannot be used, a revoked grant, or Gmail refusing the whole account
+    /// (`GmailError.isAccountWide`, the daily quota included). What a command that leaves
+    /// its work queued says on standard error, where being offline goes unsaid.
+    static func lasting(_ error: any Error) -> ClassifiedError? {
+        guard let classified = classify(error) else { return nil }
+        if [.configuration, .notAuthorized].contains(classified.status) { return classified }
+        if let error = error as? GmailError, error.isAccountWide { return classified }
+        return nil
+    }
+
     static func status(of error: GmailError) -> ExitStatus {
         switch error {
         case .unauthorized, .authorizationRevoked: return .notAuthorized
+        // The project's daily quota: a quota, which the contract's 75 covers (safe to run
+        // again, tomorrow). Every other 403 that is not a rate limit needs the user.
+        case .forbidden(reason: "dailyLimitExceeded"): return .temporaryFailure
         case .forbidden: return .notAuthorized
         case .rateLimited, .server, .network, .cancelled, .invalidResponse: return .temporaryFailure
         case .badRequest: return .dataError

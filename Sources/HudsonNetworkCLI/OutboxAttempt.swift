@@ -40,10 +40,10 @@ public enum OutboxAttempt {
                 invocation.warn("\(email): another process is sending; leaving outbox:\(id) to it")
             }
         } catch {
-            // What holds for the whole account (a refused grant, a missing scope, the
-            // project's daily quota) is said: the message waits for the user to act, not
-            // for the network. Anything else is the next sync's to retry.
-            if let classified = NetworkExit.classify(error), [.configuration, .notAuthorized].contains(classified.status) {
+            // What retrying at once cannot get past (a refused grant, a missing scope, the
+            // daily quota, unusable credentials) is said: the message waits for it, not for
+            // the network. Anything else is the next sync's to retry.
+            if let classified = NetworkExit.lasting(error) {
                 invocation.warn("\(email): \(classified.message)")
             } else if invocation.debug {
                 invocation.warn("outbox:\(id): not sent now: \(error)")

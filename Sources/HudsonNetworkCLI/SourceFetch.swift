@@ -23,8 +23,9 @@ public final class SourceFetch {
 
     /// Sources by Gmail id, or the error each failed with (one message's failure is its own).
     /// Throws what fails for the whole account — no credentials, a token Gmail or Google
-    /// refuses — and the network being down (every fetch failed so), so hd-export exits
-    /// through the exit table (77, 75) rather than naming each message.
+    /// refuses, a 403 that is not a rate limit (`GmailError.isAccountWide`) — and the
+    /// network being down (every fetch failed so), so hd-export exits through the exit
+    /// table (77, 75) rather than naming each message.
     public func sources(_ ids: [String]) async throws -> [String: Result<[UInt8], any Error>] {
         var answers: [String: Result<[UInt8], any Error>] = [:]
         if access == nil {

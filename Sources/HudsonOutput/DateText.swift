@@ -20,8 +20,10 @@ public enum DateText {
                zulu: false)
     }
 
+    /// `a / b` rounded down, for `b > 0`, without overflow at `Int64.min` (a store's date
+    /// is the server's: any Int64 may come).
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
-        a >= 0 ? a / b : -((-a + b - 1) / b)
+        a >= 0 ? a / b : (a + 1) / b - 1
     }
 
     /// The calendar fields of epoch seconds (Howard Hinnant's days-from-civil inverse).

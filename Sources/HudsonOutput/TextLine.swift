@@ -35,7 +35,7 @@ public struct TextLine {
     public mutating func field(_ prefix: StaticString, _ text: String) {
         separate()
         if TerminalSafety.isPlainField(text) {
-            bytes.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+            prefix.withUTF8Buffer { bytes.append(contentsOf: $0) }
             TextLine.appendBytes(text, to: &bytes)
         } else {
             TextLine.appendSafe(prefix.description + text, to: &bytes)
@@ -45,7 +45,7 @@ public struct TextLine {
     /// A field whose text is known to be safe (a literal of the program's own).
     public mutating func field(literal: StaticString) {
         separate()
-        bytes.append(contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        literal.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     /// A decimal number, as `String(value)` writes it.

@@ -261,22 +261,25 @@ public actor MutationFlusher {
             } catch let error as GmailError {
                 let unsent = unit.rows.filter { !progress.isDone($0) }
                 report.dropped += progress.dropped
+                let transient: Bool
                 switch error {
-                case .rateLimited, .server, .network, .batchFailed:
+                case .rateLimited, .server, .network, .batchFailed: transient = !error.isAccountWide
+                default: transient = false
+                }
+                if transient {
                     // The server or the network is in trouble: the rest waits for a later pass.
                     try recordFailure(unsent, error: error)
                     unsent.forEach { progress.settled.insert($0.id) }
                     try await settleGates(progress.awaitingGate, report: &report, settled: &progress.settled)
                     return
-                default:
-                    // Not authorised, forbidden, an unreadable response, cancelled: the rows
-                    // stay pending (attempted, when their request went out); what was sent
-                    // before still gets its gate.
-                    try? await settleGates(progress.awaitingGate, report: &report, settled: &progress.settled)
-                    try? recordFailure(unsent, error: error)
-                    unsent.forEach { progress.settled.insert($0.id) }
-                    throw error
                 }
+                // The account's (GmailError.isAccountWide), an unreadable response, cancelled:
+                // the rows stay pending (attempted, when their request went out); what was
+                // sent before still gets its gate.
+                try? await settleGates(progress.awaitingGate, report: &report, settled: &progress.settled)
+                try? recordFailure(unsent, error: error)
+                unsent.forEach { progress.settled.insert($0.id) }
+                throw error
             }
         }
         report.dropped += progress.dropped
@@ -355,8 +358,8 @@ public actor MutationFlusher {
     /// Gives every row sent in this pass its gate: the mailbox history id right after.
     /// If that cannot be read (the answer lost, or without a usable `historyId`), the rows
     /// stay pending — attempted, so never cancelled — with the error, and go out again
-    /// after a backoff (harmless: label changes are idempotent). Only a refused token
-    /// stops the pass.
+    /// after a backoff (harmless: label changes are idempotent). Only a failure that holds
+    /// for the whole account (`GmailError.isAccountWide`) stops the pass.
     private func settleGates(_ rows: [QueuedMutation], report: inout FlushReport, settled: inout Set<Int64>) async throws {
         guard !rows.isEmpty else { return }
         do {

@@ -294,11 +294,14 @@ public actor OutboxSender {
                 if message.header(named: "Message-ID")?.trimmingCharacters(in: .whitespaces) == wanted {
                     return (message.id, message.threadId)
                 }
-            case .failure(let error)? where error.isRetryable || error == .cancelled:
-                // Without this answer "not found" is not known: ask again later.
+            case .failure(.notFound)?:
+                continue  // gone since: not the entry's message
+            case .failure(let error)?:
+                // Without this answer "not found" is not known (a 5xx, a refused account, a
+                // batch that failed as a whole): ask again later rather than send twice.
                 throw error
-            default:
-                continue
+            case nil:
+                throw GmailError.invalidResponse("Gmail's batch answer left out a message the probe asked for")
             }
         }
         return nil

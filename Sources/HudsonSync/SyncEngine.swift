@@ -277,11 +277,10 @@ public actor SyncEngine {
     /// 400 or another 4xx, and an answer that cannot be read, for that message's own
     /// request or part, are the message's: it is parked and the pass goes on.
     static func stopsPass(_ error: GmailError) -> Bool {
-        if error.isAccountWide { return true }
         switch error {
         case .network, .rateLimited, .cancelled, .batchFailed: return true
-        // The account-wide ones (401, invalid_grant, 403) returned above.
-        case .server, .badRequest, .invalidResponse, .notFound, .unauthorized, .authorizationRevoked, .forbidden: return false
+        case .unauthorized, .authorizationRevoked, .forbidden, .server, .badRequest, .invalidResponse, .notFound:
+            return error.isAccountWide
         }
     }
 

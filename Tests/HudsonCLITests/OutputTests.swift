@@ -55,6 +55,13 @@ struct OutputTests {
         #expect(DateText.rfc3339UTC(milliseconds: -62_198_755_200_000) == "-1-01-01T00:00:00Z")
         #expect(DateText.rfc3339UTC(milliseconds: 253_402_300_800_000) == "10000-01-01T00:00:00Z")
         #expect(DateText.short(milliseconds: 253_402_300_800_000, offsetSeconds: -60) == "9999-12-31 23:59")
+        // Any Int64 a server sends as a date prints, at both ends, without trapping.
+        #expect(DateText.rfc3339UTC(milliseconds: Int64.min).hasPrefix("-292275055-"))
+        #expect(DateText.rfc3339UTC(milliseconds: Int64.max).hasPrefix("292278994-"))
+        var extremes = TextLine()
+        extremes.field(shortDateOf: Int64.min, offsetSeconds: 0)
+        extremes.field(shortDateOf: Int64.max, offsetSeconds: 14 * 3600)
+        #expect(extremes.bytes.count > 30)
     }
 
     @Test("JSON strings escape quotes, backslashes, controls, C1, bidi and annotation characters, byte for byte as scalar by scalar")

@@ -82,6 +82,28 @@ struct OutboxSenderTests {
         #expect(sent.state == .sent && sent.gmailID == "sent1")
     }
 
+    @Test("a probe whose history candidates cannot be read (a batch failed as a whole, a 403) does not take them for \"not sent\": nothing is sent twice",
+          arguments: [GmailError.invalidResponse("a batch answer left its parts out"), .forbidden(reason: "domainPolicy")])
+    func unreadableCandidatesAreNotAbsence(failure: GmailError) async throws {
+        let s = try await Setup()
+        let entry = try s.enqueue()
+        s.f.gmail.setAfterSendHook { throw GmailError.network("connection reset") }
+        _ = try await s.sender().sendDue()
+        #expect(try s.entry(entry.id).outcomeUnknown)
+        s.f.gmail.setAfterSendHook(nil)
+        // Search does not show it yet, and the messages history names cannot be read.
+        s.f.gmail.searchLags.withLock { $0 = true }
+        s.f.gmail.batchFailure.withLock { $0 = failure }
+        s.advance(milliseconds: 60_000)
+        _ = try? await s.sender(settle: .seconds(5)).sendDue()
+        #expect(s.f.gmail.copies(of: "<out1@example.com>") == 1)
+        #expect(try s.entry(entry.id).outcomeUnknown)
+        s.f.gmail.batchFailure.withLock { $0 = nil }
+        let report = try await s.sender(settle: .seconds(5)).sendDue()
+        #expect(report.confirmed == 1 && report.sent == 0)
+        #expect(s.f.gmail.copies(of: "<out1@example.com>") == 1)
+    }
+
     @Test("a queued reply is sent once, recorded with Gmail's id, and its echo lands in its thread labelled SENT")
     func sendsOnceAndEchoes() async throws {
         let s = try await Setup()

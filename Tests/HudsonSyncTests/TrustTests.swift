@@ -7,6 +7,7 @@ import Foundation
 import HudsonGmail
 import HudsonStore
 import HudsonSync
+import Synchronization
 import Testing
 
 @Suite("Trust under faults: the queue and the poll (issue 17)")
@@ -120,6 +121,29 @@ struct TrustTests {
         #expect(try f.queue().isEmpty)
         #expect(f.gmail.labels(of: "m0")?.contains("INBOX") == true)
         #expect(try f.inbox().contains("m0"))
+    }
+
+    @Test("a refusal of the whole account while reading the gate (a 403 on getProfile): the flush stops with it, the rows stay pending and attempted, and retire once it passes")
+    func accountWideGateFailure() async throws {
+        // A store clock the test moves past the rows' backoff.
+        let clock = Mutex<Int64>(Store.systemClock())
+        let f = try SyncFixture(storeClock: { clock.withLock { $0 } })
+        for i in 0..<3 { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
+        let engine = f.engine()
+        try await f.syncUntilComplete(engine)
+        try f.perform([.archive], on: [.message("m0")])
+        f.gmail.profileHook.withLock { $0 = { _ in throw GmailError.forbidden(reason: "domainPolicy") } }
+        await #expect(throws: GmailError.forbidden(reason: "domainPolicy")) { _ = try await f.flusher().flushOnce() }
+        #expect(f.gmail.labels(of: "m0")?.contains("INBOX") == false)  // Gmail applied it
+        #expect(try f.queue().allSatisfy { $0.state == .pending && $0.attemptedAt != nil })
+        f.gmail.profileHook.withLock { $0 = nil }
+        clock.withLock { $0 += 16 * 60 * 1000 }  // past the longest backoff
+        for _ in 0..<3 {
+            _ = try await f.flusher().flushOnce()
+            _ = try await engine.syncOnce()
+        }
+        #expect(try f.queue().isEmpty)
+        #expect(try !f.inbox().contains("m0"))
     }
 
     @Test("a 5xx or 429 after the request: the rows stay pending and attempted, and an undo flips them",
