@@ -55,6 +55,19 @@ struct ShowCommandTests {
         f.expectSnapshot(try f.run("hd-labels").stdout, "hd-labels")
         f.expectSnapshot(try f.run("hd-labels", "--json").stdout, "hd-labels-json")
         f.expectSnapshot(try f.run("hd-ls", "-n", "5").stdout, "hd-ls-demo")
+        // Streamed lines are written straight into bytes (MessageLine, ChangeLine): the
+        // text is pinned, and each change's line says what its JSON record says.
+        f.expectSnapshot(try f.run("hd-search", "--messages", "-n", "6", "in:anywhere").stdout, "hd-search-messages")
+        let changes = try f.run("hd-ls", "--changed-since", "0", "-n", "0").lines
+        let records = try f.run("hd-ls", "--changed-since", "0", "-n", "0", "--json").lines.compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(changes.count > 10 && changes.count == records.count)
+        for (line, record) in zip(changes, records) {
+            let expected = [record["id"] as? String ?? "?", String(record["seq"] as? Int ?? -1), record["thread"] as? String ?? "?",
+                            record["deleted"] as? Bool == true ? "deleted" : "changed"].joined(separator: "\t")
+            #expect(line == expected)
+        }
     }
 
     @Test("a body not stored yet is fetched on demand and stored")
