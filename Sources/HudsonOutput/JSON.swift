@@ -57,7 +57,7 @@ public enum JSONValue: Equatable, Sendable {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .int(let value): Self.appendDecimal(value, to: &output)
+        case .int(let value): Bytes.appendDecimal(value, to: &output)
         case .double(let value):
             output.append(contentsOf: (value.isFinite ? String(value) : "null").utf8)
         case .string(let value): Self.encodeString(value, into: &output)
@@ -81,29 +81,6 @@ public enum JSONValue: Equatable, Sendable {
     }
 
     static let hexDigits = Array("0123456789abcdef".utf8)
-
-    static func appendDecimal(_ value: Int64, to output: inout [UInt8]) {
-        if value < 0 {
-            output.append(UInt8(ascii: "-"))
-            if value == .min {
-                output.append(contentsOf: "9223372036854775808".utf8)
-                return
-            }
-        }
-        var magnitude = value.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[19 - count] = UInt8(48 + magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            output.append(contentsOf: buffer[(20 - count)...])
-        }
-    }
 
     /// A JSON string: `"` and `\` escaped, LF, CR and TAB as `\n`, `\r`, `\t`, and every
     /// other character `TerminalSafety.isUnsafe` names as `\uXXXX` (all are below

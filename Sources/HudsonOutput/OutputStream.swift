@@ -31,11 +31,7 @@ public final class OutputStream {
     }
 
     public func write(_ text: String) throws {
-        // From the string's own storage in one copy; appending its UTF-8 view as a
-        // sequence went byte by byte (a seventh of streaming the change feed).
-        if text.utf8.withContiguousStorageIfAvailable({ buffer.append(contentsOf: $0) }) == nil {
-            buffer.append(contentsOf: text.utf8)
-        }
+        Bytes.append(text, to: &buffer)
         if buffer.count >= threshold { try flushGrowing() }
     }
 

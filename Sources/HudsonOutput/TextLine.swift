@@ -36,7 +36,7 @@ public struct TextLine {
         separate()
         if TerminalSafety.isPlainField(text) {
             prefix.withUTF8Buffer { bytes.append(contentsOf: $0) }
-            TextLine.appendBytes(text, to: &bytes)
+            Bytes.append(text, to: &bytes)
         } else {
             TextLine.appendSafe(prefix.description + text, to: &bytes)
         }
@@ -51,18 +51,7 @@ public struct TextLine {
     /// A decimal number, as `String(value)` writes it.
     public mutating func field(_ value: Int64) {
         separate()
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes, room for 20 digits
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[31 - count] = UInt8(48 + magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(32 - count)...]))
-        }
+        Bytes.appendDecimal(value, to: &bytes)
     }
 
     /// A short local date (`DateText.short`), written in place.
@@ -73,13 +62,7 @@ public struct TextLine {
 
     /// `TerminalSafety.field(text)` as UTF-8, copied from the string's storage.
     static func appendSafe(_ text: String, to bytes: inout [UInt8]) {
-        appendBytes(TerminalSafety.field(text), to: &bytes)
-    }
-
-    static func appendBytes(_ text: String, to bytes: inout [UInt8]) {
-        if text.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
-            bytes.append(contentsOf: text.utf8)
-        }
+        Bytes.append(TerminalSafety.field(text), to: &bytes)
     }
 }
 
