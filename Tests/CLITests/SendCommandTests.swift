@@ -30,6 +30,18 @@ struct SendCommandTests {
         }.filter { $0["type"] as? String == "outbox" }
     }
 
+    /// Once the faults end, the next hd-sync sends the queued message exactly once, and the
+    /// one after finds the outbox empty.
+    func expectDeliveredOnceFaultsEnd(_ f: CLIFixture, _ fake: FakeGmail, messageID id: String,
+                                      sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try fake.admin("DELETE", "faults")
+        let sync = try f.run("hd-sync")
+        #expect(sync.status == 0, "\(sync)", sourceLocation: sourceLocation)
+        #expect(try copies(fake, id) == 1, sourceLocation: sourceLocation)
+        #expect(try f.run("hd-sync").status == 0, sourceLocation: sourceLocation)
+        #expect(try outbox(f).isEmpty, sourceLocation: sourceLocation)
+    }
+
     func messageID(_ f: CLIFixture, _ reference: String) throws -> String {
         try #require(try outbox(f).first { $0["id"] as? String == reference }?["rfc822_message_id"] as? String)
     }
@@ -68,12 +80,7 @@ struct SendCommandTests {
         #expect(result.stdout == "outbox:1\n" && result.stderr == "hd-send: queued; the next hd-sync will send it\n", "\(result)")
         let id = try messageID(f, "outbox:1")
         #expect(try copies(fake, id) == 0)
-        try fake.admin("DELETE", "faults")
-        let sync = try f.run("hd-sync")
-        #expect(sync.status == 0, "\(sync)")
-        #expect(try copies(fake, id) == 1)
-        #expect(try f.run("hd-sync").status == 0)
-        #expect(try outbox(f).isEmpty)
+        try expectDeliveredOnceFaultsEnd(f, fake, messageID: id)
     }
 
     @Test("an answer lost after Gmail stored the message is probed by the next hd-sync and not sent again")
@@ -157,12 +164,7 @@ struct SendCommandTests {
         let again = try f.run("hd-sync")
         #expect(again.status == (reason == "dailyLimitExceeded" ? 75 : 77), "\(again)")
         #expect(try copies(fake, id) == 0)
-        try fake.admin("DELETE", "faults")
-        let sync = try f.run("hd-sync")
-        #expect(sync.status == 0, "\(sync)")
-        #expect(try copies(fake, id) == 1)
-        #expect(try f.run("hd-sync").status == 0)
-        #expect(try outbox(f).isEmpty)
+        try expectDeliveredOnceFaultsEnd(f, fake, messageID: id)
     }
 
     @Test("a send undone inside its --delay window never reaches the server; a sent one cannot be undone (65)")
