@@ -17,6 +17,15 @@ enum EffectiveLabels {
         "EXISTS (SELECT 1 FROM \(source) AS el WHERE el.message_id = \(messageColumn) AND el.label = \(label))"
     }
 
+    /// The same rule for one (message, label) whose `message_labels` row and live queue row
+    /// are already joined, each NULL when absent (`canonicalPresent` an expression true when
+    /// the first exists, `queuedOp` the second's op): a queued op decides, else canonical.
+    /// It is the view row for row, because the queue holds at most one row per (message,
+    /// label) (UNIQUE); the view's two arms would seek both tables again (issue 19).
+    static func carries(canonicalPresent: String, queuedOp: String) -> String {
+        "(CASE WHEN \(queuedOp) IS NULL THEN \(canonicalPresent) ELSE \(queuedOp) = 'add' END)"
+    }
+
     /// The SQL condition "message `messageColumn` effectively carries one of `labels`
     /// labels" (each a parameter) as a list read once per statement: for a condition
     /// tested on many messages against few listed ones (spam and trash, which Gmail

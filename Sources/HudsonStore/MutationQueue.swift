@@ -129,13 +129,14 @@ extension Store {
 
     /// The slot of each change's (message, label), in the changes' order: one statement
     /// for all of them (it was one per change), which reads each (message, label) in
-    /// message_labels and in the queue, and its effective state through the one rule.
+    /// message_labels and in the queue once, and its effective state from those two rows
+    /// through the one rule.
     func labelSlots(_ changes: [LabelChange]) throws -> [LabelSlot] {
         let rows = SQLiteRows(columns: 2)
         for change in changes { rows.append(.integer(change.target.key), .text(change.label)) }
         var slots = [LabelSlot](repeating: LabelSlot(effective: false, canonical: false, queued: nil), count: changes.count)
         try db.forEach("""
-            SELECT c.rowid, \(EffectiveLabels.carries(messageColumn: "c.c0", label: "c.c1")),
+            SELECT c.rowid, \(EffectiveLabels.carries(canonicalPresent: "ml.label IS NOT NULL", queuedOp: "q.op")),
                    ml.label IS NOT NULL, q.id, q.op, q.state, q.claimed_at, q.attempted_at
               FROM hudson_rows(?) AS c
               LEFT JOIN message_labels AS ml ON ml.message_id = c.c0 AND ml.label = c.c1

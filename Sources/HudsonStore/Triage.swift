@@ -240,6 +240,7 @@ extension Store {
             try self.writeTrackingLabels { touched in
                 var result = TriageResult()
                 let actionID = try self.insertAction(description: description)
+                var recorded = Set<ActionItem>()
                 var labelCache: [String: String] = [:]
                 for group in groups where !group.references.isEmpty {
                     let (actions, references) = (group.actions, group.references)
@@ -279,7 +280,7 @@ extension Store {
                                     }
                                 }
                             }
-                            let deltas = try self.queueDeltas(changes, actionID: actionID)
+                            let deltas = try self.queueDeltas(changes, actionID: actionID, recorded: &recorded)
                             changedByStep.append(Set(deltas.map(\.messageKey)))
                             for delta in deltas {
                                 let thread = ThreadKey(accountID: delta.accountID, threadID: delta.threadID)
@@ -291,7 +292,7 @@ extension Store {
                 }
                 // An action whose changes all cancelled one another (`trash untrash`) leaves
                 // nothing to undo and is not recorded.
-                if try self.db.scalarInt("SELECT count(*) FROM action_items WHERE action_id = ?", actionID) == 0 {
+                if recorded.isEmpty {
                     try self.db.execute("DELETE FROM actions WHERE id = ?", actionID)
                 } else {
                     result.actionID = actionID
@@ -371,8 +372,10 @@ extension Store {
             let undoID = try insertAction(description: "undo \(targetID)", undoes: targetID)
             try db.execute("UPDATE actions SET undone_by = ? WHERE id = ?", undoID, targetID)
             var result = UndoResult(actionID: targetID, undoActionID: undoID, alreadyUndone: false)
+            var recorded = Set<ActionItem>()
             result.deltas = try queueDeltas(
-                items.map { LabelChange(target: $0.target, label: $0.label, op: $0.op.inverse) }, actionID: undoID)
+                items.map { LabelChange(target: $0.target, label: $0.label, op: $0.op.inverse) }, actionID: undoID,
+                recorded: &recorded)
             for delta in result.deltas {
                 touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID), label: delta.label)
             }
@@ -518,14 +521,23 @@ extension Store {
     /// passed over (Schema: 005_triage_locality).
     static let itemMessageJoin = "JOIN messages AS m ON m.id = i.message_id AND m.gmail_id = i.gmail_id"
 
+    /// An undo item's (message, label): one item per pair and action.
+    struct ActionItem: Hashable {
+        var key: Int64
+        var label: String
+    }
+
     /// The changes of an action or of an undo, one per (message, label) (the first asked
     /// for): each queued (in a dry run only planned) when the message's effective labels
     /// do not already satisfy it, and recorded for undo. A few statements for all of them,
-    /// whatever their number (MutationQueue: labelSlots, enqueue).
-    private func queueDeltas(_ requested: [LabelChange], actionID: Int64?) throws -> [TriageDelta] {
-        struct MessageLabel: Hashable { var key: Int64; var label: String }
-        var asked = Set<MessageLabel>()
-        let changes = requested.filter { asked.insert(MessageLabel(key: $0.target.key, label: $0.label)).inserted }
+    /// whatever their number (MutationQueue: labelSlots, enqueue). `recorded` holds the
+    /// items the action has so far: it is new, made by this transaction, so every item it
+    /// has was recorded here and none need be read back.
+    private func queueDeltas(
+        _ requested: [LabelChange], actionID: Int64?, recorded: inout Set<ActionItem>
+    ) throws -> [TriageDelta] {
+        var asked = Set<ActionItem>()
+        let changes = requested.filter { asked.insert(ActionItem(key: $0.target.key, label: $0.label)).inserted }
         guard !changes.isEmpty else { return [] }
         let slots = try labelSlots(changes)
         var needed: [LabelChange] = [], neededSlots: [LabelSlot] = []
@@ -534,40 +546,37 @@ extension Store {
             neededSlots.append(slot)
         }
         let outcomes = try enqueue(needed, slots: neededSlots, actionID: actionID)
-        let items = SQLiteRows(columns: 4)
         var deltas: [TriageDelta] = []
+        deltas.reserveCapacity(needed.count)
+        // Undo restores what the message had before the whole action: a change to a
+        // (message, label) this action already changed takes it back to where it was
+        // (each change here flips the effective state), so the two net out and the item
+        // goes; otherwise the item is the change.
+        let added = SQLiteRows(columns: 4), netted = SQLiteRows(columns: 2)
         for (change, outcome) in zip(needed, outcomes) {
             let target = change.target
-            if outcome != .unchanged {
-                items.append(.integer(target.key), .text(target.gmailID), .text(change.label), .text(change.op.rawValue))
+            if actionID != nil && outcome != .unchanged {
+                if recorded.remove(ActionItem(key: target.key, label: change.label)) != nil {
+                    netted.append(.integer(target.key), .text(change.label))
+                } else {
+                    recorded.insert(ActionItem(key: target.key, label: change.label))
+                    added.append(.integer(target.key), .text(target.gmailID), .text(change.label), .text(change.op.rawValue))
+                }
             }
             deltas.append(TriageDelta(accountID: target.accountID, messageID: target.gmailID, threadID: target.threadID,
                                       label: change.label, op: change.op, outcome: outcome, messageKey: target.key))
         }
-        if let actionID, !items.isEmpty {
-            // Undo restores what the message had before the whole action: a change to a
-            // (message, label) this action already changed takes it back to where it was
-            // (each change here flips the effective state), so the two net out and the
-            // item goes; otherwise the item is the change.
-            struct Item: Hashable { var key: Int64; var label: String }
-            var earlier = Set<Item>()
-            try db.forEach("""
+        if let actionID, !netted.isEmpty {
+            try db.execute("""
                 DELETE FROM action_items
-                 WHERE action_id = ?1 AND (message_id, label) IN (SELECT c0, c2 FROM hudson_rows(?2))
-                RETURNING message_id, label
-                """, actionID, items) { earlier.insert(Item(key: $0.int64(0), label: $0.string(1))) }
-            let added = SQLiteRows(columns: 4)
-            for (change, outcome) in zip(needed, outcomes) where outcome != .unchanged
-                && !earlier.contains(Item(key: change.target.key, label: change.label)) {
-                added.append(.integer(change.target.key), .text(change.target.gmailID), .text(change.label),
-                             .text(change.op.rawValue))
-            }
-            if !added.isEmpty {
-                try db.execute("""
-                    INSERT INTO action_items (action_id, message_id, gmail_id, label, op)
-                    SELECT ?1, c0, c1, c2, c3 FROM hudson_rows(?2)
-                    """, actionID, added)
-            }
+                 WHERE action_id = ?1 AND (message_id, label) IN (SELECT c0, c1 FROM hudson_rows(?2))
+                """, actionID, netted)
+        }
+        if let actionID, !added.isEmpty {
+            try db.execute("""
+                INSERT INTO action_items (action_id, message_id, gmail_id, label, op)
+                SELECT ?1, c0, c1, c2, c3 FROM hudson_rows(?2)
+                """, actionID, added)
         }
         return deltas
     }

@@ -46,6 +46,31 @@ struct MutationQueueTests {
         #expect(try f.canonical("m1") == ["INBOX", "UNREAD"])  // triage never writes canonical
     }
 
+    @Test("triage reads a (message, label)'s effective state as the view gives it, in all six cases of canonical and queue")
+    func triageAgreesWithTheView() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m1", labels: ["INBOX"]))
+        let key = try #require(try f.store.db.scalarInt("SELECT id FROM messages WHERE gmail_id = 'm1'"))
+        for canonical in [false, true] {
+            for queued in [nil, "add", "remove"] as [String?] {
+                try f.store.db.execute("DELETE FROM mutation_queue")
+                try f.store.db.execute("DELETE FROM message_labels WHERE message_id = ? AND label = 'STARRED'", key)
+                if canonical { try f.store.db.execute("INSERT INTO message_labels VALUES (?, 'STARRED')", key) }
+                if let queued {
+                    try f.store.db.execute("""
+                        INSERT INTO mutation_queue (account_id, message_id, label, op, state, created_at, updated_at, attempted_at)
+                        VALUES (?, ?, 'STARRED', ?, 'pending', 1, 1, 1)
+                        """, f.account.id, key, queued)
+                }
+                let starred = try f.effective("m1").contains("STARRED")
+                let case_ = "canonical \(canonical), queued \(queued ?? "nothing"): the view says \(starred)"
+                // A change the effective labels already satisfy queues nothing; the other one does.
+                #expect(try f.store.perform([.star], on: [.message("m1")], dryRun: true).deltas.isEmpty == starred, "\(case_)")
+                #expect(try f.store.perform([.unstar], on: [.message("m1")], dryRun: true).deltas.isEmpty == !starred, "\(case_)")
+            }
+        }
+    }
+
     @Test("effective labels count queue rows in every state, in flight included")
     func inFlightRowsStillCount() throws {
         let f = try archivedFixture()
