@@ -3,7 +3,9 @@
  overlay-aware flags, plus `thread_labels` (a thread carries a label when any of its
  messages effectively does). Every write path collects the threads it touched and
  `writeTracked` recomputes them before commit, so the inbox moves in the same
- transaction as the change (optimistic-mutations.md, "Making it instant").
+ transaction as the change (optimistic-mutations.md, "Making it instant"). This file is
+ the only writer of both tables, so it also keeps the thread columns of `label_counts`
+ (`ThreadLabelChanges`; Schema: 020_thread_counts_kept_by_their_writer).
  */
 import HudsonMail
 import SQLite
@@ -98,7 +100,7 @@ extension Store {
         var labelChanges = ThreadLabelChanges()
         guard let newest = members.first else {
             if let stored {
-                labelChanges.record(key, from: stored, to: nil)
+                labelChanges.record(key, from: ThreadLabelState(stored), to: nil)
                 try labelChanges.apply(in: db)
                 try db.execute("DELETE FROM thread_rollup WHERE thread_id = ? AND account_id = ?", key.threadID, key.accountID)
             }
@@ -122,7 +124,7 @@ extension Store {
                 members.count, effective.unreadCount, current.labels.contains("INBOX"), effective.unreadCount > 0,
                 current.starred, members.contains(where: \.hasAttachment), effective.labels,
             ])
-        labelChanges.record(key, from: stored, to: effective)
+        labelChanges.record(key, from: stored.map(ThreadLabelState.init), to: ThreadLabelState(effective))
         try labelChanges.apply(in: db)
     }
 
@@ -198,45 +200,45 @@ extension Store {
 
         let rollups = SQLiteRows(columns: 8)
         var labelChanges = ThreadLabelChanges()
-        // One changed thread: its rollup row's label part (`labels` sorted) and the
-        // thread_labels rows that come and go.
-        func write(_ key: ThreadKey, _ old: RollupLabels, labels: [String], unreadCount: Int, starred: Bool,
-                   removed: [String], added: [String]) {
+        // One changed thread: its rollup row's label part (`labels` sorted), the
+        // thread_labels rows that come and go, and the label counts that move with them.
+        func write(_ key: ThreadKey, _ old: RollupLabels, oldLabels: [String], labels: [String], unreadCount: Int,
+                   starred: Bool) {
             rollups.append(.integer(key.accountID), .integer(old.lastMessageAt), .text(key.threadID),
                            .integer(Int64(unreadCount)), .integer(labels.contains("INBOX") ? 1 : 0),
                            .integer(unreadCount > 0 ? 1 : 0), .integer(starred ? 1 : 0),
                            .text(labels.joined(separator: " ")))
-            labelChanges.remove(key, lastMessageAt: old.lastMessageAt, labels: removed)
-            labelChanges.add(key, lastMessageAt: old.lastMessageAt, labels: added)
+            labelChanges.record(
+                key, from: ThreadLabelState(lastMessageAt: old.lastMessageAt, labels: oldLabels, unread: old.unreadCount > 0),
+                to: ThreadLabelState(lastMessageAt: old.lastMessageAt, labels: labels, unread: unreadCount > 0))
         }
         for key in whole {
             guard let old = stored[key], let new = relisted[key] else { continue }
             let oldLabels = Self.labelList(old.labels), labels = new.labels.sorted()
-            let removed = oldLabels.filter { !new.labels.contains($0) }, added = labels.filter { !oldLabels.contains($0) }
-            guard !removed.isEmpty || !added.isEmpty || new.unreadCount != old.unreadCount || new.starred != old.starred
-            else { continue }
-            write(key, old, labels: labels, unreadCount: new.unreadCount, starred: new.starred, removed: removed, added: added)
+            guard labels != oldLabels || new.unreadCount != old.unreadCount || new.starred != old.starred else { continue }
+            write(key, old, oldLabels: oldLabels, labels: labels, unreadCount: new.unreadCount, starred: new.starred)
         }
         for (key, old, counted) in touched {
             // The stored list is split once and changed in place: it is sorted, and stays so.
-            var labels = Self.labelList(old.labels)
+            let oldLabels = Self.labelList(old.labels)
+            var labels = oldLabels
             var unreadCount = old.unreadCount
-            var removed: [String] = [], added: [String] = []
+            var changed = false
             for touch in counted {
                 if touch.label == "UNREAD" { unreadCount = touch.carriers }
                 if let index = labels.firstIndex(of: touch.label) {
                     if touch.carriers == 0 {
                         labels.remove(at: index)
-                        removed.append(touch.label)
+                        changed = true
                     }
                 } else if touch.carriers > 0 {
                     labels.insert(touch.label, at: labels.firstIndex { $0 > touch.label } ?? labels.endIndex)
-                    added.append(touch.label)
+                    changed = true
                 }
             }
-            guard !removed.isEmpty || !added.isEmpty || unreadCount != old.unreadCount else { continue }
-            write(key, old, labels: labels, unreadCount: unreadCount, starred: labels.contains("STARRED"),
-                  removed: removed, added: added)
+            guard changed || unreadCount != old.unreadCount else { continue }
+            write(key, old, oldLabels: oldLabels, labels: labels, unreadCount: unreadCount,
+                  starred: labels.contains("STARRED"))
         }
         guard !rollups.isEmpty else { return }
         try db.execute("""
@@ -304,10 +306,30 @@ extension Store {
         return result
     }
 
-    /// thread_labels rows to delete and to insert for many threads, applied in one
-    /// statement per (account, label) deleted from and one for every insert. A delete
-    /// names the account and label outright: with the whole key as one row value, SQLite
-    /// seeks only the account and scans the rest.
+    /// What a thread's rows in `thread_labels` mirror: their date (the rollup's
+    /// `last_message_at`), its sorted label list, and whether it is unread.
+    private struct ThreadLabelState {
+        var lastMessageAt: Int64
+        var labels: [String]
+        var unread: Bool
+
+        init(lastMessageAt: Int64, labels: [String], unread: Bool) {
+            self.lastMessageAt = lastMessageAt
+            self.labels = labels
+            self.unread = unread
+        }
+
+        init(_ rollup: RollupLabels) {
+            self.init(lastMessageAt: rollup.lastMessageAt, labels: Store.labelList(rollup.labels),
+                      unread: rollup.unreadCount > 0)
+        }
+    }
+
+    /// thread_labels rows to delete and to insert for many threads, and what that does to
+    /// the thread columns of label_counts, applied in one statement per (account, label)
+    /// deleted from, one for every insert and one for every count. A delete names the
+    /// account and label outright: with the whole key as one row value, SQLite seeks only
+    /// the account and scans the rest.
     private struct ThreadLabelChanges {
         private struct AccountLabel: Hashable {
             var accountID: Int64
@@ -315,12 +337,17 @@ extension Store {
         }
         private var removed: [AccountLabel: SQLiteRows] = [:]
         private let inserted = SQLiteRows(columns: 4)
+        /// Per (account, label): threads listed under it, and unread ones, gained (or lost).
+        private var counted: [AccountLabel: (threads: Int, unread: Int)] = [:]
 
-        /// Only the rows that change (archiving a thread deletes one); a row is addressed by
-        /// its whole key, from the rollup row, never searched for by thread. Nil is no row.
-        mutating func record(_ key: ThreadKey, from old: RollupLabels?, to new: RollupLabels?) {
-            let oldLabels = old.map { Store.labelList($0.labels) } ?? []
-            let newLabels = new.map { Store.labelList($0.labels) } ?? []
+        /// A thread's rows go from `old` to `new` (nil: it has none). Only the rows that
+        /// change are written (archiving a thread deletes one); a row is addressed by its
+        /// whole key, never searched for by thread. Each label the thread leaves or joins
+        /// counts one thread less or more under it, and every label it has counts its
+        /// unread flag (migration 020: kept here, where both are written, not by a trigger
+        /// per row).
+        mutating func record(_ key: ThreadKey, from old: ThreadLabelState?, to new: ThreadLabelState?) {
+            let oldLabels = old?.labels ?? [], newLabels = new?.labels ?? []
             let moved = old?.lastMessageAt != new?.lastMessageAt
             if let old {
                 remove(key, lastMessageAt: old.lastMessageAt, labels: oldLabels.filter { moved || !newLabels.contains($0) })
@@ -328,10 +355,23 @@ extension Store {
             if let new {
                 add(key, lastMessageAt: new.lastMessageAt, labels: newLabels.filter { moved || !oldLabels.contains($0) })
             }
+            let wasUnread = old?.unread ?? false, isUnread = new?.unread ?? false
+            for label in oldLabels where wasUnread != isUnread || !newLabels.contains(label) {
+                count(key.accountID, label, threads: -1, unread: wasUnread ? -1 : 0)
+            }
+            for label in newLabels where wasUnread != isUnread || !oldLabels.contains(label) {
+                count(key.accountID, label, threads: 1, unread: isUnread ? 1 : 0)
+            }
+        }
+
+        private mutating func count(_ accountID: Int64, _ label: String, threads: Int, unread: Int) {
+            let key = AccountLabel(accountID: accountID, label: label)
+            let sum = counted[key] ?? (0, 0)
+            counted[key] = (sum.threads + threads, sum.unread + unread)
         }
 
         /// The thread's rows of `labels` at `lastMessageAt` go.
-        mutating func remove(_ key: ThreadKey, lastMessageAt: Int64, labels: [String]) {
+        private mutating func remove(_ key: ThreadKey, lastMessageAt: Int64, labels: [String]) {
             for label in labels {
                 let group = AccountLabel(accountID: key.accountID, label: label)
                 let rows = removed[group] ?? SQLiteRows(columns: 2)
@@ -341,7 +381,7 @@ extension Store {
         }
 
         /// The thread gets rows of `labels` at `lastMessageAt`.
-        func add(_ key: ThreadKey, lastMessageAt: Int64, labels: [String]) {
+        private func add(_ key: ThreadKey, lastMessageAt: Int64, labels: [String]) {
             for label in labels {
                 inserted.append(.integer(key.accountID), .text(label), .integer(lastMessageAt), .text(key.threadID))
             }
@@ -361,6 +401,19 @@ extension Store {
                     SELECT c0, c1, c2, c3 FROM hudson_rows(?) WHERE 1
                     ON CONFLICT DO NOTHING
                     """, inserted)
+            }
+            let counts = SQLiteRows(columns: 4)
+            for (key, sum) in counted where sum.threads != 0 || sum.unread != 0 {
+                counts.append(.integer(key.accountID), .text(key.label), .integer(Int64(sum.threads)),
+                              .integer(Int64(sum.unread)))
+            }
+            if !counts.isEmpty {
+                try db.execute("""
+                    INSERT INTO label_counts (account_id, label, threads, unread_threads)
+                    SELECT c0, c1, c2, c3 FROM hudson_rows(?) WHERE 1
+                    ON CONFLICT (account_id, label) DO UPDATE
+                       SET threads = threads + excluded.threads, unread_threads = unread_threads + excluded.unread_threads
+                    """, counts)
             }
         }
     }
