@@ -110,6 +110,8 @@ extension Store {
         var threadID: String
         /// Effectively in trash or spam (triage reads it when it resolves a thread).
         var inTrashOrSpam = false
+        /// Gmail's date, which orders a thread's members (read when triage resolves a thread).
+        var internalDate: Int64 = 0
     }
 
     /// One change triage asks for: a label added to or removed from a message.

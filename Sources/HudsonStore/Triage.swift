@@ -440,13 +440,20 @@ extension Store {
                              inTrashOrSpam: $0.bool(5)))
         }
         if !threads.isEmpty {
+            // Each thread's members are put newest first here, a few at a time, rather than
+            // by an ORDER BY, which sorted every member of every thread named in one go.
             try db.forEach("""
                 SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id,
-                       \(locating ? EffectiveLabels.inTrashOrSpam(messageColumn: "m.id") : "0")
+                       \(locating ? EffectiveLabels.inTrashOrSpam(messageColumn: "m.id") : "0"), m.internal_date
                   FROM hudson_rows(?1) AS r
                   JOIN messages AS m ON m.thread_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
-                 ORDER BY r.c0, m.internal_date DESC, m.id DESC
-                """, threads, accountID) { collect($0) }
+                """, threads, accountID) {
+                collect($0)
+                resolved[$0.int(0)][resolved[$0.int(0)].count - 1].internalDate = $0.int64(6)
+            }
+            for index in resolved.indices where resolved[index].count > 1 {
+                resolved[index].sort { ($0.internalDate, $0.key) > ($1.internalDate, $1.key) }
+            }
         }
         if !messages.isEmpty {
             try db.forEach("""
