@@ -141,17 +141,11 @@ extension Store {
         let keys = touches.labels.keys
         let threads = Self.threadRows(keys)
 
-        // Each row is found by its whole key: the newest member's date comes from
-        // messages_by_thread, which finding the members reads anyway, not from the rollup's
-        // index by thread id (another random page per thread; `+` keeps the planner off it).
         var stored: [ThreadKey: RollupLabels] = [:]
         try db.forEach("""
             SELECT t.c0, t.c1, r.last_message_at, r.unread_count, r.labels, r.starred
               FROM hudson_rows(?) AS t
-              JOIN thread_rollup AS r
-                ON r.account_id = t.c0 AND +r.thread_id = t.c1
-               AND r.last_message_at = (SELECT max(m.internal_date) FROM messages AS m
-                                         WHERE m.thread_id = t.c1 AND m.account_id = t.c0)
+              JOIN thread_rollup AS r ON r.thread_id = t.c1 AND r.account_id = t.c0
             """, threads) {
             stored[ThreadKey(accountID: $0.int64(0), threadID: $0.string(1))] =
                 RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: $0.string(4), starred: $0.bool(5))
@@ -246,7 +240,7 @@ extension Store {
                SET unread_count = r.c3, in_inbox = r.c4, unread = r.c5, starred = r.c6, labels = r.c7
               FROM hudson_rows(?) AS r
              WHERE thread_rollup.account_id = r.c0 AND thread_rollup.last_message_at = r.c1
-               AND +thread_rollup.thread_id = r.c2
+               AND thread_rollup.thread_id = r.c2
             """, rollups)
         try labelChanges.apply(in: db)
     }
