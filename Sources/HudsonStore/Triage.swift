@@ -559,7 +559,8 @@ extension Store {
         // (message, label) this action already changed takes it back to where it was
         // (each change here flips the effective state), so the two net out and the item
         // goes; otherwise the item is the change.
-        let added = SQLiteRows(columns: 4), netted = SQLiteRows(columns: 2)
+        let netted = SQLiteRows(columns: 2)
+        var added: [LabelChange] = []
         for (change, outcome) in zip(needed, outcomes) {
             let target = change.target
             if actionID != nil && outcome != .unchanged {
@@ -567,7 +568,7 @@ extension Store {
                     netted.append(.integer(target.key), .text(change.label))
                 } else {
                     recorded.insert(ActionItem(key: target.key, label: change.label))
-                    added.append(.integer(target.key), .text(target.gmailID), .text(change.label), .text(change.op.rawValue))
+                    added.append(change)
                 }
             }
             deltas.append(TriageDelta(accountID: target.accountID, messageID: target.gmailID, threadID: target.threadID,
@@ -580,10 +581,17 @@ extension Store {
                 """, actionID, netted)
         }
         if let actionID, !added.isEmpty {
+            // In key order, so each lands after the one before in the items' primary key.
+            added.sort { ($0.target.key, $0.label) < ($1.target.key, $1.label) }
+            let items = SQLiteRows(columns: 4)
+            for change in added {
+                items.append(.integer(change.target.key), .text(change.target.gmailID), .text(change.label),
+                             .text(change.op.rawValue))
+            }
             try db.execute("""
                 INSERT INTO action_items (action_id, message_id, gmail_id, label, op)
                 SELECT ?1, c0, c1, c2, c3 FROM hudson_rows(?2)
-                """, actionID, added)
+                """, actionID, items)
         }
         return deltas
     }
