@@ -141,14 +141,16 @@ extension Store {
         let keys = touches.labels.keys
         let threads = Self.threadRows(keys)
 
-        var stored: [ThreadKey: RollupLabels] = [:]
+        // Each stored row, and its label list split once.
+        var stored: [ThreadKey: RollupLabels] = [:], storedLists: [ThreadKey: [String]] = [:]
         try db.forEach("""
             SELECT t.c0, t.c1, r.last_message_at, r.unread_count, r.labels, r.starred
               FROM hudson_rows(?) AS t
               JOIN thread_rollup AS r ON r.thread_id = t.c1 AND r.account_id = t.c0
             """, threads) {
-            stored[ThreadKey(accountID: $0.int64(0), threadID: $0.string(1))] =
-                RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: $0.string(4), starred: $0.bool(5))
+            let key = ThreadKey(accountID: $0.int64(0), threadID: $0.string(1)), labels = $0.string(4)
+            stored[key] = RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: labels, starred: $0.bool(5))
+            storedLists[key] = Self.labelList(labels)
         }
         // A member moving into or out of trash or spam changes what the thread lists under
         // every label, and so does any change while a member is there (EffectiveLabels.listed):
@@ -156,12 +158,12 @@ extension Store {
         // Elsewhere only the touched labels are counted.
         var whole = Set<ThreadKey>()
         for key in keys {
-            guard let old = stored[key] else {
+            guard stored[key] != nil else {
                 try recomputeRollup(key)
                 continue
             }
             if !touches.labels[key, default: []].isDisjoint(with: EffectiveLabels.locations)
-                || Self.labelList(old.labels).contains(where: EffectiveLabels.locations.contains) {
+                || storedLists[key, default: []].contains(where: EffectiveLabels.locations.contains) {
                 whole.insert(key)
             }
         }
@@ -208,13 +210,13 @@ extension Store {
         }
         for key in whole {
             guard let old = stored[key], let new = relisted[key] else { continue }
-            let oldLabels = Self.labelList(old.labels), labels = new.labels.sorted()
+            let oldLabels = storedLists[key, default: []], labels = new.labels.sorted()
             guard labels != oldLabels || new.unreadCount != old.unreadCount || new.starred != old.starred else { continue }
             write(key, old, oldLabels: oldLabels, labels: labels, unreadCount: new.unreadCount, starred: new.starred)
         }
         for (key, old, counted) in touched {
             // The stored list is split once and changed in place: it is sorted, and stays so.
-            let oldLabels = Self.labelList(old.labels)
+            let oldLabels = storedLists[key, default: []]
             var labels = oldLabels
             var unreadCount = old.unreadCount
             var changed = false
