@@ -110,7 +110,7 @@ extension Store {
         var threadID: String
         /// Effectively in trash or spam (triage reads it when it resolves a thread).
         var inTrashOrSpam = false
-        /// Gmail's date, which orders a thread's members (read when triage resolves a thread).
+        /// Gmail's date, which orders a thread's members.
         var internalDate: Int64 = 0
     }
 

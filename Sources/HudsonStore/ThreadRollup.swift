@@ -141,16 +141,16 @@ extension Store {
         let keys = touches.labels.keys
         let threads = Self.threadRows(keys)
 
-        // Each stored row, and its label list split once.
-        var stored: [ThreadKey: RollupLabels] = [:], storedLists: [ThreadKey: [String]] = [:]
+        // Each stored row, with its label list split once.
+        var stored: [ThreadKey: (row: RollupLabels, labels: [String])] = [:]
         try db.forEach("""
             SELECT t.c0, t.c1, r.last_message_at, r.unread_count, r.labels, r.starred
               FROM hudson_rows(?) AS t
               JOIN thread_rollup AS r ON r.thread_id = t.c1 AND r.account_id = t.c0
             """, threads) {
             let key = ThreadKey(accountID: $0.int64(0), threadID: $0.string(1)), labels = $0.string(4)
-            stored[key] = RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: labels, starred: $0.bool(5))
-            storedLists[key] = Self.labelList(labels)
+            stored[key] = (RollupLabels(lastMessageAt: $0.int64(2), unreadCount: $0.int(3), labels: labels, starred: $0.bool(5)),
+                           Self.labelList(labels))
         }
         // A member moving into or out of trash or spam changes what the thread lists under
         // every label, and so does any change while a member is there (EffectiveLabels.listed):
@@ -158,12 +158,12 @@ extension Store {
         // Elsewhere only the touched labels are counted.
         var whole = Set<ThreadKey>()
         for key in keys {
-            guard stored[key] != nil else {
+            guard let old = stored[key] else {
                 try recomputeRollup(key)
                 continue
             }
             if !touches.labels[key, default: []].isDisjoint(with: EffectiveLabels.locations)
-                || storedLists[key, default: []].contains(where: EffectiveLabels.locations.contains) {
+                || old.labels.contains(where: EffectiveLabels.locations.contains) {
                 whole.insert(key)
             }
         }
@@ -171,7 +171,7 @@ extension Store {
 
         // Each touched label of each thread with a rollup row, and how many members carry
         // it now: as the writer knew it, else counted, one row per member that does.
-        var touched: [(key: ThreadKey, old: RollupLabels, labels: [(label: String, carriers: Int)])] = []
+        var touched: [(key: ThreadKey, old: (row: RollupLabels, labels: [String]), labels: [(label: String, carriers: Int)])] = []
         let unknown = SQLiteRows(columns: 5)
         for (key, labels) in touches.labels {
             guard let old = stored[key], !whole.contains(key) || relisted[key] == nil else { continue }
@@ -210,30 +210,25 @@ extension Store {
         }
         for key in whole {
             guard let old = stored[key], let new = relisted[key] else { continue }
-            let oldLabels = storedLists[key, default: []], labels = new.labels.sorted()
-            guard labels != oldLabels || new.unreadCount != old.unreadCount || new.starred != old.starred else { continue }
-            write(key, old, oldLabels: oldLabels, labels: labels, unreadCount: new.unreadCount, starred: new.starred)
+            let labels = new.labels.sorted()
+            guard labels != old.labels || new.unreadCount != old.row.unreadCount || new.starred != old.row.starred
+            else { continue }
+            write(key, old.row, oldLabels: old.labels, labels: labels, unreadCount: new.unreadCount, starred: new.starred)
         }
         for (key, old, counted) in touched {
-            // The stored list is split once and changed in place: it is sorted, and stays so.
-            let oldLabels = storedLists[key, default: []]
-            var labels = oldLabels
-            var unreadCount = old.unreadCount
-            var changed = false
+            // The stored list is changed in place: it is sorted, and stays so.
+            var labels = old.labels
+            var unreadCount = old.row.unreadCount
             for touch in counted {
                 if touch.label == "UNREAD" { unreadCount = touch.carriers }
                 if let index = labels.firstIndex(of: touch.label) {
-                    if touch.carriers == 0 {
-                        labels.remove(at: index)
-                        changed = true
-                    }
+                    if touch.carriers == 0 { labels.remove(at: index) }
                 } else if touch.carriers > 0 {
                     labels.insert(touch.label, at: labels.firstIndex { $0 > touch.label } ?? labels.endIndex)
-                    changed = true
                 }
             }
-            guard changed || unreadCount != old.unreadCount else { continue }
-            write(key, old, oldLabels: oldLabels, labels: labels, unreadCount: unreadCount,
+            guard labels != old.labels || unreadCount != old.row.unreadCount else { continue }
+            write(key, old.row, oldLabels: old.labels, labels: labels, unreadCount: unreadCount,
                   starred: labels.contains("STARRED"))
         }
         guard !rollups.isEmpty else { return }

@@ -437,7 +437,7 @@ extension Store {
         let collect: (Row) -> Void = {
             resolved[$0.int(0)].append(
                 TriageTarget(key: $0.int64(1), accountID: $0.int64(2), gmailID: $0.string(3), threadID: $0.string(4),
-                             inTrashOrSpam: $0.bool(5)))
+                             inTrashOrSpam: $0.bool(5), internalDate: $0.int64(6)))
         }
         if !threads.isEmpty {
             // Each thread's members are put newest first here, a few at a time, rather than
@@ -447,17 +447,14 @@ extension Store {
                        \(locating ? EffectiveLabels.inTrashOrSpam(messageColumn: "m.id") : "0"), m.internal_date
                   FROM hudson_rows(?1) AS r
                   JOIN messages AS m ON m.thread_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
-                """, threads, accountID) {
-                collect($0)
-                resolved[$0.int(0)][resolved[$0.int(0)].count - 1].internalDate = $0.int64(6)
-            }
+                """, threads, accountID) { collect($0) }
             for index in resolved.indices where resolved[index].count > 1 {
                 resolved[index].sort { ($0.internalDate, $0.key) > ($1.internalDate, $1.key) }
             }
         }
         if !messages.isEmpty {
             try db.forEach("""
-                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id, 0
+                SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id, 0, m.internal_date
                   FROM hudson_rows(?1) AS r
                   JOIN messages AS m ON m.gmail_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
                 """, messages, accountID) { collect($0) }
@@ -564,10 +561,11 @@ extension Store {
         for (change, outcome) in zip(needed, outcomes) {
             let target = change.target
             if actionID != nil && outcome != .unchanged {
-                if recorded.remove(ActionItem(key: target.key, label: change.label)) != nil {
+                let item = ActionItem(key: target.key, label: change.label)
+                if recorded.remove(item) != nil {
                     netted.append(.integer(target.key), .text(change.label))
                 } else {
-                    recorded.insert(ActionItem(key: target.key, label: change.label))
+                    recorded.insert(item)
                     added.append(change)
                 }
             }
