@@ -20,6 +20,35 @@ final class TestClock: Sendable {
     var closure: Store.Clock { { [self] in self.now } }
 }
 
+/// `label_counts` as `hd-labels` reads it, and the same counted again from scratch from
+/// the messages' effective labels and `thread_labels`: one "account label messages threads
+/// unread" line per label, rows at zero left out (the store may keep them).
+enum LabelCountsCheck {
+    static func stored(_ db: Connection) throws -> [String] {
+        try db.map("""
+            SELECT account_id, label, messages, threads, unread_threads FROM label_counts
+             WHERE messages <> 0 OR threads <> 0 OR unread_threads <> 0 ORDER BY 1, 2
+            """, transform: line)
+    }
+
+    static func countedAgain(_ db: Connection) throws -> [String] {
+        try db.map("""
+            WITH m AS (SELECT m.account_id, e.label, count(*) AS n
+                         FROM messages AS m JOIN effective_labels AS e ON e.message_id = m.id GROUP BY 1, 2),
+                 t AS (SELECT tl.account_id, tl.label, count(*) AS n, sum(r.unread) AS u
+                         FROM thread_labels AS tl JOIN thread_rollup AS r
+                           ON r.account_id = tl.account_id AND r.thread_id = tl.thread_id GROUP BY 1, 2),
+                 k AS (SELECT account_id, label FROM m UNION SELECT account_id, label FROM t)
+            SELECT k.account_id, k.label, coalesce(m.n, 0), coalesce(t.n, 0), coalesce(t.u, 0)
+              FROM k LEFT JOIN m USING (account_id, label) LEFT JOIN t USING (account_id, label) ORDER BY 1, 2
+            """, transform: line)
+    }
+
+    private static func line(_ row: Row) -> String {
+        "\(row.int64(0)) \(row.string(1)) \(row.int(2)) \(row.int(3)) \(row.int(4))"
+    }
+}
+
 final class StoreFixture {
     let dir = TemporaryDirectory()
     let clock = TestClock()
@@ -138,20 +167,8 @@ final class StoreFixture {
         }.flatMap { $0 }.sorted()
         #expect(rollupLabels == expectedLabels.sorted(), "thread_rollup.labels out of step", sourceLocation: sourceLocation)
         // label_counts: what hd-labels shows, counted again from scratch (rows at zero may stay).
-        let expectedCounts = try db.map("""
-            WITH m AS (SELECT m.account_id, e.label, count(*) AS n
-                         FROM messages AS m JOIN effective_labels AS e ON e.message_id = m.id GROUP BY 1, 2),
-                 t AS (SELECT tl.account_id, tl.label, count(*) AS n, sum(r.unread) AS u
-                         FROM thread_labels AS tl JOIN thread_rollup AS r
-                           ON r.account_id = tl.account_id AND r.thread_id = tl.thread_id GROUP BY 1, 2),
-                 k AS (SELECT account_id, label FROM m UNION SELECT account_id, label FROM t)
-            SELECT k.account_id, k.label, coalesce(m.n, 0), coalesce(t.n, 0), coalesce(t.u, 0)
-              FROM k LEFT JOIN m USING (account_id, label) LEFT JOIN t USING (account_id, label) ORDER BY 1, 2
-            """) { "\($0.int64(0)) \($0.string(1)) \($0.int(2)) \($0.int(3)) \($0.int(4))" }
-        let actualCounts = try db.map("""
-            SELECT account_id, label, messages, threads, unread_threads FROM label_counts
-             WHERE messages <> 0 OR threads <> 0 OR unread_threads <> 0 ORDER BY 1, 2
-            """) { "\($0.int64(0)) \($0.string(1)) \($0.int(2)) \($0.int(3)) \($0.int(4))" }
+        let expectedCounts = try LabelCountsCheck.countedAgain(db)
+        let actualCounts = try LabelCountsCheck.stored(db)
         #expect(actualCounts == expectedCounts, "label_counts out of step", sourceLocation: sourceLocation)
         // fts_messages: the index agrees with its content ('integrity-check' with rank 1
         // compares against the external content).
