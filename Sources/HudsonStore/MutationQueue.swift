@@ -114,6 +114,12 @@ extension Store {
         var internalDate: Int64 = 0
     }
 
+    /// A row of label_counts.
+    struct LabelCountKey: Hashable {
+        var accountID: Int64
+        var label: String
+    }
+
     /// One change triage asks for: a label added to or removed from a message.
     struct LabelChange {
         var target: TriageTarget
@@ -195,6 +201,10 @@ extension Store {
         let now = self.now
         let deleted = SQLiteRows(columns: 1), inserted = SQLiteRows(columns: 4), flipped = SQLiteRows(columns: 2)
         let moved = SQLiteRows(columns: 4)
+        // What the new rows do to label_counts.messages, per (account, label): a row
+        // counts where its op differs from canonical truth (migration 021: added up here,
+        // the one writer of queue rows, not by a trigger per row).
+        var messageCounts: [LabelCountKey: Int64] = [:]
         var outcomes: [EnqueueOutcome] = []
         outcomes.reserveCapacity(changes.count)
         for (change, slot) in zip(changes, slots) {
@@ -208,6 +218,10 @@ extension Store {
                 if write != .delete {
                     inserted.append(.integer(target.accountID), .integer(target.key), .text(change.label),
                                     .text(change.op.rawValue))
+                    if (change.op == .add) != slot.canonical {
+                        messageCounts[LabelCountKey(accountID: target.accountID, label: change.label), default: 0] +=
+                            change.op == .add ? 1 : -1
+                    }
                 }
             case .flip(let id):
                 flipped.append(.integer(id), .text(change.op.rawValue))
@@ -222,6 +236,17 @@ extension Store {
                 INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
                 SELECT c0, c1, c2, c3, 'pending', ?2, ?3, ?3 FROM hudson_rows(?1)
                 """, inserted, actionID, now)
+            let counts = SQLiteRows(columns: 3)
+            for (key, count) in messageCounts where count != 0 {
+                counts.append(.integer(key.accountID), .text(key.label), .integer(count))
+            }
+            if !counts.isEmpty {
+                try db.execute("""
+                    INSERT INTO label_counts (account_id, label, messages)
+                    SELECT c0, c1, c2 FROM hudson_rows(?) WHERE 1
+                    ON CONFLICT (account_id, label) DO UPDATE SET messages = messages + excluded.messages
+                    """, counts)
+            }
         }
         if !flipped.isEmpty {
             try db.execute("""

@@ -47,6 +47,7 @@ enum Schema {
         Migration("018_raw_sources", rawSources),
         Migration("019_imports", imports),
         Migration("020_thread_counts_kept_by_their_writer", threadCountsKeptByTheirWriter),
+        Migration("021_queue_counts_kept_by_enqueue", queueCountsKeptByEnqueue),
     ]
 
     static let migrator = Migrator(migrations)
@@ -1326,5 +1327,14 @@ enum Schema {
     DROP TRIGGER label_counts_thread_update;
     DROP TRIGGER label_counts_rollup_unread;
     DROP TRIGGER label_counts_rollup_replace;
+    """
+
+    /// The message count a new queue row changes is added up by its one writer
+    /// (MutationQueue.enqueue, which has read the canonical row already) and written once
+    /// per label, not by a trigger per row that read the canonical row again and upserted
+    /// the count: that trigger was half of what queueing a change cost (docs/performance.md).
+    /// Deleted and changed queue rows keep their triggers: they have many writers.
+    private static let queueCountsKeptByEnqueue = """
+    DROP TRIGGER label_counts_queue_insert;
     """
 }

@@ -322,14 +322,10 @@ extension Store {
     /// key. (Given as a list, the keys were matched on their date only, and every thread
     /// of that date was walked: the benchmark's largest mailbox has 173 at one date.)
     private struct ThreadLabelChanges {
-        private struct AccountLabel: Hashable {
-            var accountID: Int64
-            var label: String
-        }
         private var removed: [(accountID: Int64, label: String, lastMessageAt: Int64, threadID: String)] = []
         private let inserted = SQLiteRows(columns: 4)
         /// Per (account, label): threads listed under it, and unread ones, gained (or lost).
-        private var counted: [AccountLabel: (threads: Int, unread: Int)] = [:]
+        private var counted: [LabelCountKey: (threads: Int, unread: Int)] = [:]
 
         /// A thread's rows go from `old` to `new` (nil: it has none). Only the rows that
         /// change are written (archiving a thread deletes one); a row is addressed by its
@@ -356,7 +352,7 @@ extension Store {
         }
 
         private mutating func count(_ accountID: Int64, _ label: String, threads: Int, unread: Int) {
-            let key = AccountLabel(accountID: accountID, label: label)
+            let key = LabelCountKey(accountID: accountID, label: label)
             let sum = counted[key] ?? (0, 0)
             counted[key] = (sum.threads + threads, sum.unread + unread)
         }
