@@ -439,9 +439,12 @@ class Bench:
             ("sqlite3", sqlite("ls", """
                 SELECT r.account_id, r.thread_id, r.last_message_at, m.gmail_id, r.subject, r.snippet, r.sender,
                        r.participants, r.message_count, r.unread_count, r.labels
-                  FROM thread_rollup AS r JOIN messages AS m ON m.id = r.newest_message_id
-                 WHERE r.account_id = 1 AND r.in_inbox = 1
-                 ORDER BY r.last_message_at DESC, r.thread_id DESC LIMIT 50;""")),
+                  FROM thread_labels AS tl
+                  JOIN thread_rollup AS r ON r.account_id = tl.account_id AND r.last_message_at = tl.last_message_at
+                                         AND r.thread_id = tl.thread_id
+                  JOIN messages AS m ON m.id = r.newest_message_id
+                 WHERE tl.account_id = 1 AND tl.label = 'INBOX'
+                 ORDER BY tl.last_message_at DESC, tl.thread_id DESC LIMIT 50;""")),
             ("notmuch", nm + ["tag:inbox"]),
             ("mu", mu + ["tag:inbox"]),
         ]))

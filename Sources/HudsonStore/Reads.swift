@@ -1,8 +1,9 @@
 /*!
- Reads the list views are built on. The inbox is one range of the
- `thread_rollup_inbox` index, newest first, with keyset paging on
- (last_message_at, thread_id): no joins, no aggregation, no queue lookups, and the same
- cost on page 100 as on page 1 (local-first-sync.md, thread_rollup).
+ Reads the list views are built on. The inbox, like any label, is one range of the
+ `thread_labels` key per account (label `INBOX`), newest first, with keyset paging on
+ (last_message_at, thread_id), then each thread's rollup row by its key: no aggregation,
+ no queue lookups, and the same cost on page 100 as on page 1 (local-first-sync.md,
+ thread_rollup; migration 022).
  */
 import SQLite
 
@@ -61,32 +62,35 @@ extension Store {
         text.utf8.split(separator: separator).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// The SQL of an inbox page: one account's (`?1`) or every account's, the first page
-    /// or the one after (`?2`, `?3`), `?4` rows. The keyset condition is a row-value range
-    /// on the index, so a deep page is a seek, not a walk. Exposed so tests and
-    /// `--explain` can show its plan.
-    public static func inboxPageSQL(allAccounts: Bool, paged: Bool) -> String {
-        var conditions = allAccounts ? ["r.in_inbox = 1"] : ["r.account_id = ?1", "r.in_inbox = 1"]
-        if paged { conditions.append("(r.last_message_at, r.thread_id) < (?2, ?3)") }
-        // Named, not left to the planner: the primary key (account, newest first) gives the
-        // same order, and the planner took it over the inbox index, which for a small inbox
-        // in a large mailbox walks every archived thread to fill a page.
-        let index = allAccounts ? "thread_rollup_inbox_all" : "thread_rollup_inbox"
+    /// The SQL of a page of the threads one account (`?1`) lists under one label (`?2`),
+    /// the first page or the one after (`?3`, `?4`), `?5` rows: a range of the
+    /// `thread_labels` key, newest first, each thread's rollup row found by its key. The
+    /// keyset condition is a row-value range on the key, so a deep page is a seek, not a
+    /// walk. Exposed so tests can show its plan.
+    public static func labelPageSQL(paged: Bool) -> String {
+        let keyset = paged ? " AND (tl.last_message_at, tl.thread_id) < (?3, ?4)" : ""
         return """
             SELECT \(rollupColumns)
-              FROM thread_rollup AS r INDEXED BY \(index) JOIN messages AS m ON m.id = r.newest_message_id
-             WHERE \(conditions.joined(separator: " AND "))
-             ORDER BY r.last_message_at DESC, r.thread_id DESC
-             LIMIT ?4
+              FROM thread_labels AS tl
+              JOIN thread_rollup AS r ON r.account_id = tl.account_id AND r.last_message_at = tl.last_message_at
+                                     AND r.thread_id = tl.thread_id
+              JOIN messages AS m ON m.id = r.newest_message_id
+             WHERE tl.account_id = ?1 AND tl.label = ?2\(keyset)
+             ORDER BY tl.last_message_at DESC, tl.thread_id DESC
+             LIMIT ?5
             """
     }
 
-    /// One page of the inbox, newest first, after `cursor` when given.
+    /// One page of the inbox (one account's, or every account's merged), newest first,
+    /// after `cursor` when given: the page of the `INBOX` label. A thread is listed there
+    /// when `thread_labels` lists it under INBOX, which is what the rollup's `in_inbox`
+    /// says (both are written together, from the same labels); the partial inbox indexes
+    /// that listed it apart cost every archive a delete in each (migration 022).
     public func inboxThreads(accountID: Int64?, limit: Int, after cursor: ThreadPageCursor? = nil) throws -> [ThreadSummary] {
-        try db.map(
-            Self.inboxPageSQL(allAccounts: accountID == nil, paged: cursor != nil),
-            arguments: [accountID ?? 0, cursor?.lastMessageAt ?? 0, cursor?.threadID ?? "", limit],
-            transform: Self.threadSummary(from:))
+        try db.read {
+            let accounts = try accountID.map { [$0] } ?? accounts().map(\.id)
+            return try threads(labels: accounts.map { (accountID: $0, id: "INBOX") }, limit: limit, after: cursor)
+        }
     }
 
     /// The rollup row of one thread.
@@ -123,17 +127,7 @@ extension Store {
     public func threads(
         labels: [(accountID: Int64, id: String)], limit: Int, after cursor: ThreadPageCursor? = nil
     ) throws -> [ThreadSummary] {
-        let keyset = cursor == nil ? "" : " AND (tl.last_message_at, tl.thread_id) < (?3, ?4)"
-        let sql = """
-            SELECT \(Self.rollupColumns)
-              FROM thread_labels AS tl
-              JOIN thread_rollup AS r ON r.account_id = tl.account_id AND r.last_message_at = tl.last_message_at
-                                     AND r.thread_id = tl.thread_id
-              JOIN messages AS m ON m.id = r.newest_message_id
-             WHERE tl.account_id = ?1 AND tl.label = ?2\(keyset)
-             ORDER BY tl.last_message_at DESC, tl.thread_id DESC
-             LIMIT ?5
-            """
+        let sql = Self.labelPageSQL(paged: cursor != nil)
         return try db.read {
             var merged: [ThreadSummary] = []
             for label in labels {

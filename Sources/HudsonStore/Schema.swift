@@ -48,6 +48,7 @@ enum Schema {
         Migration("019_imports", imports),
         Migration("020_thread_counts_kept_by_their_writer", threadCountsKeptByTheirWriter),
         Migration("021_queue_counts_kept_by_enqueue", queueCountsKeptByEnqueue),
+        Migration("022_inbox_listed_from_thread_labels", inboxListedFromThreadLabels),
     ]
 
     static let migrator = Migrator(migrations)
@@ -1336,5 +1337,14 @@ enum Schema {
     /// Deleted and changed queue rows keep their triggers: they have many writers.
     private static let queueCountsKeptByEnqueue = """
     DROP TRIGGER label_counts_queue_insert;
+    """
+
+    /// The inbox is read as the page of the INBOX label, from `thread_labels`
+    /// (Reads.inboxThreads), like every other label. The two partial indexes that listed
+    /// inbox threads apart (migration 007) held the same rows; keeping them cost each
+    /// archived thread a delete in both.
+    private static let inboxListedFromThreadLabels = """
+    DROP INDEX thread_rollup_inbox;
+    DROP INDEX thread_rollup_inbox_all;
     """
 }
