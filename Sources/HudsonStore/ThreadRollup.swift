@@ -44,20 +44,17 @@ extension Store {
     /// The labels a label-only write may have changed, per thread, and how many members
     /// carry each one now where the writer knows it (a whole-thread triage does).
     struct LabelTouches {
-        fileprivate struct Touch: Hashable {
-            var thread: ThreadKey
-            var label: String
-        }
-        fileprivate private(set) var labels: [ThreadKey: Set<String>] = [:]
-        fileprivate private(set) var knownCarriers: [Touch: Int] = [:]
+        /// Each touched thread's labels, each with how many members carry it when known.
+        /// A thread's few labels are a list, searched in place: one hash of the thread per
+        /// touch, not three (a set of labels and a map of known counts, each keyed by
+        /// thread, were a third of the Swift in archiving a thousand threads).
+        fileprivate private(set) var threads: [ThreadKey: [(label: String, carriers: Int?)]] = [:]
 
         /// `carriers`: how many members of the thread carry `label` after this write, when
         /// known; nil has it counted. A later touch of the same label replaces what an
         /// earlier one knew.
         mutating func insert(_ thread: ThreadKey, label: String, carriers: Int? = nil) {
-            labels[thread, default: []].insert(label)
-            let touch = Touch(thread: thread, label: label)
-            if let carriers { knownCarriers[touch] = carriers } else { knownCarriers.removeValue(forKey: touch) }
+            threads[thread, default: []].setCarriers(of: label, to: carriers)
         }
     }
 
@@ -137,8 +134,8 @@ extension Store {
     /// threads ran four thousand). A thread whose labels come out as they were is not
     /// written; one without a rollup row yet gets the whole recomputation.
     func recomputeRollupLabels(_ touches: LabelTouches) throws {
-        guard !touches.labels.isEmpty else { return }
-        let keys = touches.labels.keys
+        guard !touches.threads.isEmpty else { return }
+        let keys = touches.threads.keys
         let threads = Self.threadRows(keys)
 
         // Each stored row, with its label list split once.
@@ -162,7 +159,7 @@ extension Store {
                 try recomputeRollup(key)
                 continue
             }
-            if !touches.labels[key, default: []].isDisjoint(with: EffectiveLabels.locations)
+            if touches.threads[key, default: []].contains(where: { EffectiveLabels.locations.contains($0.label) })
                 || old.labels.contains(where: EffectiveLabels.locations.contains) {
                 whole.insert(key)
             }
@@ -173,11 +170,10 @@ extension Store {
         // it now: as the writer knew it, else counted, one row per member that does.
         var touched: [(key: ThreadKey, old: (row: RollupLabels, labels: [String]), labels: [(label: String, carriers: Int)])] = []
         let unknown = SQLiteRows(columns: 5)
-        for (key, labels) in touches.labels {
+        for (key, labels) in touches.threads {
             guard let old = stored[key], !whole.contains(key) || relisted[key] == nil else { continue }
             var counted: [(label: String, carriers: Int)] = []
-            for label in labels {
-                let known = touches.knownCarriers[LabelTouches.Touch(thread: key, label: label)]
+            for (label, known) in labels {
                 if known == nil {
                     unknown.append(.integer(Int64(touched.count)), .integer(Int64(counted.count)),
                                    .integer(key.accountID), .text(key.threadID), .text(label))
@@ -428,5 +424,17 @@ extension Store {
     public static func displaySender(_ header: String?) -> String {
         guard let header, !header.isEmpty else { return "" }
         return MailAddress.firstDisplayName(header) ?? header
+    }
+}
+
+private extension Array where Element == (label: String, carriers: Int?) {
+    /// Records `label` with `carriers` (nil: to be counted), replacing what an earlier
+    /// touch of it knew.
+    mutating func setCarriers(of label: String, to carriers: Int?) {
+        if let index = firstIndex(where: { $0.label == label }) {
+            self[index].carriers = carriers
+        } else {
+            append((label, carriers))
+        }
     }
 }

@@ -260,11 +260,14 @@ extension Store {
                             // or none does: the rollup need not count them again.
                             var wholeThreads: [ThreadKey: Int] = [:]
                             for (reference, targets) in zip(references, resolved) {
-                                for thread in Self.threads(of: targets) {
+                                let threads = Self.threads(of: targets)
+                                for thread in threads {
                                     let label = try self.resolveLabel(
                                         step.systemLabel, named: action.labelName, accountID: thread.accountID, cache: &labelCache,
                                         creating: createLabels && step.op == .add)
-                                    let all = targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
+                                    let all = threads.count == 1
+                                        ? targets
+                                        : targets.filter { $0.accountID == thread.accountID && $0.threadID == thread.threadID }
                                     var members = all
                                     if case .thread = reference {
                                         members = Self.members(all, of: action)
@@ -464,6 +467,11 @@ extension Store {
 
     /// The threads of `targets`, in the order they first appear.
     private static func threads(of targets: [TriageTarget]) -> [ThreadKey] {
+        // A thread reference's targets are all one thread's: no set to build.
+        if let first = targets.first,
+           targets.allSatisfy({ $0.accountID == first.accountID && $0.threadID == first.threadID }) {
+            return [ThreadKey(accountID: first.accountID, threadID: first.threadID)]
+        }
         var seen = Set<ThreadKey>()
         return targets.compactMap {
             let key = ThreadKey(accountID: $0.accountID, threadID: $0.threadID)
