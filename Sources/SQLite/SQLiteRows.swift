@@ -63,4 +63,5 @@ public final class SQLiteRows: SQLiteBindable {
 
     /// Never used: a statement binds the rows themselves (Statement.bind), not a value.
     public var sqliteValue: SQLiteValue { .null }
+    public var rowsArgument: SQLiteRows? { self }
 }

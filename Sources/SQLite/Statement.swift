@@ -42,7 +42,7 @@ public final class Statement {
         for (offset, argument) in arguments.enumerated() {
             let index = Int32(offset + 1)
             let rc: Int32
-            if let rows = argument as? SQLiteRows {
+            if let rows = argument.rowsArgument {
                 // SQLite reads the rows in place while the statement runs: keep them alive
                 // until the next bind replaces the binding.
                 rc = hudson_rows_bind(handle, index, rows.pointer)

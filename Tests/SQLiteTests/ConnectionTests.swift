@@ -135,6 +135,10 @@ struct ConnectionTests {
         try db.execute("INSERT INTO t (k, v) SELECT c0, c1 FROM hudson_rows(?) WHERE c0 >= 0", rows)
         #expect(try db.scalarInt("SELECT count(*) FROM t JOIN hudson_rows(?) AS r ON t.k = r.c0 AND t.v = r.c1", rows) == 6)
         #expect(try db.scalarInt("SELECT count(*) FROM hudson_rows(?)", SQLiteRows(columns: 1)) == 0)
+        // Rows wrapped in an Optional are bound as rows too, and a nil one as NULL.
+        let some: SQLiteRows? = rows, none: SQLiteRows? = nil
+        #expect(try db.scalarInt("SELECT count(*) FROM hudson_rows(?)", some) == Int64(texts.count + 1))
+        #expect(try db.scalarInt("SELECT ? IS NULL", none) == 1)
         // Without its argument the table cannot be read at all.
         #expect(throws: SQLiteError.self) { try db.scalarInt("SELECT count(*) FROM hudson_rows") }
     }
