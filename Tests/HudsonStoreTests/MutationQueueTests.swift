@@ -334,8 +334,8 @@ struct MutationQueueTests {
         #expect(try f.store.retireConfirmedMutations(accountID: f.account.id) == 0)
         #expect(try f.inbox().isEmpty)  // canonical still says INBOX: the row must stay
         // The re-list lists the message as Gmail has it now: archived.
-        try f.store.applyBackfillPage([f.snapshot("m1", history: 400, labels: ["UNREAD"])], accountID: f.account.id,
-                                      nextPageToken: nil, listed: 1, estimate: 1)
+        _ = try f.store.applyBackfillPage([f.snapshot("m1", history: 400, labels: ["UNREAD"])], accountID: f.account.id,
+                                          nextPageToken: nil, listed: 1, estimate: 1)
         #expect(try f.store.retireConfirmedMutations(accountID: f.account.id) == 1)
         #expect(try f.inbox().isEmpty)
         #expect(try f.queue().isEmpty)
