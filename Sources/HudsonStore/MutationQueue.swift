@@ -120,6 +120,33 @@ extension Store {
         var label: String
     }
 
+    /// What one write adds to a row of label_counts (negative: takes away).
+    struct LabelCountChange {
+        var messages = 0
+        var threads = 0
+        var unreadThreads = 0
+    }
+
+    /// Adds each change to its label_counts row, made when missing, in one statement. The
+    /// writers that keep the counts themselves rather than by trigger (`enqueue` for new
+    /// queue rows, migration 021; the rollup's writer for threads, migration 020) add up a
+    /// write's changes per label and apply them here.
+    static func addToLabelCounts(_ changes: [LabelCountKey: LabelCountChange], in db: Connection) throws {
+        let rows = SQLiteRows(columns: 5)
+        for (key, change) in changes where change.messages != 0 || change.threads != 0 || change.unreadThreads != 0 {
+            rows.append(.integer(key.accountID), .text(key.label), .integer(Int64(change.messages)),
+                        .integer(Int64(change.threads)), .integer(Int64(change.unreadThreads)))
+        }
+        guard !rows.isEmpty else { return }
+        try db.execute("""
+            INSERT INTO label_counts (account_id, label, messages, threads, unread_threads)
+            SELECT c0, c1, c2, c3, c4 FROM hudson_rows(?) WHERE 1
+            ON CONFLICT (account_id, label) DO UPDATE
+               SET messages = messages + excluded.messages, threads = threads + excluded.threads,
+                   unread_threads = unread_threads + excluded.unread_threads
+            """, rows)
+    }
+
     /// One change triage asks for: a label added to or removed from a message.
     struct LabelChange {
         var target: TriageTarget
@@ -204,7 +231,7 @@ extension Store {
         // What the new rows do to label_counts.messages, per (account, label): a row
         // counts where its op differs from canonical truth (migration 021: added up here,
         // the one writer of queue rows, not by a trigger per row).
-        var messageCounts: [LabelCountKey: Int64] = [:]
+        var messageCounts: [LabelCountKey: LabelCountChange] = [:]
         var outcomes: [EnqueueOutcome] = []
         outcomes.reserveCapacity(changes.count)
         for (change, slot) in zip(changes, slots) {
@@ -219,8 +246,8 @@ extension Store {
                     inserted.append(.integer(target.accountID), .integer(target.key), .text(change.label),
                                     .text(change.op.rawValue))
                     if (change.op == .add) != slot.canonical {
-                        messageCounts[LabelCountKey(accountID: target.accountID, label: change.label), default: 0] +=
-                            change.op == .add ? 1 : -1
+                        messageCounts[LabelCountKey(accountID: target.accountID, label: change.label), default: .init()]
+                            .messages += change.op == .add ? 1 : -1
                     }
                 }
             case .flip(let id):
@@ -236,17 +263,7 @@ extension Store {
                 INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
                 SELECT c0, c1, c2, c3, 'pending', ?2, ?3, ?3 FROM hudson_rows(?1)
                 """, inserted, actionID, now)
-            let counts = SQLiteRows(columns: 3)
-            for (key, count) in messageCounts where count != 0 {
-                counts.append(.integer(key.accountID), .text(key.label), .integer(count))
-            }
-            if !counts.isEmpty {
-                try db.execute("""
-                    INSERT INTO label_counts (account_id, label, messages)
-                    SELECT c0, c1, c2 FROM hudson_rows(?) WHERE 1
-                    ON CONFLICT (account_id, label) DO UPDATE SET messages = messages + excluded.messages
-                    """, counts)
-            }
+            try Self.addToLabelCounts(messageCounts, in: db)
         }
         if !flipped.isEmpty {
             try db.execute("""

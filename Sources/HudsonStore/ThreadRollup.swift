@@ -321,7 +321,7 @@ extension Store {
         private var removed: [(accountID: Int64, label: String, lastMessageAt: Int64, threadID: String)] = []
         private let inserted = SQLiteRows(columns: 4)
         /// Per (account, label): threads listed under it, and unread ones, gained (or lost).
-        private var counted: [LabelCountKey: (threads: Int, unread: Int)] = [:]
+        private var counted: [LabelCountKey: LabelCountChange] = [:]
 
         /// A thread's rows go from `old` to `new` (nil: it has none). Only the rows that
         /// change are written (archiving a thread deletes one); a row is addressed by its
@@ -349,8 +349,8 @@ extension Store {
 
         private mutating func count(_ accountID: Int64, _ label: String, threads: Int, unread: Int) {
             let key = LabelCountKey(accountID: accountID, label: label)
-            let sum = counted[key] ?? (0, 0)
-            counted[key] = (sum.threads + threads, sum.unread + unread)
+            counted[key, default: .init()].threads += threads
+            counted[key, default: .init()].unreadThreads += unread
         }
 
         /// The thread's rows of `labels` at `lastMessageAt` go.
@@ -383,19 +383,7 @@ extension Store {
                     ON CONFLICT DO NOTHING
                     """, inserted)
             }
-            let counts = SQLiteRows(columns: 4)
-            for (key, sum) in counted where sum.threads != 0 || sum.unread != 0 {
-                counts.append(.integer(key.accountID), .text(key.label), .integer(Int64(sum.threads)),
-                              .integer(Int64(sum.unread)))
-            }
-            if !counts.isEmpty {
-                try db.execute("""
-                    INSERT INTO label_counts (account_id, label, threads, unread_threads)
-                    SELECT c0, c1, c2, c3 FROM hudson_rows(?) WHERE 1
-                    ON CONFLICT (account_id, label) DO UPDATE
-                       SET threads = threads + excluded.threads, unread_threads = unread_threads + excluded.unread_threads
-                    """, counts)
-            }
+            try Store.addToLabelCounts(counted, in: db)
         }
     }
 
