@@ -194,6 +194,7 @@ final class StoreFixture {
             """) == 0, "queue rows for no message", sourceLocation: sourceLocation)
         #expect(try db.scalarString("PRAGMA integrity_check") == "ok", sourceLocation: sourceLocation)
         #expect(try db.first("PRAGMA foreign_key_check") { $0.string(0) } == nil, sourceLocation: sourceLocation)
+        #expect(try db.scalarInt(ParentlessRows.countSQL) == 0, "rows whose account or action is gone", sourceLocation: sourceLocation)
     }
 
     /// The sequence number of one message's latest change.

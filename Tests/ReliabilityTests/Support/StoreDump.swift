@@ -93,6 +93,8 @@ enum StoreDump {
             #expect(integrity == ["ok"], "integrity_check: \(integrity)", sourceLocation: sourceLocation)
             let foreign = try db.map("PRAGMA foreign_key_check") { $0.string(0) }
             #expect(foreign.isEmpty, "foreign_key_check: \(foreign)", sourceLocation: sourceLocation)
+            let parentless = try db.scalarInt(ParentlessRows.countSQL)
+            #expect(parentless == 0, "rows whose account or action is gone", sourceLocation: sourceLocation)
             let duplicates = try db.scalarInt("SELECT count(*) - count(DISTINCT account_id || ' ' || gmail_id) FROM messages")
             #expect(duplicates == 0, "messages stored twice", sourceLocation: sourceLocation)
             let orphans = try db.scalarInt("""
