@@ -10,6 +10,15 @@ static inline int hudson_sqlite3_disable_dqs(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 0, (int *)0);
 }
 
+// Turns off SQLite's memory statistics (https://sqlite.org/c3ref/c_config_covering_index_scan.html,
+// SQLITE_CONFIG_MEMSTATUS), which Debian's build keeps on: every allocation then takes a
+// global mutex to count itself, and nothing here reads the counts. It must come before
+// the library initializes (the first open); later it answers SQLITE_MISUSE and changes
+// nothing.
+static inline int hudson_sqlite3_disable_memstatus(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 // SQLITE_TRANSIENT is a macro over a cast of -1 that Swift cannot import.
 static inline sqlite3_destructor_type hudson_sqlite3_transient(void) {
     return SQLITE_TRANSIENT;

@@ -83,7 +83,14 @@ public final class Connection {
 
     public var isReadOnly: Bool { options.access == .readOnly }
 
+    /// Library-wide settings, made once per process before the first open (shim.h).
+    private static let libraryConfigured: Bool = {
+        _ = hudson_sqlite3_disable_memstatus()
+        return true
+    }()
+
     public init(path: String, options: ConnectionOptions) throws {
+        _ = Self.libraryConfigured
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE
         switch options.access {
         case .readOnly: flags |= SQLITE_OPEN_READONLY
@@ -301,4 +308,8 @@ extension Connection: Sendable {}
 /// The SQLite library this process linked against.
 public enum SQLiteLibrary {
     public static var version: String { String(cString: sqlite3_libversion()) }
+
+    /// The bytes SQLite's allocations hold, as its statistics count them: 0 in a process
+    /// that opened its connections here, which turns the statistics off (shim.h).
+    public static var memoryCounted: Int64 { sqlite3_memory_used() }
 }

@@ -26,6 +26,14 @@ struct ConnectionTests {
         #expect(try short.scalarInt("PRAGMA busy_timeout") == 250)
     }
 
+    @Test("SQLite's memory statistics are off: no allocation takes their global lock")
+    func memoryStatisticsOff() throws {
+        let db = try open()
+        try db.execute("CREATE TABLE t (a); INSERT INTO t VALUES (randomblob(100000))")
+        #expect(try db.scalarInt("SELECT length(a) FROM t") == 100_000)
+        #expect(SQLiteLibrary.memoryCounted == 0)
+    }
+
     @Test("double-quoted strings are identifiers only: a misspelt column is an error, not a string")
     func doubleQuotedStringsOff() throws {
         let db = try open()
