@@ -232,6 +232,10 @@ extension Store {
         // counts where its op differs from canonical truth (migration 021: added up here,
         // the one writer of queue rows, not by a trigger per row).
         var messageCounts: [LabelCountKey: LabelCountChange] = [:]
+        // The changes come label by label (one step of an action is one label): a run of
+        // one (account, label) is added up here and goes into the map once, not a lookup
+        // per change.
+        var run: (key: LabelCountKey, messages: Int)?
         var outcomes: [EnqueueOutcome] = []
         outcomes.reserveCapacity(changes.count)
         for (change, slot) in zip(changes, slots) {
@@ -246,8 +250,13 @@ extension Store {
                     inserted.append(.integer(target.accountID), .integer(target.key), .text(change.label),
                                     .text(change.op.rawValue))
                     if (change.op == .add) != slot.canonical {
-                        messageCounts[LabelCountKey(accountID: target.accountID, label: change.label), default: .init()]
-                            .messages += change.op == .add ? 1 : -1
+                        let messages = change.op == .add ? 1 : -1
+                        if let current = run, current.key.accountID == target.accountID, current.key.label == change.label {
+                            run?.messages += messages
+                        } else {
+                            if let current = run { messageCounts[current.key, default: .init()].messages += current.messages }
+                            run = (LabelCountKey(accountID: target.accountID, label: change.label), messages)
+                        }
                     }
                 }
             case .flip(let id):
@@ -255,6 +264,7 @@ extension Store {
             }
             moved.append(.integer(target.accountID), .text(target.gmailID), .text(target.threadID), .integer(target.key))
         }
+        if let current = run { messageCounts[current.key, default: .init()].messages += current.messages }
         if !deleted.isEmpty {
             try db.execute("DELETE FROM mutation_queue WHERE id IN (SELECT c0 FROM hudson_rows(?))", deleted)
         }
