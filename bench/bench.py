@@ -419,14 +419,15 @@ class Bench:
             # The best the sqlite3 CLI does for "threads matching X, newest first": walk the
             # FTS doclist backwards (rowid follows the date), distinct threads, stop at 50.
             return """
-                SELECT r.thread_id, r.last_message_at, r.subject, r.sender, r.labels
+                SELECT r.thread_id, r.last_message_at, n.subject, r.sender, r.labels
                   FROM (SELECT DISTINCT m.thread_id, m.account_id
                           FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid
                          WHERE fts_messages MATCH '%s'
                            AND NOT EXISTS (SELECT 1 FROM message_labels AS l
                                             WHERE l.message_id = m.id AND l.label IN ('SPAM', 'TRASH'))
                          ORDER BY fts_messages.rowid DESC LIMIT 50) AS t
-                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id;
+                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id
+                  JOIN messages AS n ON n.id = r.newest_message_id;
                 """ % match.replace("'", "''")
 
         rows = []
@@ -437,7 +438,7 @@ class Bench:
         rows.append(("ls", "hd-ls first page (50 threads)", [
             ("hudson", ["hd-ls"]),
             ("sqlite3", sqlite("ls", """
-                SELECT r.account_id, r.thread_id, r.last_message_at, m.gmail_id, r.subject, r.snippet, r.sender,
+                SELECT r.account_id, r.thread_id, r.last_message_at, m.gmail_id, m.subject, m.snippet, r.sender,
                        r.participants, r.message_count, r.unread_count, r.labels
                   FROM thread_labels AS tl
                   JOIN thread_rollup AS r ON r.account_id = tl.account_id AND r.last_message_at = tl.last_message_at
@@ -467,12 +468,13 @@ class Bench:
         rows.append(("search-from", "hd-search from:%s" % q["sender"], [
             ("hudson", ["hd-search", "-n", "50", "from:" + q["sender"]]),
             ("sqlite3", sqlite("search-from", """
-                SELECT r.thread_id, r.last_message_at, r.subject, r.sender, r.labels
+                SELECT r.thread_id, r.last_message_at, n.subject, r.sender, r.labels
                   FROM (SELECT DISTINCT m.thread_id, m.account_id
                           FROM message_addresses AS a JOIN messages AS m ON m.id = a.message_id
                          WHERE a.address = '%s' AND a.role = 'from'
                          ORDER BY a.message_id DESC LIMIT 50) AS t
-                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id;
+                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id
+                  JOIN messages AS n ON n.id = r.newest_message_id;
                 """ % q["sender"])),
             ("notmuch", nm + ["from:" + q["sender"]]),
             ("mu", mu + ["from:" + q["sender"]]),
@@ -480,12 +482,13 @@ class Bench:
         rows.append(("search-label-date", "hd-search label:%s after:%s before:%s" % (q["label"], q["after"], q["before"]), [
             ("hudson", ["hd-search", "-n", "50", "label:" + q["label"], "after:" + q["after"], "before:" + q["before"]]),
             ("sqlite3", sqlite("search-label-date", """
-                SELECT r.thread_id, r.last_message_at, r.subject, r.sender, r.labels
+                SELECT r.thread_id, r.last_message_at, n.subject, r.sender, r.labels
                   FROM (SELECT DISTINCT m.thread_id, m.account_id
                           FROM message_labels AS l JOIN messages AS m ON m.id = l.message_id
                          WHERE l.label = '%s' AND l.message_id >= %d AND l.message_id < %d
                          ORDER BY l.message_id DESC LIMIT 50) AS t
-                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id;
+                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id
+                  JOIN messages AS n ON n.id = r.newest_message_id;
                 """ % (q["label_id"], after * 1000 * 1000, before * 1000 * 1000))),
             ("notmuch", nm + ["tag:" + q["label"].lower(), "date:%s..%s" % (iso(q["after"]), day_before)]),
             ("mu", mu + ["tag:" + q["label"].lower(), "date:%s..%s" % (compact(q["after"]), day_before.replace("-", ""))]),
@@ -567,11 +570,12 @@ class Bench:
             ("larger", "hd-search larger:%s (one message in 200), first 50" % larger, [
                 ("hudson", ["hd-search", "-n", "50", "larger:" + larger]),
                 ("sqlite3", sqlite("larger", """
-                    SELECT r.thread_id, r.last_message_at, r.subject, r.sender, r.labels
+                    SELECT r.thread_id, r.last_message_at, n.subject, r.sender, r.labels
                       FROM (SELECT DISTINCT m.thread_id, m.account_id FROM messages AS m
                              WHERE m.size_estimate > %d AND %s
                              ORDER BY m.id DESC LIMIT 50) AS t
-                      JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id;""" % (
+                      JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id
+                      JOIN messages AS n ON n.id = r.newest_message_id;""" % (
                     int(larger[:-1]) * 1024, outside))),
                 ("mu", ["mu", "find", "--muhome=" + self.mu_home(), "--maxnum=50", "--sortfield=date", "--reverse",
                         "size:%s.." % larger]),

@@ -1,4 +1,4 @@
-// hd-ls: the inbox (or a label), newest first, from thread_rollup alone.
+// hd-ls: the inbox (or a label), newest first, from thread_rollup and each thread's newest message.
 import HudsonCLI
 import HudsonOutput
 import HudsonStore

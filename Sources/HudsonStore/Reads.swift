@@ -1,9 +1,10 @@
 /*!
  Reads the list views are built on. The inbox, like any label, is one range of the
  `thread_labels` key per account (label `INBOX`), newest first, with keyset paging on
- (last_message_at, thread_id), then each thread's rollup row by its key: no aggregation,
- no queue lookups, and the same cost on page 100 as on page 1 (local-first-sync.md,
- thread_rollup; migration 022).
+ (last_message_at, thread_id), then each thread's rollup row by its key and its newest
+ message by its key (for the Gmail id, subject and snippet, migration 024): no
+ aggregation, no queue lookups, and the same cost on page 100 as on page 1
+ (local-first-sync.md, thread_rollup; migration 022).
  */
 import SQLite
 
@@ -39,8 +40,10 @@ public struct ThreadPageCursor: Equatable, Sendable {
 }
 
 extension Store {
+    /// A thread's rollup row (`r`) and its newest message (`m`, joined by
+    /// `r.newest_message_id`), which gives its Gmail id, subject and snippet (migration 024).
     static let rollupColumns = """
-        r.account_id, r.thread_id, r.last_message_at, m.gmail_id, r.subject, r.snippet, r.sender, r.participants,
+        r.account_id, r.thread_id, r.last_message_at, m.gmail_id, m.subject, m.snippet, r.sender, r.participants,
         r.message_count, r.unread_count, r.in_inbox, r.unread, r.starred, r.has_attachment, r.labels
         """
 

@@ -80,18 +80,15 @@ extension Store {
         struct Member {
             var key: Int64
             var internalDate: Int64
-            var subject: String?
-            var snippet: String
             var sender: String?
             var hasAttachment: Bool
         }
         let members = try db.map("""
-            SELECT id, internal_date, subject, snippet, sender, has_attachment
+            SELECT id, internal_date, sender, has_attachment
               FROM messages WHERE account_id = ? AND thread_id = ?
              ORDER BY internal_date DESC, id DESC
             """, key.accountID, key.threadID) {
-            Member(key: $0.int64(0), internalDate: $0.int64(1), subject: $0.optionalString(2),
-                   snippet: $0.string(3), sender: $0.optionalString(4), hasAttachment: $0.bool(5))
+            Member(key: $0.int64(0), internalDate: $0.int64(1), sender: $0.optionalString(2), hasAttachment: $0.bool(3))
         }
         let stored = try storedRollupLabels(key)
         var labelChanges = ThreadLabelChanges()
@@ -112,11 +109,11 @@ extension Store {
         }
         try db.execute("""
             INSERT OR REPLACE INTO thread_rollup
-                (account_id, thread_id, last_message_at, newest_message_id, subject, snippet, sender, participants,
+                (account_id, thread_id, last_message_at, newest_message_id, sender, participants,
                  message_count, unread_count, in_inbox, unread, starred, has_attachment, labels)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [
-                key.accountID, key.threadID, newest.internalDate, newest.key, newest.subject, newest.snippet,
+                key.accountID, key.threadID, newest.internalDate, newest.key,
                 displaySenderCached(newest.sender), participants.joined(separator: Self.participantSeparator),
                 members.count, effective.unreadCount, current.labels.contains("INBOX"), effective.unreadCount > 0,
                 current.starred, members.contains(where: \.hasAttachment), effective.labels,

@@ -1,4 +1,4 @@
-// hd-ls: the inbox (or a label), newest first, from thread_rollup alone.
+// hd-ls: the inbox (or a label), newest first, from thread_rollup and each thread's newest message.
 // Its body is Sources/HudsonCommands/hd-ls.swift, which the multi-call binary shares (Sources/hudson-*).
 import HudsonCommands
 

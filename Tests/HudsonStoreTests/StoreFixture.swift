@@ -143,6 +143,13 @@ final class StoreFixture {
               FROM thread_rollup ORDER BY 1, 2
             """) { row in (0..<8).map { row.value($0) } }
         #expect(actual == expected, "thread_rollup out of step", sourceLocation: sourceLocation)
+        // Its newest message, whose subject and snippet a list shows (migration 024).
+        #expect(try db.scalarInt("""
+            SELECT count(*) FROM thread_rollup AS r
+             WHERE r.newest_message_id IS NOT (SELECT m.id FROM messages AS m
+                                                WHERE m.account_id = r.account_id AND m.thread_id = r.thread_id
+                                                ORDER BY m.internal_date DESC, m.id DESC LIMIT 1)
+            """) == 0, "rollup rows naming another message as the newest", sourceLocation: sourceLocation)
         // thread_labels: the union of the thread's listed labels.
         let expectedLabels = try db.map("""
             \(listed)

@@ -43,7 +43,7 @@ enum StoreDump {
               JOIN messages AS m ON m.id = a.message_id ORDER BY m.gmail_id, a.part_id
             """),
         ("thread_rollup", """
-            SELECT r.thread_id, r.last_message_at, m.gmail_id, r.subject, r.snippet, r.sender, r.participants,
+            SELECT r.thread_id, r.last_message_at, m.gmail_id, m.subject, m.snippet, r.sender, r.participants,
                    r.message_count, r.unread_count, r.in_inbox, r.unread, r.starred, r.has_attachment, r.labels
               FROM thread_rollup AS r LEFT JOIN messages AS m ON m.id = r.newest_message_id
              ORDER BY r.account_id, r.thread_id
