@@ -1359,7 +1359,7 @@ enum Schema {
     /// just read or made its parent (Triage, MutationQueue.enqueue, ChangeSequence), so the
     /// check found nothing; what the keys still did, at a parent's deletion, the triggers do:
     ///
-    /// - an account removed (Accounts.remove): its queue and change-sequence rows go;
+    /// - an account removed (Store.removeAccount): its queue and change-sequence rows go;
     /// - an action forgotten (Triage.forgetOldActions, or a no-op action deleted): its undo
     ///   items go, and queue rows it made keep no action.
     ///
@@ -1475,9 +1475,10 @@ enum Schema {
     /// reads them from that message, which it joins already for its Gmail id
     /// (Reads.rollupColumns), so what a list shows is unchanged. They were two thirds of a
     /// row (348 bytes on average at 100,000 messages, the snippet alone 196), and a triage
-    /// rewrites the row of every thread it touches: archiving 1,000 threads wrote 118
-    /// rollup pages of the 229 its WAL held, and now writes about a third as many (issue
-    /// 19, docs/performance.md). The table is rebuilt in key order, so its pages are full.
+    /// rewrites the row of every thread it touches: archiving 1,000 threads of 100,000
+    /// messages wrote 118 rollup pages of the 229 its WAL held; the WAL now holds 139
+    /// (issue 19, docs/performance.md). The table is rebuilt in key order, so its pages
+    /// are full.
     private static let rollupWithoutMessageText = """
     CREATE TABLE thread_rollup_v3 (
         account_id        INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,

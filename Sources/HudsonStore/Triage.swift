@@ -563,8 +563,8 @@ extension Store {
     private func queueDeltas(
         _ requested: [LabelChange], actionID: Int64?, recorded: inout Set<ActionItem>
     ) throws -> [TriageDelta] {
-        // Sized once: grown insert by insert, the two sets rehashed every item a dozen
-        // times over, a tenth of the Swift in archiving a thousand threads.
+        // Sized once: grown insert by insert, the two sets rehashed their items at every
+        // doubling (3 M instructions archiving a thousand threads).
         var asked = Set<ActionItem>(minimumCapacity: requested.count)
         let changes = requested.filter { asked.insert(ActionItem(key: $0.target.key, label: $0.label)).inserted }
         guard !changes.isEmpty else { return [] }
