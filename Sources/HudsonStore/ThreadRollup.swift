@@ -386,19 +386,7 @@ extension Store {
 
     /// The label ids of a rollup row's `labels` column.
     static func labelList(_ labels: String) -> [String] {
-        // Split as bytes, by hand: label ids hold no spaces. A Character split (grapheme
-        // breaking) was a twentieth of archiving a thousand threads, and the generic
-        // `split` of the UTF-8 view still cost 5,500 instructions a thread.
-        var labels = labels
-        return labels.withUTF8 { bytes in
-            var list: [String] = []
-            var start = 0
-            for index in 0...bytes.count where index == bytes.count || bytes[index] == UInt8(ascii: " ") {
-                if index > start { list.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)) }
-                start = index + 1
-            }
-            return list
-        }
+        splitOnByte(labels, UInt8(ascii: " "))
     }
 
     /// `displaySender`, remembered per header text: a thread's rollup names every

@@ -443,19 +443,10 @@ extension Store {
             }
         }
         var resolved = [[TriageTarget]](repeating: [], count: references.count)
-        let collect: (Row) -> Void = {
-            resolved[$0.int(0)].append(
-                TriageTarget(key: $0.int64(1), accountID: $0.int64(2), gmailID: $0.string(3), threadID: $0.string(4),
-                             inTrashOrSpam: $0.bool(5), internalDate: $0.int64(6)))
-        }
-        // A thread's members share the reference's thread id (the join is on it), one
-        // string for all of them rather than one read per member.
-        let collectMember: (Row) -> Void = {
-            let index = $0.int(0)
-            guard case .thread(let threadID) = references[index] else { return }
-            resolved[index].append(
-                TriageTarget(key: $0.int64(1), accountID: $0.int64(2), gmailID: $0.string(3), threadID: threadID,
-                             inTrashOrSpam: $0.bool(5), internalDate: $0.int64(6)))
+        func collect(_ row: Row, threadID: String) {
+            resolved[row.int(0)].append(
+                TriageTarget(key: row.int64(1), accountID: row.int64(2), gmailID: row.string(3), threadID: threadID,
+                             inTrashOrSpam: row.bool(5), internalDate: row.int64(6)))
         }
         if !threads.isEmpty {
             // Each thread's members are put newest first here, a few at a time, rather than
@@ -465,7 +456,12 @@ extension Store {
                        \(locating ? EffectiveLabels.inTrashOrSpam(messageColumn: "m.id") : "0"), m.internal_date
                   FROM hudson_rows(?1) AS r
                   JOIN messages AS m ON m.thread_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
-                """, threads, accountID) { collectMember($0) }
+                """, threads, accountID) { row in
+                // A thread's members share the reference's thread id (the join is on it), one
+                // string for all of them rather than one read per member.
+                guard case .thread(let threadID) = references[row.int(0)] else { return }
+                collect(row, threadID: threadID)
+            }
             for index in resolved.indices where resolved[index].count > 1 {
                 resolved[index].sort { ($0.internalDate, $0.key) > ($1.internalDate, $1.key) }
             }
@@ -475,7 +471,7 @@ extension Store {
                 SELECT r.c0, m.id, m.account_id, m.gmail_id, m.thread_id, 0, m.internal_date
                   FROM hudson_rows(?1) AS r
                   JOIN messages AS m ON m.gmail_id = r.c1 AND (?2 IS NULL OR m.account_id = ?2)
-                """, messages, accountID) { collect($0) }
+                """, messages, accountID) { collect($0, threadID: $0.string(4)) }
         }
         return resolved
     }

@@ -11,5 +11,9 @@ struct RollupLabelListTests {
         #expect(Store.labelList("IMPORTANT INBOX Label_12 UNREAD") == ["IMPORTANT", "INBOX", "Label_12", "UNREAD"])
         #expect(Store.labelList(" INBOX  UNREAD ") == ["INBOX", "UNREAD"])
         #expect(Store.labelList("Hudson+3 Label_ünï") == ["Hudson+3", "Label_ünï"])
+        // The same split serves a rollup row's participants, names that hold spaces.
+        let separator = Store.participantSeparator
+        #expect(Store.splitOnByte("Doe, Jane\(separator)\(separator)Zoë Ünal\(separator)", Store.participantSeparatorByte)
+                == ["Doe, Jane", "Zoë Ünal"])
     }
 }
