@@ -64,7 +64,8 @@ extension GmailClient {
         var lastFailure: [String: GmailError] = [:]
         var attempts = 0
         var refreshed = false
-        let started = clock.now()
+        // As in the request loop, the bounds count from the first batch's admission.
+        var started: Duration?
 
         func finish(_ error: (BatchItem) -> GmailError) -> [String: Result<GmailMessage, GmailError>] {
             for item in pending { results[item.id] = .failure(error(item)) }
@@ -76,7 +77,9 @@ extension GmailClient {
             let parts: [String: BatchPartResponse]
             let secret: String
             do {
-                (parts, secret) = try await sendBatch(pending, format: format)
+                let sent = try await sendBatch(pending, format: format)
+                (parts, secret) = (sent.parts, sent.token)
+                if started == nil { started = sent.started }
             } catch is CancellationError {
                 return finish { _ in .cancelled }
             } catch {
@@ -143,7 +146,7 @@ extension GmailClient {
             attempts += 1
             if rateLimited { await quota.penalize(retryAfter: retryAfter) }
             let delay = policy.delay(retry: attempts - 1, retryAfter: retryAfter, unit: random())
-            guard policy.allowsRetry(attemptsMade: attempts, elapsed: clock.now() - started, delay: delay) else {
+            guard policy.allowsRetry(attemptsMade: attempts, elapsed: clock.now() - (started ?? clock.now()), delay: delay) else {
                 return finish { lastFailure[$0.id] ?? .invalidResponse("batch failed") }
             }
             do {
@@ -156,8 +159,10 @@ extension GmailClient {
     }
 
     /// Posts one batch through the request loop and splits the multipart response; also
-    /// returns the token the batch carried, for scrubbing sub-response errors.
-    private func sendBatch(_ items: [BatchItem], format: String) async throws -> ([String: BatchPartResponse], String) {
+    /// returns the token the batch carried, for scrubbing sub-response errors, and when the
+    /// quota admitted it.
+    private func sendBatch(_ items: [BatchItem], format: String) async throws
+        -> (parts: [String: BatchPartResponse], token: String, started: Duration) {
         let boundary = "batch_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let parts = items.map {
             BatchCodec.Part(contentID: $0.contentID, target: Endpoint.getMessage(id: $0.id, format: format).target)
@@ -170,10 +175,10 @@ extension GmailClient {
             contentType: "multipart/mixed; boundary=\(boundary)",
             units: GmailMethod.messagesGet.units * items.count
         )
-        let (response, token) = try await performReturningToken(request)
+        let (response, token, started) = try await performReturningToken(request)
         guard let responseBoundary = BatchCodec.boundary(fromContentType: response.headers["content-type"]) else {
             throw GmailError.invalidResponse("batch response is not multipart/mixed")
         }
-        return (BatchCodec.decode(response.body, boundary: responseBoundary), token)
+        return (BatchCodec.decode(response.body, boundary: responseBoundary), token, started)
     }
 }

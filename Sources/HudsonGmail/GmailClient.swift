@@ -134,9 +134,12 @@ public final class GmailClient: GmailAPI {
     }
 
     /// `perform`, also returning the token the successful exchange carried, so a caller that
-    /// classifies errors inside the body (a batch) can scrub that token from them.
-    func performReturningToken(_ request: GmailRequest) async throws -> (response: HTTPResponse, token: String) {
-        let started = clock.now()
+    /// classifies errors inside the body (a batch) can scrub that token from them, and when
+    /// the quota admitted the first attempt.
+    func performReturningToken(_ request: GmailRequest) async throws -> (response: HTTPResponse, token: String, started: Duration) {
+        // The retry bounds count from the first attempt's admission: time spent waiting for
+        // this user's own quota is not time spent failing (maxRetryDuration).
+        var started: Duration?
         var attempts = 0
         var refreshed = false
         var freshToken: String?
@@ -144,7 +147,8 @@ public final class GmailClient: GmailAPI {
             try Task.checkCancellation()
             let failure: ExchangeFailure
             do {
-                return try await exchange(request, token: freshToken)
+                let (response, token) = try await exchange(request, token: freshToken, admitted: &started)
+                return (response, token, started ?? clock.now())
             } catch let caught as ExchangeFailure {
                 failure = caught
             }
@@ -156,7 +160,7 @@ public final class GmailClient: GmailAPI {
                 continue
             }
             attempts += 1
-            try await afterFailure(failure, method: request.method, attempts: attempts, started: started)
+            try await afterFailure(failure, method: request.method, attempts: attempts, started: started ?? clock.now())
         }
     }
 
@@ -176,9 +180,26 @@ public final class GmailClient: GmailAPI {
 
     /// One exchange: quota, token, permit, HTTP. Returns a 2xx response and the token sent;
     /// throws `ExchangeFailure` for anything the loop may handle, and `GmailError` (from the
-    /// token provider) or `CancellationError` for what it must not.
-    func exchange(_ request: GmailRequest, token presetToken: String?) async throws -> (response: HTTPResponse, token: String) {
-        try await quota.acquire(units: request.units, lane: configuration.lane)
+    /// token provider) or `CancellationError` for what it must not. Sets `admitted` to the
+    /// quota's admission instant if it is nil.
+    func exchange(_ request: GmailRequest, token presetToken: String?,
+                  admitted: inout Duration?) async throws -> (response: HTTPResponse, token: String) {
+        let ticket = try await quota.admit(units: request.units, lane: configuration.lane)
+        if admitted == nil { admitted = ticket.admittedAt }
+        // The units leave the quota's window one window after the answer, however it ends
+        // (QuotaBucket: Gmail counts the request on arrival, not at admission).
+        do {
+            let result = try await send(request, token: presetToken)
+            await quota.settle(ticket)
+            return result
+        } catch {
+            await quota.settle(ticket)
+            throw error
+        }
+    }
+
+    /// The exchange after its admission: token, permit, HTTP.
+    private func send(_ request: GmailRequest, token presetToken: String?) async throws -> (response: HTTPResponse, token: String) {
         let token: String
         if let presetToken {
             token = presetToken

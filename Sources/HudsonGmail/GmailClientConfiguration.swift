@@ -17,7 +17,8 @@ public struct GmailClientConfiguration: Sendable, Equatable {
     /// Most exchanges for one request, first attempt included (the one retry after a token
     /// refresh is not counted). gmail-api.md §4 suggests capping at 5 to 7.
     public var maxAttempts: Int
-    /// No retry is scheduled that would end later than this after the first attempt began.
+    /// No retry is scheduled that would end later than this after the first attempt began
+    /// (was admitted by the quota: waiting for quota is not failing).
     public var maxRetryDuration: Duration
     /// Backoff ceiling of the first retry; doubles per retry (§4: "1 s, 2 s, 4 s, …").
     public var initialBackoff: Duration

@@ -8,6 +8,14 @@
  A 429 shrinks what the bucket admits until the window clears. Callers charge *before* they
  send, so the bucket bounds what reaches Gmail rather than reacting to what already did.
 
+ Gmail counts a request when it arrives, which is after the bucket admitted it: the request
+ may wait for an HTTP connection or a token, and a batch's parts are counted one by one as
+ Gmail reaches them. Were the units to leave the window one window after their admission,
+ they would leave before Gmail's, and a request admitted at that moment would find Gmail's
+ window still full (a 429 at every turn of a saturated window). So a request's units are
+ held while it is in flight (`admit` … `settle`), and leave one window after its answer came,
+ the latest moment Gmail can have counted it. `acquire` admits units that are settled at once.
+
  Across processes (issue 17, point 5): given a `QuotaLedger`, the bucket also admits a request
  only when the window of *every* process of the user has room for it, the same rules applied
  to the shared counts, in one atomic step of the ledger that records it. While the bucket has
@@ -41,6 +49,15 @@ public struct QuotaStats: Sendable, Equatable {
 
     /// Units admitted to both lanes in the last window.
     public var totalUnits: Int { interactiveUnits + backgroundUnits }
+}
+
+/// An admission whose request is in flight, to `settle` once it is answered.
+public struct QuotaTicket: Sendable, Hashable {
+    let id: UInt64
+    /// The clock instant of the admission.
+    public let admittedAt: Duration
+    /// The shared ledger's record of the admission, when one recorded it.
+    let record: Int64?
 }
 
 /// A rolling-minute, two-lane limiter of Gmail quota units.
@@ -97,7 +114,10 @@ public actor QuotaBucket {
         var id: UInt64
         var units: Int
         var lane: QuotaLane
-        var continuation: CheckedContinuation<Duration, any Error>
+        /// Whether the admission stays in flight until `settle` (`admit`), or is settled at
+        /// once (`acquire`).
+        var inFlight: Bool
+        var continuation: CheckedContinuation<QuotaTicket, any Error>
     }
 
     struct Limits {
@@ -107,7 +127,8 @@ public actor QuotaBucket {
 
     /// The shared ledger's answer for one request.
     private enum SharedAnswer {
-        case admitted
+        /// Admitted; the ledger's record of it, when a ledger recorded it.
+        case admitted(record: Int64?)
         /// Refused: ask again after this long.
         case wait(Duration)
     }
@@ -118,7 +139,10 @@ public actor QuotaBucket {
     /// now and then, not at every admission).
     private var ledger: [Entry] = []
     private var head = 0
-    /// The units of `ledger[head...]`, kept as entries come and go.
+    /// Admissions whose request is still in flight, by ticket; they leave the window only
+    /// once settled and one window has passed since.
+    private var inFlight: [UInt64: Entry] = [:]
+    /// The units of `ledger[head...]` and of `inFlight`, kept as entries come and go.
     private var used = (total: 0, background: 0)
     private var interactiveQueue: [Waiter] = []
     private var backgroundQueue: [Waiter] = []
@@ -156,29 +180,60 @@ public actor QuotaBucket {
     /// The most recent failure of the ledger, even when it has worked again since.
     public var lastLedgerFailure: QuotaLedgerFailure? { ledgerFailure }
 
-    /// Waits until `units` fit the window for `lane`, then records them. Throws
-    /// `CancellationError` if the task is cancelled while waiting (nothing is charged then).
+    /// Waits until `units` fit the window for `lane`, then records them, as if their request
+    /// were answered at once. Throws `CancellationError` if the task is cancelled while
+    /// waiting (nothing is charged then).
     ///
     /// A request larger than its lane's limit is admitted only into an empty window, so it
     /// cannot wait forever; that is the one case in which a limit is exceeded.
     /// - Returns: the clock instant at which the units were admitted.
     @discardableResult
     public func acquire(units: Int, lane: QuotaLane) async throws -> Duration {
+        try await wait(units: units, lane: lane, inFlight: false).admittedAt
+    }
+
+    /// Waits until `units` fit the window for `lane`, as `acquire`, and records them for a
+    /// request about to be sent: they stay in the window until the caller `settle`s the
+    /// ticket once the request's answer came (or it failed or was given up), and one window
+    /// after that. Every ticket must be settled, or its units never leave.
+    public func admit(units: Int, lane: QuotaLane) async throws -> QuotaTicket {
+        try await wait(units: units, lane: lane, inFlight: true)
+    }
+
+    /// Ends a ticket's flight: its units leave the window one window from now. A ticket
+    /// settled twice, or not in flight, changes nothing.
+    public func settle(_ ticket: QuotaTicket) {
+        guard let entry = inFlight.removeValue(forKey: ticket.id) else { return }
+        let now = clock.now()
+        // The units stay counted in `used`; only their departure is now known.
+        ledger.append(Entry(time: now, units: entry.units, lane: entry.lane))
+        if let record = ticket.record, let shared = usableLedger(now) {
+            do {
+                try shared.settle(record: record, units: entry.units, lane: entry.lane)
+                ledgerWorked()
+            } catch {
+                ledgerFailed(error, at: now)
+            }
+        }
+        // A waiter that only units in flight held back now has an instant to wake at.
+        pump()
+    }
+
+    private func wait(units: Int, lane: QuotaLane, inFlight: Bool) async throws -> QuotaTicket {
         try Task.checkCancellation()
         let units = max(0, units)
         let now = clock.now()
         prune(now)
-        let queueAhead = lane == .interactive ? !interactiveQueue.isEmpty : !(interactiveQueue.isEmpty && backgroundQueue.isEmpty)
-        if !queueAhead, Self.fits(units, lane: lane, usage: usage(), limits: limits(at: now)),
-           case .admitted = admitShared(units: units, lane: lane, now: now) {
-            record(Entry(time: now, units: units, lane: lane))
-            return now
-        }
         nextWaiterID += 1
         let id = nextWaiterID
+        let queueAhead = lane == .interactive ? !interactiveQueue.isEmpty : !(interactiveQueue.isEmpty && backgroundQueue.isEmpty)
+        if !queueAhead, Self.fits(units, lane: lane, usage: usage(), limits: limits(at: now)),
+           case .admitted(let record) = admitShared(units: units, lane: lane, now: now) {
+            return admission(id: id, units: units, lane: lane, inFlight: inFlight, record: record, at: now)
+        }
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Duration, any Error>) in
-                let waiter = Waiter(id: id, units: units, lane: lane, continuation: continuation)
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<QuotaTicket, any Error>) in
+                let waiter = Waiter(id: id, units: units, lane: lane, inFlight: inFlight, continuation: continuation)
                 if lane == .interactive { interactiveQueue.append(waiter) } else { backgroundQueue.append(waiter) }
                 pump()
             }
@@ -235,35 +290,53 @@ public actor QuotaBucket {
         // When the shared ledger refused the head, how long until it is worth asking again.
         var sharedWait: Duration?
         while let head = interactiveQueue.first, Self.fits(head.units, lane: .interactive, usage: usage(), limits: limit) {
-            if case .wait(let wait) = admitShared(units: head.units, lane: .interactive, now: now) {
-                sharedWait = wait
+            let answer = admitShared(units: head.units, lane: .interactive, now: now)
+            guard case .admitted(let record) = answer else {
+                if case .wait(let wait) = answer { sharedWait = wait }
                 break
             }
             interactiveQueue.removeFirst()
-            admit(head, at: now)
+            admit(head, record: record, at: now)
         }
         // Strict priority: background waits while any interactive request waits.
         if interactiveQueue.isEmpty {
             while let head = backgroundQueue.first, Self.fits(head.units, lane: .background, usage: usage(), limits: limit) {
-                if case .wait(let wait) = admitShared(units: head.units, lane: .background, now: now) {
-                    sharedWait = wait
+                let answer = admitShared(units: head.units, lane: .background, now: now)
+                guard case .admitted(let record) = answer else {
+                    if case .wait(let wait) = answer { sharedWait = wait }
                     break
                 }
                 backgroundQueue.removeFirst()
-                admit(head, at: now)
+                admit(head, record: record, at: now)
             }
         }
         maintainLease(now)
         guard let head = interactiveQueue.first ?? backgroundQueue.first else { return }
+        // nil: only units in flight hold the head back, and `settle` will pump again.
         var deadline = earliestAdmission(units: head.units, lane: head.lane, now: now)
-        if let sharedWait { deadline = max(deadline, now + sharedWait) }
-        if let leaseRenewal { deadline = min(deadline, leaseRenewal) }
-        schedule(at: deadline)
+        if let sharedWait { deadline = max(deadline ?? now, now + sharedWait) }
+        if let leaseRenewal { deadline = min(deadline ?? leaseRenewal, leaseRenewal) }
+        if let deadline { schedule(at: deadline) }
     }
 
-    private func admit(_ waiter: Waiter, at now: Duration) {
-        record(Entry(time: now, units: waiter.units, lane: waiter.lane))
-        waiter.continuation.resume(returning: now)
+    private func admit(_ waiter: Waiter, record: Int64?, at now: Duration) {
+        let ticket = admission(id: waiter.id, units: waiter.units, lane: waiter.lane, inFlight: waiter.inFlight,
+                               record: record, at: now)
+        waiter.continuation.resume(returning: ticket)
+    }
+
+    /// Records an admission, in flight or settled at once, and makes its ticket.
+    private func admission(id: UInt64, units: Int, lane: QuotaLane, inFlight: Bool, record: Int64?,
+                           at now: Duration) -> QuotaTicket {
+        let entry = Entry(time: now, units: units, lane: lane)
+        if inFlight {
+            self.inFlight[id] = entry
+            used.total += units
+            if lane == .background { used.background += units }
+        } else {
+            self.record(entry)
+        }
+        return QuotaTicket(id: id, admittedAt: now, record: inFlight ? record : nil)
     }
 
     private func schedule(at deadline: Duration) {
@@ -349,24 +422,32 @@ public actor QuotaBucket {
         return lane == .interactive || usage.background + units <= limits.background
     }
 
-    /// The first instant at which `units` would fit for `lane` in this process's window.
-    private func earliestAdmission(units: Int, lane: QuotaLane, now: Duration) -> Duration {
+    /// The first instant at which `units` would fit for `lane` in this process's window; nil
+    /// when they fit only once requests in flight are settled.
+    private func earliestAdmission(units: Int, lane: QuotaLane, now: Duration) -> Duration? {
         let window = configuration.window
         let entries = ledger[head...].map { QuotaLedgerEntry(expiresIn: $0.time + window - now, units: $0.units, lane: $0.lane) }
         let changes = penaltyUntil.map { [$0 - now] } ?? []
-        return now + Self.earliestFit(units: units, lane: lane, usage: usage(), entries: entries, limitChanges: changes) {
+        let wait = Self.earliestFit(units: units, lane: lane, usage: usage(), entries: entries, limitChanges: changes) {
             self.limits(at: now + $0)
         }
+        if wait == nil, inFlight.isEmpty {
+            // Cannot happen (an empty window admits anything); a timer at the last expiry
+            // keeps the waiter from being stranded all the same.
+            return now + (entries.last?.expiresIn ?? .zero)
+        }
+        return wait.map { now + $0 }
     }
 
     /// How long from now until `units` would fit for `lane` (zero if they fit now): usage only
     /// falls when an entry leaves the window and limits only rise when a penalty ends, so
     /// those instants are the only candidates. One pass over the entries, soonest to leave
-    /// first.
+    /// first. Nil when they do not fit even after every entry has left: what holds them back
+    /// is not among the entries (units in flight, or entries a ledger left out).
     static func earliestFit(
         units: Int, lane: QuotaLane, usage: (total: Int, background: Int), entries: [QuotaLedgerEntry],
         limitChanges: [Duration], limits: (Duration) -> Limits
-    ) -> Duration {
+    ) -> Duration? {
         if fits(units, lane: lane, usage: usage, limits: limits(.zero)) { return .zero }
         var remaining = usage
         var changes = limitChanges.filter { $0 > .zero }.sorted()[...]
@@ -386,7 +467,7 @@ public actor QuotaBucket {
             }
             if fits(units, lane: lane, usage: remaining, limits: limits(instant)) { return max(.zero, instant) }
         }
-        return max(.zero, instant)
+        return nil
     }
 
     // MARK: - The shared ledger
@@ -414,7 +495,7 @@ public actor QuotaBucket {
     /// Asks the ledger to admit `units` that fit this process's own window. Without a usable
     /// ledger the local decision stands (`.admitted`).
     private func admitShared(units: Int, lane: QuotaLane, now: Duration) -> SharedAnswer {
-        guard let shared = usableLedger(now) else { return .admitted }
+        guard let shared = usableLedger(now) else { return .admitted(record: nil) }
         let configuration = self.configuration
         let local = localFactor(at: now)
         let answer: QuotaLedgerAdmission
@@ -424,10 +505,10 @@ public actor QuotaBucket {
             }
         } catch {
             ledgerFailed(error, at: now)
-            return .admitted
+            return .admitted(record: nil)
         }
         ledgerWorked()
-        if answer.admitted { return .admitted }
+        if answer.admitted { return .admitted(record: answer.record) }
         return .wait(sharedWait(units: units, lane: lane, answer: answer, now: now))
     }
 
@@ -453,6 +534,8 @@ public actor QuotaBucket {
         let sharedEnd = view.penalty?.remaining
         let configuration = self.configuration
         let local = localFactor(at: now)
+        // Entries the ledger left out (it returns the oldest only) leave later than the last
+        // one it returned: asking again then is the soonest that can succeed.
         var wait = Self.earliestFit(
             units: units, lane: lane, usage: (view.totalUnits, view.backgroundUnits), entries: answer.entries,
             limitChanges: [localEnd, sharedEnd].compactMap { $0 }
@@ -460,7 +543,7 @@ public actor QuotaBucket {
             let localNow = localEnd.map { offset < $0 } ?? false ? local : 1
             let sharedNow = sharedEnd.map { offset < $0 } ?? false ? (view.penalty?.factor ?? 1) : 1
             return Self.limits(configuration, factor: min(localNow, sharedNow))
-        }
+        } ?? max(answer.entries.last?.expiresIn ?? .zero, [localEnd, sharedEnd].compactMap { $0 }.max() ?? .zero)
         if lane == .background && view.othersWaitingInteractive { wait = max(wait, configuration.sharedPoll) }
         return min(max(wait, .milliseconds(1)), configuration.window + configuration.maximumPenalty)
     }

@@ -75,11 +75,14 @@ public struct QuotaLedgerAdmission: Sendable, Equatable {
     /// When refused: every admission in the window, soonest to leave first, so the caller can
     /// work out when to ask again. Empty when admitted.
     public var entries: [QuotaLedgerEntry]
+    /// When admitted: the ledger's name for the record, for `QuotaLedger.settle`.
+    public var record: Int64?
 
-    public init(admitted: Bool, view: QuotaLedgerView, entries: [QuotaLedgerEntry] = []) {
+    public init(admitted: Bool, view: QuotaLedgerView, entries: [QuotaLedgerEntry] = [], record: Int64? = nil) {
         self.admitted = admitted
         self.view = view
         self.entries = entries
+        self.record = record
     }
 }
 
@@ -87,7 +90,7 @@ public struct QuotaLedgerAdmission: Sendable, Equatable {
 /// report it (`QuotaBucket.sharing`).
 public struct QuotaLedgerFailure: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Operation: String, Sendable {
-        case open, admit, lease, penalize, view
+        case open, admit, settle, lease, penalize, view
     }
 
     public var operation: Operation
@@ -122,6 +125,12 @@ public protocol QuotaLedger: Sendable {
     /// answer carries the window's entries.
     func admit(units: Int, lane: QuotaLane, window: Duration,
                decide: (QuotaLedgerView) -> Bool) throws(QuotaLedgerFailure) -> QuotaLedgerAdmission
+
+    /// The request of an admission (`record`, with its `units` and `lane`) was answered: from
+    /// now on it leaves the window one window from now, not from its admission (QuotaBucket,
+    /// "Gmail counts a request when it arrives"). A record the window already forgot (its
+    /// request was in flight longer than a window) is recorded again, now.
+    func settle(record: Int64, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure)
 
     /// Says that this owner has an interactive request waiting, for `lease` from now (the
     /// bucket renews it while it waits), or, with nil, that it has none any more. A lease

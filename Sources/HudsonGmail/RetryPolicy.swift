@@ -3,7 +3,9 @@
  n-th retry waits a uniformly random time in [0, min(maxBackoff, initialBackoff·2ⁿ)), which
  spreads clients apart better than a fixed schedule plus small jitter; a server's
  `Retry-After` is a floor under that (gmail-api.md §4 "Retry policy"). Attempts are bounded
- by count and by total time, so a caller never waits longer than it configured.
+ by count and by total time, so a caller never retries for longer than it configured; the
+ time counts from the first attempt's admission by the quota (waiting for the user's own
+ quota is not failing, and a request that waited a minute for it still gets its retries).
 
  A server's `Retry-After` (header, HTTP-date or the "Retry after <time>" of a sending-limit
  429) is believed up to `maximumRetryAfter`, 15 minutes, and no further: a proxy, a bug or a

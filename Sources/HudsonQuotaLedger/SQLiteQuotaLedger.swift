@@ -97,9 +97,9 @@ public final class SQLiteQuotaLedger: QuotaLedger {
                     let lane = Lane(lane)
                     try db.execute("INSERT INTO admissions(at, units, lane, owner) VALUES (?, ?, ?, ?)",
                                    now, Int64(units), lane.rawValue, owner)
-                    try db.execute("UPDATE totals SET interactive = interactive + ?, background = background + ?",
-                                   lane == .interactive ? Int64(units) : 0, lane == .background ? Int64(units) : 0)
-                    return QuotaLedgerAdmission(admitted: true, view: view)
+                    let record = db.lastInsertRowID
+                    try Self.addToTotals(db, units: units, lane: lane)
+                    return QuotaLedgerAdmission(admitted: true, view: view, record: record)
                 }
                 // The oldest `entriesRefused` are enough to say when to ask again: if the
                 // request fits only later, the bucket asks again when the last of them leaves.
@@ -109,6 +109,28 @@ public final class SQLiteQuotaLedger: QuotaLedger {
                                      lane: Lane(rawValue: row.int64(2))?.lane ?? .background)
                 }
                 return QuotaLedgerAdmission(admitted: false, view: view, entries: entries)
+            }
+        }
+    }
+
+    public func settle(record: Int64, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure) {
+        let owner = self.owner
+        let clock = self.clock
+        try withConnection(.settle) { db in
+            try db.write {
+                let now = clock()
+                let lane = Lane(lane)
+                // The row is this owner's, with these units and lane. Gone from the window (in
+                // flight longer than one), it is recorded again. Its rowid may then name a
+                // newer row; that one matches only if it is also this process's, of the same
+                // units and lane, and is then held instead of the admission recorded again.
+                try db.execute("UPDATE admissions SET at = max(at, ?) WHERE rowid = ? AND owner = ? AND units = ? AND lane = ?",
+                               now, record, owner, Int64(units), lane.rawValue)
+                if db.changes == 0 {
+                    try db.execute("INSERT INTO admissions(at, units, lane, owner) VALUES (?, ?, ?, ?)",
+                                   now, Int64(units), lane.rawValue, owner)
+                    try Self.addToTotals(db, units: units, lane: lane)
+                }
             }
         }
     }
@@ -171,6 +193,11 @@ public final class SQLiteQuotaLedger: QuotaLedger {
 
     /// How many admissions a refused step returns at most.
     static let entriesRefused: Int64 = 500
+
+    private static func addToTotals(_ db: Connection, units: Int, lane: Lane) throws {
+        try db.execute("UPDATE totals SET interactive = interactive + ?, background = background + ?",
+                       lane == .interactive ? Int64(units) : 0, lane == .background ? Int64(units) : 0)
+    }
 
     /// Forgets the admissions that left the window (keeping the totals), and moves those that a
     /// clock from another timeline stamped in the future back to now. (Lapsed leases and ended

@@ -27,6 +27,46 @@ struct ClientSchedulingTests {
         #expect(server.requests.count == 1)
     }
 
+    @Test("a request's units leave the quota window one window after its answer, answered or failed")
+    func unitsLeaveAfterTheAnswer() async throws {
+        let clock = ManualClock(autoAdvance: false)
+        // Each answer takes 5 s of the test's clock: Gmail counted the request at some instant
+        // in between, so the bucket must hold its units until 65 s, not 60.
+        let server = try TestHTTPServer { request in
+            clock.advance(by: .seconds(5))
+            return request.path.contains("profile") ? .json(200, Fixture.profile) : .json(400, Fixture.error(400, reason: "invalid"))
+        }
+        defer { server.stop() }
+        let quota = QuotaBucket(configuration: .init(budget: 10), clock: clock.scheduling)
+        let client = try makeClient(server, clock: clock, quota: quota) { $0.lane = .interactive }
+        _ = try await client.getProfile()                                   // 1 unit, answered at 5 s
+        #expect(await gmailError { _ = try await client.listLabels() } != nil)  // 1 unit, failed at 10 s
+        clock.advance(by: .seconds(56))                                     // 66 s
+        #expect(await quota.stats().interactiveUnits == 1)
+        clock.advance(by: .seconds(4))                                      // 70 s
+        #expect(await quota.stats().interactiveUnits == 0)
+    }
+
+    @Test("the retry bounds count from the admission: a request that waited for quota is still retried")
+    func retryBoundsFromAdmission() async throws {
+        let server = try TestHTTPServer(script: [.status(503), .json(200, Fixture.profile)])
+        defer { server.stop() }
+        let clock = ManualClock(autoAdvance: false)
+        let quota = QuotaBucket(configuration: .init(budget: 10), clock: clock.scheduling)
+        try await quota.acquire(units: 10, lane: .interactive)
+        let client = try makeClient(server, clock: clock, jitter: 0, quota: quota) {
+            $0.lane = .interactive
+            $0.maxRetryDuration = .seconds(30)
+        }
+        let task = Task { try await client.getProfile() }
+        // 60 s waiting for quota, longer than the retry bound; then a 503, retried at once
+        // (jitter 0: no backoff; the window has room for the retry's unit).
+        try #require(await eventually { await quota.stats().waitingInteractive == 1 })
+        clock.advance(by: .seconds(60))
+        #expect(try await task.value.emailAddress == "ann@example.com")
+        #expect(server.requests.count == 2)
+    }
+
     @Test("cancelling a request that waits for quota charges nothing and sends nothing")
     func cancelWhileWaitingForQuota() async throws {
         let server = try TestHTTPServer(script: [.json(200, Fixture.profile)])

@@ -68,6 +68,42 @@ struct QuotaBucketTests {
         #expect(await quota.stats().interactiveUnits == 80)
     }
 
+    @Test("units in flight stay in the window until settled, and leave one window after the settle")
+    func inFlightUntilSettled() async throws {
+        let clock = ManualClock(autoAdvance: false)
+        let quota = bucket(clock)
+        let ticket = try await quota.admit(units: 60, lane: .interactive)
+        #expect(ticket.admittedAt == .zero)
+        // The answer takes 70 s: a window after the admission the units are still Gmail's.
+        clock.advance(by: .seconds(70))
+        #expect(await quota.stats().interactiveUnits == 60)
+        let waiting = Task { try await quota.acquire(units: 50, lane: .interactive) }
+        try #require(await eventually { await quota.stats().waitingInteractive == 1 })
+        // Only units in flight hold it back: no timer until the settle says when they leave.
+        #expect(clock.pendingSleepers == 0)
+        await quota.settle(ticket)
+        try #require(await eventually { clock.pendingSleepers == 1 })
+        clock.advance(by: .seconds(59))
+        #expect(await quota.stats().waitingInteractive == 1)
+        clock.advance(by: .seconds(1))
+        #expect(try await waiting.value == .seconds(130))
+        // A second settle of the same ticket changes nothing.
+        await quota.settle(ticket)
+        #expect(await quota.stats().interactiveUnits == 50)
+    }
+
+    @Test("admit and settle at once count like acquire: the units leave one window after")
+    func settledAtOnce() async throws {
+        let clock = ManualClock(autoAdvance: false)
+        let quota = bucket(clock)
+        await quota.settle(try await quota.admit(units: 100, lane: .background))
+        let waiting = Task { try await quota.admit(units: 1, lane: .interactive) }
+        try #require(await eventually { clock.pendingSleepers == 1 })
+        clock.advance(by: .seconds(60))
+        #expect(try await waiting.value.admittedAt == .seconds(60))
+        #expect(await quota.stats().totalUnits == 1)
+    }
+
     @Test("a 429 halves the effective budget until the window clears")
     func penaltyShrinksBudget() async throws {
         let clock = ManualClock(autoAdvance: false)

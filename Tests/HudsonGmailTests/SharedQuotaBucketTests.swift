@@ -69,6 +69,27 @@ struct SharedQuotaBucketTests {
         for quota in buckets { #expect(await quota.sharing == .shared) }
     }
 
+    @Test("a request in flight in one process holds the others back until one window after its answer")
+    func inFlightHoldsTheSharedWindow() async throws {
+        let clock = ManualClock(autoAdvance: false)
+        let account = MemoryQuotaAccount(clock: clock)
+        let first = bucket(clock, account.handle(owner: 1)), second = bucket(clock, account.handle(owner: 2))
+        let ticket = try await first.admit(units: 100, lane: .interactive)
+        clock.advance(by: .seconds(30))
+        await first.settle(ticket)
+        #expect(account.settled.map(\.time) == [.seconds(30)])
+        // At 60 s the admission is a window old, but its answer only 30 s.
+        clock.advance(by: .seconds(30))
+        let waiting = Task { try await second.acquire(units: 10, lane: .interactive) }
+        try #require(await eventually { await second.stats().waitingInteractive == 1 })
+        clock.advance(by: .seconds(29))
+        #expect(await second.stats().waitingInteractive == 1)
+        clock.advance(by: .seconds(1))
+        #expect(try await waiting.value == .seconds(90))
+        #expect(await first.sharing == .shared)
+        #expect(await second.sharing == .shared)
+    }
+
     @Test("background waits while another process has an interactive request waiting, even with room in the window")
     func backgroundYieldsToOtherProcessInteractive() async throws {
         let clock = ManualClock(autoAdvance: false)

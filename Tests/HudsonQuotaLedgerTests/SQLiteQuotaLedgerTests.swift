@@ -52,6 +52,34 @@ struct SQLiteQuotaLedgerTests {
         #expect(try ledger[1].view(window: .seconds(60)) == QuotaLedgerView(interactiveUnits: 0, backgroundUnits: 20))
     }
 
+    @Test("a settled admission leaves the window one window after its settle; one the window forgot is recorded again")
+    func settleMovesTheAdmission() throws {
+        let directory = TemporaryDirectory()
+        let clock = TestClock(autoAdvance: false)
+        let ledger = ledgers(clock, in: directory)
+        let answered = try #require(try admit(ledger[0], 30, .interactive).record)
+        clock.advance(by: .seconds(10))
+        try ledger[0].settle(record: answered, units: 30, lane: .interactive)
+        clock.advance(by: .seconds(55))  // 65 s after the admission, 55 after the answer
+        #expect(try ledger[1].view(window: .seconds(60)) == QuotaLedgerView(interactiveUnits: 30))
+        clock.advance(by: .seconds(5))
+        #expect(try ledger[1].view(window: .seconds(60)) == QuotaLedgerView())
+
+        // In flight for 90 s: the window forgot it after 60; its answer records it again.
+        let slow = try #require(try admit(ledger[0], 20, .background).record)
+        clock.advance(by: .seconds(90))
+        #expect(try ledger[1].view(window: .seconds(60)) == QuotaLedgerView())
+        _ = try admit(ledger[1], 1, .background)  // tidies the forgotten row away
+        try ledger[0].settle(record: slow, units: 20, lane: .background)
+        #expect(try ledger[1].view(window: .seconds(60)) == QuotaLedgerView(backgroundUnits: 21))
+        // Another owner's settle of the same record is not this admission's: recorded apart.
+        try ledger[1].settle(record: slow, units: 20, lane: .background)
+        #expect(try ledger[1].view(window: .seconds(60)) == QuotaLedgerView(backgroundUnits: 41))
+        clock.advance(by: .seconds(60))
+        #expect(try ledger[0].view(window: .seconds(60)) == QuotaLedgerView())
+        #expect(try ledger[0].rowCounts().admissions == 3)  // kept until the next admission tidies
+    }
+
     @Test("an interactive request waiting in one process holds back the other's background, not its own")
     func waitingInteractiveIsSeenByOthers() throws {
         let directory = TemporaryDirectory()
@@ -356,6 +384,9 @@ final class RecordingLedger: QuotaLedger {
         return answer
     }
 
+    func settle(record: Int64, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure) {
+        try inner.settle(record: record, units: units, lane: lane)
+    }
     func setInteractiveWaiting(lease: Duration?) throws(QuotaLedgerFailure) { try inner.setInteractiveWaiting(lease: lease) }
     func penalize(_ update: (QuotaPenalty?) -> QuotaPenalty) throws(QuotaLedgerFailure) { try inner.penalize(update) }
     func view(window: Duration) throws(QuotaLedgerFailure) -> QuotaLedgerView { try inner.view(window: window) }

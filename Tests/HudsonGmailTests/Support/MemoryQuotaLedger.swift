@@ -14,6 +14,7 @@ final class MemoryQuotaAccount: Sendable {
         var units: Int
         var lane: QuotaLane
         var owner: Int
+        var record: Int64 = 0
     }
 
     struct State {
@@ -22,6 +23,9 @@ final class MemoryQuotaAccount: Sendable {
         var history: [Admission] = []
         var leases: [Int: Duration] = [:]
         var penalty: (factor: Double, until: Duration)?
+        var lastRecord: Int64 = 0
+        /// Every settle: the record and when.
+        var settled: [(record: Int64, time: Duration)] = []
     }
 
     let clock: ManualClock
@@ -34,6 +38,9 @@ final class MemoryQuotaAccount: Sendable {
     func handle(owner: Int) -> MemoryQuotaLedger { MemoryQuotaLedger(account: self, owner: owner) }
 
     var history: [Admission] { state.withLock { $0.history } }
+
+    /// Every settle: the record and when.
+    var settled: [(record: Int64, time: Duration)] { state.withLock { $0.settled } }
 
     /// When `owner`'s lease lapses, if it has one.
     func lease(of owner: Int) -> Duration? { state.withLock { $0.leases[owner] } }
@@ -83,13 +90,29 @@ final class MemoryQuotaLedger: QuotaLedger {
             state.admissions.removeAll { $0.time <= now - window }
             let view = self.view(state, now: now, window: window)
             if decide(view) {
-                let admission = MemoryQuotaAccount.Admission(time: now, units: units, lane: lane, owner: owner)
+                state.lastRecord += 1
+                let admission = MemoryQuotaAccount.Admission(time: now, units: units, lane: lane, owner: owner,
+                                                             record: state.lastRecord)
                 state.admissions.append(admission)
                 state.history.append(admission)
-                return QuotaLedgerAdmission(admitted: true, view: view)
+                return QuotaLedgerAdmission(admitted: true, view: view, record: admission.record)
             }
-            let entries = state.admissions.map { QuotaLedgerEntry(expiresIn: $0.time + window - now, units: $0.units, lane: $0.lane) }
+            let entries = state.admissions.sorted { $0.time < $1.time }.map { QuotaLedgerEntry(expiresIn: $0.time + window - now, units: $0.units, lane: $0.lane) }
             return QuotaLedgerAdmission(admitted: false, view: view, entries: entries)
+        }
+    }
+
+    func settle(record: Int64, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure) {
+        try check(.settle)
+        let now = account.clock.now
+        let owner = self.owner
+        account.state.withLock { state in
+            state.settled.append((record, now))
+            if let index = state.admissions.firstIndex(where: { $0.record == record && $0.owner == owner }) {
+                state.admissions[index].time = max(state.admissions[index].time, now)
+            } else {
+                state.admissions.append(.init(time: now, units: units, lane: lane, owner: owner, record: record))
+            }
         }
     }
 
