@@ -17,8 +17,19 @@ import HudsonStore
 public enum FetchService {
     @MainActor
     public static func serve(_ cli: Invocation, items: [String]) async throws -> ExitStatus {
+        // Once hd-show is gone (killed), nobody reads the answers: the work still waiting is
+        // cancelled rather than left to spend the user's quota (ReaderWatch).
+        let work = Task { @MainActor in try await answer(items, cli) }
+        let watch = ReaderWatch.start(descriptor: 1) { work.cancel() }
+        defer { watch?.stop() }
+        return try await work.value
+    }
+
+    @MainActor
+    static func answer(_ items: [String], _ cli: Invocation) async throws -> ExitStatus {
         let fetch = OnDemand(invocation: cli)
         for item in items {
+            if Task.isCancelled { return .success }
             let fields = item.split(separator: ":", maxSplits: 1).map(String.init)
             guard fields.count == 2 else { throw UsageError("--fetch \(item): not KIND:ID:EMAIL") }
             var rest = fields[1]
@@ -45,6 +56,8 @@ public enum FetchService {
             } catch let error as UsageError {
                 throw error
             } catch is OutputClosed {
+                return .success
+            } catch is CancellationError where Task.isCancelled {
                 return .success
             } catch {
                 let classified = NetworkExit.classify(error) ?? Exit.classify(error, debug: cli.debug)

@@ -8,8 +8,12 @@
 // window holds more units than the quota. With one QuotaBucket per process (before the
 // shared ledger) each process believes it has the whole budget: the same run gets 429s.
 //
-// The run lasts about 20 s, within one window: commands still waiting for quota then are
-// killed (which the ledger must also survive). No timing is asserted, only units.
+// The run lasts about 20 s: commands still waiting for quota then are killed (which the
+// ledger must also survive), and with them the `hd-sync --fetch` helpers of the killed
+// hd-shows. No timing is asserted, only units. (When the helpers outlived their hd-show they
+// went on waiting, were admitted the moment the setup's units left the ledger's window, and
+// reached the fake while its window still held them: the same units leave the ledger's
+// window one window after their answer now, QuotaBucket.)
 import Foundation
 import HudsonTestSupport
 import Testing
@@ -64,8 +68,10 @@ struct SharedQuotaTests {
         Thread.sleep(forTimeInterval: max(0, min(2, deadline.timeIntervalSinceNow)))
         var finished = 0
         var killed: [String] = []
+        // All at once, so that none goes on spending while another is reaped.
+        for (_, process) in commands where process.isRunning { process.signal(SIGKILL) }
         for (name, process) in commands {
-            let exit = process.isRunning ? rig.kill9(process) : rig.finish(process)
+            let exit = rig.finish(process)
             if exit.killed {
                 killed.append(name)
             } else {
@@ -87,5 +93,55 @@ struct SharedQuotaTests {
                     + "\(String(format: "%.1f", log.span)) s, worst 60 s window \(worst.units), \(refused.count) x 429; "
                     + "\(finished) commands finished, killed while waiting: \(killed.joined(separator: ", "))")
         try rig.expectNoSecretsLeaked()
+    }
+
+    @Test("hd-show killed while its hd-sync --fetch helper waits for quota: the helper stops, and Gmail is not asked")
+    func helperStopsWithHDShow() throws {
+        let rig = Rig()
+        let fake = try rig.startFake(["--demo", "--demo-count", "400"])
+        try rig.connect(lookbackDays: 30)
+        let first = try rig.run("hd-sync", "--prefetch-days", "1")
+        try #require(first.status == 0, "\(first)")
+        let id = try #require(try QuotaLog.messages(store: rig.storePath).bodiless.first)
+        // The first sync's units fill a one-unit budget for the next minute: the helper waits.
+        rig.environment["HUDSON_QUOTA_PER_MINUTE"] = "1"
+        try fake.clearRequests()
+        let show = try rig.start("hd-show", ["message:\(id)"])
+        let helper = try #require(Self.waitForProcess(containing: "body:\(id):"), "no hd-sync --fetch for \(id)")
+        Thread.sleep(forTimeInterval: 0.5)  // into its wait for quota
+        let exit = rig.kill9(show)
+        #expect(exit.killed, "\(exit)")
+        // Gone with it: a helper that went on would be admitted when the first sync's units
+        // leave the window, within the minute, and fetch the body.
+        let deadline = Date().addingTimeInterval(90)
+        while Self.isRunning(helper) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!Self.isRunning(helper), "the helper \(helper) still runs")
+        let asked = try fake.requests().filter { $0.path.contains(id) }
+        #expect(asked.isEmpty, "\(asked.map { "\($0.method) \($0.path)" })")
+        try rig.expectNoSecretsLeaked()
+    }
+
+    /// Whether `pid` exists and has not exited (an orphan's zombie, not reaped yet, has).
+    static func isRunning(_ pid: Int32) -> Bool {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return false }
+        let stat = String(decoding: data, as: UTF8.self)
+        guard let close = stat.lastIndex(of: ")") else { return false }
+        return !stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
+
+    /// The pid of the first process whose command line contains `text`, waited for up to 60 s.
+    static func waitForProcess(containing text: String) -> Int32? {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            for entry in entries {
+                guard let pid = Int32(entry),
+                      let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+                let line = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
+                if line.contains(text) && line.contains("--fetch") { return pid }
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return nil
     }
 }
