@@ -133,7 +133,7 @@ public final class Exporter {
                 try ExportFiles.remove(temporaryDirectory + "/" + name)
             }
         }
-        var mbox = try openMbox(&state)
+        let mbox = try openMbox(&state)
         defer { if mbox >= 0 { close(mbox) } }
 
         var done = 0
