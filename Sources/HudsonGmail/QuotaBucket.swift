@@ -36,9 +36,10 @@ public enum QuotaLane: String, Sendable, Hashable, CaseIterable {
 
 /// Usage of the current rolling window, for progress lines.
 public struct QuotaStats: Sendable, Equatable {
-    /// Units admitted to the interactive lane in the last window.
+    /// Units of the interactive lane still counted in the window: in flight, or answered
+    /// within the last window.
     public var interactiveUnits: Int
-    /// Units admitted to the background lane in the last window.
+    /// Units of the background lane still counted in the window, likewise.
     public var backgroundUnits: Int
     /// What the whole window admits now (lower than the budget while penalised).
     public var effectiveBudget: Int
@@ -47,7 +48,7 @@ public struct QuotaStats: Sendable, Equatable {
     public var waitingInteractive: Int
     public var waitingBackground: Int
 
-    /// Units admitted to both lanes in the last window.
+    /// Units of both lanes still counted in the window.
     public var totalUnits: Int { interactiveUnits + backgroundUnits }
 }
 
@@ -57,7 +58,7 @@ public struct QuotaTicket: Sendable, Hashable {
     /// The clock instant of the admission.
     public let admittedAt: Duration
     /// The shared ledger's record of the admission, when one recorded it.
-    let record: Int64?
+    let record: QuotaLedgerRecord?
 }
 
 /// A rolling-minute, two-lane limiter of Gmail quota units.
@@ -128,7 +129,7 @@ public actor QuotaBucket {
     /// The shared ledger's answer for one request.
     private enum SharedAnswer {
         /// Admitted; the ledger's record of it, when a ledger recorded it.
-        case admitted(record: Int64?)
+        case admitted(record: QuotaLedgerRecord?)
         /// Refused: ask again after this long.
         case wait(Duration)
     }
@@ -319,14 +320,14 @@ public actor QuotaBucket {
         if let deadline { schedule(at: deadline) }
     }
 
-    private func admit(_ waiter: Waiter, record: Int64?, at now: Duration) {
+    private func admit(_ waiter: Waiter, record: QuotaLedgerRecord?, at now: Duration) {
         let ticket = admission(id: waiter.id, units: waiter.units, lane: waiter.lane, inFlight: waiter.inFlight,
                                record: record, at: now)
         waiter.continuation.resume(returning: ticket)
     }
 
     /// Records an admission, in flight or settled at once, and makes its ticket.
-    private func admission(id: UInt64, units: Int, lane: QuotaLane, inFlight: Bool, record: Int64?,
+    private func admission(id: UInt64, units: Int, lane: QuotaLane, inFlight: Bool, record: QuotaLedgerRecord?,
                            at now: Duration) -> QuotaTicket {
         let entry = Entry(time: now, units: units, lane: lane)
         if inFlight {

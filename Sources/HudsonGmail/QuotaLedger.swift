@@ -76,13 +76,26 @@ public struct QuotaLedgerAdmission: Sendable, Equatable {
     /// work out when to ask again. Empty when admitted.
     public var entries: [QuotaLedgerEntry]
     /// When admitted: the ledger's name for the record, for `QuotaLedger.settle`.
-    public var record: Int64?
+    public var record: QuotaLedgerRecord?
 
-    public init(admitted: Bool, view: QuotaLedgerView, entries: [QuotaLedgerEntry] = [], record: Int64? = nil) {
+    public init(admitted: Bool, view: QuotaLedgerView, entries: [QuotaLedgerEntry] = [],
+                record: QuotaLedgerRecord? = nil) {
         self.admitted = admitted
         self.view = view
         self.entries = entries
         self.record = record
+    }
+}
+
+/// A ledger's name for one admission: what it needs to find it again, and only it. Opaque
+/// to the bucket.
+public struct QuotaLedgerRecord: Sendable, Hashable {
+    public var id: Int64
+    public var stamp: Int64
+
+    public init(id: Int64, stamp: Int64) {
+        self.id = id
+        self.stamp = stamp
     }
 }
 
@@ -130,7 +143,7 @@ public protocol QuotaLedger: Sendable {
     /// now on it leaves the window one window from now, not from its admission (QuotaBucket,
     /// "Gmail counts a request when it arrives"). A record the window already forgot (its
     /// request was in flight longer than a window) is recorded again, now.
-    func settle(record: Int64, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure)
+    func settle(record: QuotaLedgerRecord, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure)
 
     /// Says that this owner has an interactive request waiting, for `lease` from now (the
     /// bucket renews it while it waits), or, with nil, that it has none any more. A lease

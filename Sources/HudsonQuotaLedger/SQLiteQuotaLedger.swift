@@ -97,7 +97,7 @@ public final class SQLiteQuotaLedger: QuotaLedger {
                     let lane = Lane(lane)
                     try db.execute("INSERT INTO admissions(at, units, lane, owner) VALUES (?, ?, ?, ?)",
                                    now, Int64(units), lane.rawValue, owner)
-                    let record = db.lastInsertRowID
+                    let record = QuotaLedgerRecord(id: db.lastInsertRowID, stamp: now)
                     try Self.addToTotals(db, units: units, lane: lane)
                     return QuotaLedgerAdmission(admitted: true, view: view, record: record)
                 }
@@ -113,19 +113,19 @@ public final class SQLiteQuotaLedger: QuotaLedger {
         }
     }
 
-    public func settle(record: Int64, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure) {
+    public func settle(record: QuotaLedgerRecord, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure) {
         let owner = self.owner
         let clock = self.clock
         try withConnection(.settle) { db in
             try db.write {
                 let now = clock()
                 let lane = Lane(lane)
-                // The row is this owner's, with these units and lane. Gone from the window (in
-                // flight longer than one), it is recorded again. Its rowid may then name a
-                // newer row; that one matches only if it is also this process's, of the same
-                // units and lane, and is then held instead of the admission recorded again.
-                try db.execute("UPDATE admissions SET at = max(at, ?) WHERE rowid = ? AND owner = ? AND units = ? AND lane = ?",
-                               now, record, owner, Int64(units), lane.rawValue)
+                // The row is this owner's, stamped at its admission: a rowid SQLite handed out
+                // again after the row left the window names a later row, which does not
+                // match. Gone from the window (in flight longer than one), or moved by `tidy`
+                // (another timeline), the admission is recorded again: counted twice at worst.
+                try db.execute("UPDATE admissions SET at = max(at, ?) WHERE rowid = ? AND owner = ? AND at = ?",
+                               now, record.id, owner, record.stamp)
                 if db.changes == 0 {
                     try db.execute("INSERT INTO admissions(at, units, lane, owner) VALUES (?, ?, ?, ?)",
                                    now, Int64(units), lane.rawValue, owner)

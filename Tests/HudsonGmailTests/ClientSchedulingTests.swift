@@ -107,6 +107,32 @@ struct ClientSchedulingTests {
         await #expect(throws: CancellationError.self) { try await task.value }
     }
 
+    @Test("a request cancelled in flight is settled: its units leave one window after the cancel")
+    func cancelledInFlightIsSettled() async throws {
+        let release = DispatchSemaphore(value: 0)
+        let server = try TestHTTPServer { _ in
+            _ = release.wait(timeout: .now() + 600)
+            release.signal()
+            return .json(200, Fixture.profile)
+        }
+        defer {
+            release.signal()
+            server.stop()
+        }
+        let clock = ManualClock(autoAdvance: false)
+        let quota = QuotaBucket(configuration: .init(budget: 10), clock: clock.scheduling)
+        let client = try makeClient(server, clock: clock, quota: quota) { $0.lane = .interactive }
+        let task = Task { try await client.getProfile() }
+        try #require(await eventually { server.requests.count == 1 })
+        clock.advance(by: .seconds(10))
+        task.cancel()
+        await #expect(throws: CancellationError.self) { try await task.value }
+        clock.advance(by: .seconds(59))  // 69 s: a window after the admission, not the cancel
+        #expect(await quota.stats().interactiveUnits == 1)
+        clock.advance(by: .seconds(1))
+        #expect(await quota.stats().interactiveUnits == 0)
+    }
+
     @Test("cancelling getMessages during backoff marks the unfinished ids cancelled")
     func cancelBatch() async throws {
         let server = try TestHTTPServer { _ in .status(503) }

@@ -80,6 +80,28 @@ struct SQLiteQuotaLedgerTests {
         #expect(try ledger[0].rowCounts().admissions == 3)  // kept until the next admission tidies
     }
 
+    @Test("a rowid SQLite hands out again names a new admission: settling the old one records it again")
+    func settleAfterRowidReuse() throws {
+        let directory = TemporaryDirectory()
+        let clock = TestClock(autoAdvance: false)
+        let ledger = ledgers(clock, in: directory, count: 1)[0]
+        let first = try #require(try admit(ledger, 10, .background).record)
+        let slow = try #require(try admit(ledger, 10, .background).record)
+        clock.advance(by: .seconds(50))
+        try ledger.settle(record: first, units: 10, lane: .background)
+        // At 70 s the slow one, still in flight, has left the window; the next admission of
+        // the same process gets its rowid back (the largest left is the first's).
+        clock.advance(by: .seconds(20))
+        let next = try #require(try admit(ledger, 10, .background).record)
+        #expect(next.id == slow.id)
+        try ledger.settle(record: slow, units: 10, lane: .background)
+        #expect(try ledger.view(window: .seconds(60)) == QuotaLedgerView(backgroundUnits: 30))
+        // The new admission kept its own time: it leaves at 130 s, the slow one at 130 s too
+        // (answered at 70), the first at 110.
+        clock.advance(by: .seconds(41))
+        #expect(try ledger.view(window: .seconds(60)) == QuotaLedgerView(backgroundUnits: 20))
+    }
+
     @Test("an interactive request waiting in one process holds back the other's background, not its own")
     func waitingInteractiveIsSeenByOthers() throws {
         let directory = TemporaryDirectory()
@@ -384,7 +406,7 @@ final class RecordingLedger: QuotaLedger {
         return answer
     }
 
-    func settle(record: Int64, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure) {
+    func settle(record: QuotaLedgerRecord, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure) {
         try inner.settle(record: record, units: units, lane: lane)
     }
     func setInteractiveWaiting(lease: Duration?) throws(QuotaLedgerFailure) { try inner.setInteractiveWaiting(lease: lease) }

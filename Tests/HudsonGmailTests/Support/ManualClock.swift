@@ -22,6 +22,7 @@ final class ManualClock: Sendable {
         var sleeps: [Duration] = []
         var sleepers: [Sleeper] = []
         var nextID = 0
+        var timerWaits = 0
         var beforeNextWait: (@Sendable () -> Void)?
     }
 
@@ -43,6 +44,10 @@ final class ManualClock: Sendable {
     /// Sleeps waiting for `advance` (gated mode).
     var pendingSleepers: Int { state.withLock { $0.sleepers.count } }
 
+    /// Calls of `sleep(until:)` so far, those that returned at once included (a timer due
+    /// now never waits, so a busy loop of timers leaves `pendingSleepers` at 0).
+    var timerWaits: Int { state.withLock { $0.timerWaits } }
+
     var scheduling: SchedulingClock {
         SchedulingClock(
             now: { self.now },
@@ -59,6 +64,7 @@ final class ManualClock: Sendable {
 
     /// Sleeps until the clock reads `deadline` (a timer; not recorded in `sleeps`).
     func sleep(until deadline: Duration) async throws {
+        state.withLock { $0.timerWaits += 1 }
         try await wait(recording: nil) { _ in deadline }
     }
 

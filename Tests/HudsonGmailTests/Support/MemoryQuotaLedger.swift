@@ -95,23 +95,25 @@ final class MemoryQuotaLedger: QuotaLedger {
                                                              record: state.lastRecord)
                 state.admissions.append(admission)
                 state.history.append(admission)
-                return QuotaLedgerAdmission(admitted: true, view: view, record: admission.record)
+                return QuotaLedgerAdmission(admitted: true, view: view,
+                                            record: QuotaLedgerRecord(id: admission.record, stamp: 0))
             }
             let entries = state.admissions.sorted { $0.time < $1.time }.map { QuotaLedgerEntry(expiresIn: $0.time + window - now, units: $0.units, lane: $0.lane) }
             return QuotaLedgerAdmission(admitted: false, view: view, entries: entries)
         }
     }
 
-    func settle(record: Int64, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure) {
+    func settle(record: QuotaLedgerRecord, units: Int, lane: QuotaLane) throws(QuotaLedgerFailure) {
         try check(.settle)
         let now = account.clock.now
         let owner = self.owner
         account.state.withLock { state in
-            state.settled.append((record, now))
-            if let index = state.admissions.firstIndex(where: { $0.record == record && $0.owner == owner }) {
+            state.settled.append((record.id, now))
+            // Records are never reused here.
+            if let index = state.admissions.firstIndex(where: { $0.record == record.id && $0.owner == owner }) {
                 state.admissions[index].time = max(state.admissions[index].time, now)
             } else {
-                state.admissions.append(.init(time: now, units: units, lane: lane, owner: owner, record: record))
+                state.admissions.append(.init(time: now, units: units, lane: lane, owner: owner, record: record.id))
             }
         }
     }
