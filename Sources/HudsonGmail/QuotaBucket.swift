@@ -332,8 +332,7 @@ public actor QuotaBucket {
         let entry = Entry(time: now, units: units, lane: lane)
         if inFlight {
             self.inFlight[id] = entry
-            used.total += units
-            if lane == .background { used.background += units }
+            count(entry)
         } else {
             self.record(entry)
         }
@@ -388,6 +387,11 @@ public actor QuotaBucket {
 
     private func record(_ entry: Entry) {
         ledger.append(entry)
+        count(entry)
+    }
+
+    /// Adds an admission's units to `used` (in the window or in flight).
+    private func count(_ entry: Entry) {
         used.total += entry.units
         if entry.lane == .background { used.background += entry.units }
     }
