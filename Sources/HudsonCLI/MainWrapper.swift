@@ -57,6 +57,11 @@ public enum Main {
         signal(SIGPIPE, SIG_IGN)
         let environment = currentEnvironment()
         let output = OutputStream(fd: 1)
+        // The checkpoint helper is started with its option and nothing else, ahead of the
+        // parsing of operands the command requires (hd-mark's actions).
+        if let path = CheckpointHelper.storePath(arguments: Array(CommandLine.arguments.dropFirst()), spec: spec) {
+            CheckpointHelper.run(storePath: path)
+        }
         do {
             let (arguments, selected) = try ArgumentParser.parse(Array(CommandLine.arguments.dropFirst()), spec: spec)
             let programName = ([spec.name] + arguments.subcommandPath).joined(separator: " ")
@@ -222,15 +227,25 @@ public final class Invocation {
     /// its store here, so the reliability suite's seams (TestHooks) reach them all.
     /// `cacheKiB` (else `writerCacheKiB` for a writer, SQLite's default for a reader) and
     /// `checkpointPages` are for hd-sync's connection (SyncRunner).
+    /// With `checkpointAfterExit` (a command that declares `CheckpointHelper.option`), the
+    /// checkpoint its close would do is left to a helper that does it once this process
+    /// has exited (CheckpointHelper).
     public func openStore(
-        _ access: Store.Access, durable: Bool = false, cacheKiB: Int? = nil, checkpointPages: Int? = nil
+        _ access: Store.Access, durable: Bool = false, cacheKiB: Int? = nil, checkpointPages: Int? = nil,
+        checkpointAfterExit: Bool = false
     ) throws -> sending Store {
         let path = try storePath()
         if access == .create { try Paths.makeDirectories(Paths.directory(of: path)) }
-        return try Store.open(path: path, access: access, synchronous: durable ? .full : .normal,
-                              cacheKiB: cacheKiB ?? (access == .readOnly ? nil : Self.writerCacheKiB),
-                              checkpointPages: checkpointPages,
-                              testing: TestHooks.connection(environment: environment))
+        let store = try Store.open(path: path, access: access, synchronous: durable ? .full : .normal,
+                                   cacheKiB: cacheKiB ?? (access == .readOnly ? nil : Self.writerCacheKiB),
+                                   checkpointPages: checkpointPages,
+                                   testing: TestHooks.connection(environment: environment))
+        if checkpointAfterExit && access != .readOnly {
+            precondition(spec.options.contains { $0.long == CheckpointHelper.option.long },
+                         "\(name) starts a checkpoint helper but does not declare its option")
+            _ = CheckpointHelper.start(commandName: name, storePath: path)
+        }
+        return store
     }
 
     /// The page cache of a command that writes. SQLite's 2 MiB default is smaller than

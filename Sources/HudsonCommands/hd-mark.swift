@@ -24,6 +24,7 @@ private let spec = CommandSpec(
         .flag("json", help: "With --dry-run, print NDJSON records."),
         .flag("verbose", help: "Report the action and how long its local transaction took, even to a pipe."),
         .flag("create", help: "Create each +LABEL that does not exist (and say so) instead of failing."),
+        CheckpointHelper.option,
     ],
     operands: [
         OperandSpec("ACTION", kind: .action, arity: .oneOrMore, help: "archive unarchive read unread star unstar trash untrash spam unspam important unimportant +LABEL -LABEL"),
@@ -54,9 +55,9 @@ public func hdMark() -> Never { Main.run(spec) { cli in
             failures += 1
         }
     }
-    let store = try cli.openStore(.readWrite, durable: true)
-    let account = try cli.selectedAccount(in: store)
     let dryRun = cli.arguments.flag("dry-run")
+    let store = try cli.openStore(.readWrite, durable: true, checkpointAfterExit: !dryRun)
+    let account = try cli.selectedAccount(in: store)
     let clock = ContinuousClock()
     let started = clock.now
     let creating = cli.arguments.flag("create")

@@ -18,6 +18,7 @@ private let spec = CommandSpec(
         .flag("no-flush", help: "Only queue the undo; do not try to send it now."),
         .flag("list", help: "List the recent actions (newest first) instead of undoing one."),
         .value("limit", short: "n", name: "N", kind: .integer, help: "With --list, show at most N actions.", default: "20"),
+        CheckpointHelper.option,
     ] + OutputOptions.all,
     operands: [OperandSpec("ACTION-ID", kind: .string, arity: .optional,
                            help: "The action to undo (default: the last one), or outbox:N to cancel a send.")],
@@ -55,7 +56,7 @@ public func hdUndo() -> Never { Main.run(spec) { cli in
         guard let id = Int64(digits), id > 0 else { throw UsageError("\(TerminalSafety.quoted(text)): not an action id") }
         actionID = id
     }
-    let store = try cli.openStore(.readWrite, durable: true)
+    let store = try cli.openStore(.readWrite, durable: true, checkpointAfterExit: true)
     let result = try store.undo(actionID: actionID, accountID: try cli.selectedAccount(in: store)?.id)
     if result.alreadyUndone {
         cli.warn("action \(result.actionID) was already undone")

@@ -139,6 +139,15 @@ public final class Store {
         try db.checkpointTruncating(busyTimeoutMilliseconds: waitingMilliseconds)
     }
 
+    /// Copies what the WAL holds into the store file as far as readers allow, blocking
+    /// no one (`Connection.checkpointPassive`): the work a last connection's close does,
+    /// done by the checkpoint helper once the command it stands in for has exited
+    /// (HudsonCLI: CheckpointHelper). Returns whether the whole WAL was copied.
+    @discardableResult
+    public func copyWALIntoStore() throws -> Bool {
+        try db.checkpointPassive()
+    }
+
     /// `checkpointWAL`, only when the WAL file has outgrown automatic checkpoints: past
     /// twice the size at which a commit checkpoints (`wal_autocheckpoint` pages, as the
     /// connection set it). Below that the automatic checkpoints are keeping it in bounds,

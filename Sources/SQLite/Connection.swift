@@ -300,6 +300,25 @@ public final class Connection {
             return false
         }
     }
+
+    /// `PRAGMA wal_checkpoint(PASSIVE)`: copies into the database the WAL frames no
+    /// reader still needs, without waiting for anyone and without blocking readers or
+    /// writers (https://sqlite.org/c3ref/wal_checkpoint_v2.html). Returns whether the
+    /// whole WAL was copied. Refused inside a transaction, as `checkpointTruncating` is.
+    @discardableResult
+    public func checkpointPassive() throws -> Bool {
+        guard !isInTransaction else {
+            throw SQLiteError(extendedCode: SQLITE_MISUSE, message: "WAL checkpoint requested inside a transaction")
+        }
+        do {
+            // (busy, frames in the WAL, frames copied): -1 frames when not in WAL mode.
+            let counts = try first("PRAGMA wal_checkpoint(PASSIVE)") { ($0.int(0), $0.int(1), $0.int(2)) }
+            guard let (busy, frames, copied) = counts else { return false }
+            return busy == 0 && frames == copied
+        } catch SQLiteError.busy {
+            return false
+        }
+    }
 }
 
 @available(*, unavailable)
