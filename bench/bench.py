@@ -744,7 +744,13 @@ class Bench:
                              "finish?); build the store again with --steps ingest,mark")
         # Each timed run archives the same threads; the prepare step undoes the previous run
         # (the undo cancels the still-pending rows), so every run queues the same changes.
-        undo = "hd-undo --no-flush >/dev/null 2>&1 || true"
+        # It then waits for the undo's checkpoint helper to have copied the WAL into the
+        # store and removed it (HudsonCLI/CheckpointHelper.swift, at most 10 s), so that
+        # each timed run starts from a store at rest, as a command typed a moment later
+        # does, not beside the previous command's checkpoint.
+        wal = quote(env["HUDSON_DB"] + "-wal")
+        undo = ("hd-undo --no-flush >/dev/null 2>&1 || true; i=0; "
+                "while [ -e %s ] && [ $i -lt 2000 ]; do sleep 0.005; i=$((i+1)); done" % wal)
         runs = max(5, self.args.runs // 2)
         self.hyperfine("mark", "hd-mark archive of %d piped threads (--no-flush, %d changes)" % (threads, changes), [
             ("hudson", ["sh", "-c", "exec hd-mark archive --no-flush < " + refs]),
@@ -758,19 +764,29 @@ class Bench:
         # The target is for the local commit: hd-mark --verbose reports its transaction's
         # time, from BEGIN IMMEDIATE to the durable COMMIT. As many samples as the row has
         # runs, each after an undo, as the row's prepare step does.
-        commits = []
+        # Beside it, when the store is at rest again: from the start of hd-mark to the end
+        # of its helper's checkpoint (the WAL removed), polled every half millisecond.
+        commits, exits, settled = [], [], []
         for _ in range(runs):
             run(["sh", "-c", undo], env=env)
-            report = run(["sh", "-c", "hd-mark archive --no-flush --verbose < %s 2>&1 >/dev/null" % quote(refs)],
+            started = time.monotonic()
+            report = run(["sh", "-c", "exec hd-mark archive --no-flush --verbose < %s 2>&1 >/dev/null" % quote(refs)],
                          env=env, capture=True).stdout
+            exits.append(time.monotonic() - started)
+            while os.path.exists(env["HUDSON_DB"] + "-wal") and time.monotonic() - started < 10:
+                time.sleep(0.0005)
+            settled.append(time.monotonic() - started)
             match = re.search(r"committed in ([0-9.]+) ms", report)
             if not match:
                 raise SystemExit("bench: hd-mark --verbose reported no time: " + report.strip())
             commits.append(float(match.group(1)) / 1000)
         write_json(os.path.join(self.results, "commit.json"), {
             "threads": threads, "changes": changes, "times": commits, "median": statistics.median(commits),
-            "min": min(commits), "max": max(commits)})
-        log("local commit: median %.1f ms over %d runs" % (statistics.median(commits) * 1000, len(commits)))
+            "min": min(commits), "max": max(commits),
+            "exit_median": statistics.median(exits), "settled_median": statistics.median(settled)})
+        log("local commit: median %.1f ms over %d runs; exit %.1f ms, at rest %.1f ms" % (
+            statistics.median(commits) * 1000, len(commits), statistics.median(exits) * 1000,
+            statistics.median(settled) * 1000))
         run(["sh", "-c", undo], env=env)
         if self.fake is None:
             return  # built without the fake (direct import): nothing to flush to

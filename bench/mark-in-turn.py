@@ -26,8 +26,14 @@ def store_env(store):
 
 
 def undo(bin_dir, store):
-    subprocess.run([os.path.join(bin_dir, "hd-undo"), "--no-flush"], env=store_env(store),
+    """Undoes the last run, then waits (up to 10 s) for the undo's checkpoint helper to have
+    removed the WAL, so that the next run starts from a store at rest (bench.py, mark)."""
+    env = store_env(store)
+    subprocess.run([os.path.join(bin_dir, "hd-undo"), "--no-flush"], env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while os.path.exists(env["HUDSON_DB"] + "-wal") and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 def run_once(bin_dir, store, refs):

@@ -193,6 +193,10 @@ def main():
                         "— target ≤ 50 ms %s.\n" % (
                             commit["threads"], commit["changes"], commit["median"] * 1000, commit["min"] * 1000,
                             commit["max"] * 1000, len(commit["times"]), "✓" if commit["median"] <= 0.050 else "✗"))
+            if "settled_median" in commit:
+                text.append("The same runs timed from this script: hd-mark exits after %.1f ms (median); its "
+                            "checkpoint helper has copied the WAL into the store and removed it %.1f ms after the "
+                            "start.\n" % (commit["exit_median"] * 1000, commit["settled_median"] * 1000))
         trash = load(os.path.join(d, "rows", "mark-trash.json"))
         if trash:
             by = {r["command"]: r for r in trash["results"]}
