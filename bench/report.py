@@ -193,7 +193,7 @@ def main():
                         "— target ≤ 50 ms %s.\n" % (
                             commit["threads"], commit["changes"], commit["median"] * 1000, commit["min"] * 1000,
                             commit["max"] * 1000, len(commit["times"]), "✓" if commit["median"] <= 0.050 else "✗"))
-            if "settled_median" in commit:
+            if commit.get("settled_median") is not None:
                 text.append("The same runs timed from this script: hd-mark exits after %.1f ms (median); its "
                             "checkpoint helper has copied the WAL into the store and removed it %.1f ms after the "
                             "start.\n" % (commit["exit_median"] * 1000, commit["settled_median"] * 1000))

@@ -14,15 +14,15 @@
  connection is no longer the last and its close copies nothing. It waits until the
  command has exited: its standard input is a pipe whose other end only the command holds,
  so it reads end of file when the command ends, however it ends (kill -9 included). Then it
- copies the WAL without blocking anyone (PASSIVE) and closes; as the last connection its
- close removes the WAL.
+ copies the WAL without blocking anyone (PASSIVE) and closes; if it is the last
+ connection, its close removes the WAL.
 
  Nothing depends on the helper. The change is durable when the command commits (the WAL
  is synced, `synchronous=FULL`); the checkpoint only moves it from one of the store's
  files to another. A helper that cannot start, fails or is killed leaves the WAL to the
- next connection that closes last, as any reader open at the time would have. Its
- output goes nowhere and it keeps no descriptor but its pipe, so `$(hd-mark ...)` and a
- test reading the command's output to the end do not wait for it.
+ next writing connection that closes last, as any other connection open at the time
+ would have. Its output goes nowhere and it keeps no descriptor but its pipe, so
+ `$(hd-mark ...)` and a test reading the command's output to the end do not wait for it.
  */
 import Glibc
 import HudsonStore
@@ -36,12 +36,25 @@ public enum CheckpointHelper {
         hidden: true)
 
     /// The store path when `arguments` are a helper's (the option and its path, nothing
-    /// else) and `spec` declares the option; nil for every other command line.
+    /// else), `spec` declares the option and standard input is a pipe (the helper's
+    /// signal; typed at a terminal the option would wait there); nil otherwise, and the
+    /// command line is then parsed as any other, which refuses the option
+    /// (`refuseOutsideHelper`).
     static func storePath(arguments: [String], spec: CommandSpec) -> String? {
         guard arguments.count == 2, arguments[0] == "--" + option.long, !arguments[1].isEmpty,
               spec.options.contains(where: { $0.long == option.long })
         else { return nil }
+        var status = stat()
+        guard fstat(0, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return nil }
         return arguments[1]
+    }
+
+    /// The option anywhere but in a helper's command line is a usage error: it is declared
+    /// (so that it parses) only for the helper's sake.
+    static func refuseOutsideHelper(_ arguments: ParsedArguments) throws {
+        if arguments.string(option.long) != nil {
+            throw UsageError("--\(option.long) is for Hudson's own use")
+        }
     }
 
     /// Starts the helper for the store at `storePath`, as the command `commandName` (the
@@ -49,12 +62,18 @@ public enum CheckpointHelper {
     /// did not, this command's own close checkpoints, as before.
     static func start(commandName: String, storePath: String) -> Bool {
         guard let executable = SiblingCommand.executablePath() else { return false }
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return false }
-        // Neither end may reach another child (`hd-sync --push`): one holding the write
-        // end would keep the helper waiting for it as well.
-        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        var created: [Int32] = [-1, -1]
+        guard pipe(&created) == 0 else { return false }
+        // Both ends move above standard error (a command started with 0, 1 or 2 closed
+        // would get one of those from pipe, and print into the helper's pipe) and get
+        // close-on-exec: neither may reach another child (`hd-sync --push`), whose copy
+        // of the write end would keep the helper waiting for it as well.
+        let ends = created.map { fcntl($0, F_DUPFD_CLOEXEC, 3) }
+        for fd in created { close(fd) }
+        guard ends.allSatisfy({ $0 >= 3 }) else {
+            for fd in ends where fd >= 0 { close(fd) }
+            return false
+        }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -100,7 +119,9 @@ public enum CheckpointHelper {
     /// without close-on-exec (a caller's pipe) came along, and a reader waiting for that
     /// pipe's end of file must not wait for the helper too. (glibc's
     /// posix_spawn_file_actions_addclosefrom_np would do it at the spawn, but Swift's
-    /// Glibc module does not export it.)
+    /// Glibc module does not export it.) Only for the synchronous local commands that
+    /// declare the option: a command on Swift concurrency's runtime has descriptors of
+    /// its own open by now.
     private static func closeInheritedDescriptors() {
         guard let directory = opendir("/proc/self/fd") else { return }
         var inherited: [Int32] = []

@@ -85,6 +85,7 @@ public enum Main {
                 try output.flush()
                 exit(0)
             }
+            try CheckpointHelper.refuseOutsideHelper(arguments)
             return Invocation(
                 name: spec.name, programName: programName, spec: selected, arguments: arguments,
                 environment: environment, stdout: output, debug: environment["HUDSON_DEBUG"] == "1")

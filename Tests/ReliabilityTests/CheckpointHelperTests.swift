@@ -26,18 +26,33 @@ struct CheckpointHelperTests {
     func helperCheckpointsAfterExit() throws {
         let (rig, fake, threads) = try prepared()
         let thread = threads[0]
+        let store = Self.resolved(rig.storePath)
+        // A descriptor the command inherits without close-on-exec, as from a caller's
+        // `3>>FILE`: the helper must not keep it (nor keep a caller's pipe open).
+        let inherited = rig.dir.path("inherited")
+        FileManager.default.createFile(atPath: inherited, contents: nil)
         for (command, arguments, inInbox) in [("hd-mark", ["archive", thread], false), ("hd-undo", [String](), true)] {
             // The push the command waits for is held back two seconds: long enough to find
             // the helper while the command still runs.
             try fake.faults([["path": "odify$", "mode": "delay", "delay_ms": 2000, "times": 1]])
-            let started = try rig.start(command, arguments)
+            let started = try rig.start("/bin/sh", ["-c", "exec 3>>\"$0\"; exec \"$@\"", inherited,
+                                                    BuiltProducts.executable(command).path] + arguments)
             let helper = try #require(Self.helper(of: rig.storePath), "\(command): no checkpoint helper holds the store")
             // The helper goes on when every writer of its standard input is gone: this test
             // becomes one too, and so holds it back past the command's exit. (Stopping it
             // with SIGSTOP would not do: the command's exit orphans their process group,
             // and the kernel then sends its stopped members SIGHUP and SIGCONT.)
-            let hold = open("/proc/\(helper)/fd/0", O_WRONLY | O_CLOEXEC)
+            var hold = open("/proc/\(helper)/fd/0", O_WRONLY | O_CLOEXEC)
             try #require(hold >= 0, "cannot open the helper's pipe: errno \(errno)")
+            defer { if hold >= 0 { close(hold) } }
+            #expect(!Self.descriptors(of: helper).contains(Self.resolved(inherited)),
+                    "\(command): the helper kept a descriptor it inherited")
+            // The push, started once the change is committed, holds no end of the pipe: with
+            // the write end it would keep the helper waiting for the push as well.
+            let pipe = Self.descriptorTarget(pid: helper, fd: 0)
+            #expect(pipe?.hasPrefix("pipe:") == true, "\(command): the helper's input is \(pipe ?? "nothing")")
+            let push = try #require(Self.process(["hd-sync", "--push"], path: rig.storePath), "\(command) started no push")
+            #expect(!Self.descriptors(of: push).contains(pipe ?? "-"), "\(command): the push holds the helper's pipe")
             let exit = rig.finish(started)
             #expect(exit.status == 0, "\(command): \(exit)")
             #expect(SharedQuotaTests.isRunning(helper), "\(command): the helper did not wait")
@@ -49,9 +64,10 @@ struct CheckpointHelperTests {
             let listed = try rig.run("hd-ls", "--ids", "-n", "0")
             #expect(listed.lines.contains(thread) == inInbox, "\(command): \(listed)")
             close(hold)
+            hold = -1
             #expect(Self.waitUntilEnded(helper), "\(command): the helper \(helper) still runs")
             #expect(Self.walBytes(rig.storePath) == 0,
-                    "\(command): the WAL still holds \(Self.walBytes(rig.storePath)) bytes; held by \(Self.holders(of: rig.storePath))")
+                    "\(command): the WAL still holds \(Self.walBytes(rig.storePath)) bytes; held by \(Self.holders(of: store))")
             #expect(try Self.inInbox(thread, storeFileAlone: rig.storePath) == inInbox,
                     "\(command): the store file does not have the change after the helper")
         }
@@ -65,23 +81,29 @@ struct CheckpointHelperTests {
         let started = try rig.start("hd-mark", ["archive", threads[1]])
         let helper = try #require(Self.helper(of: rig.storePath), "no checkpoint helper holds the store")
         // hd-mark starts its push once its change is committed.
-        try #require(Self.process(["hd-sync", "--push"], path: rig.storePath) != nil, "hd-mark started no push")
+        let push = try #require(Self.process(["hd-sync", "--push"], path: rig.storePath), "hd-mark started no push")
         let exit = rig.kill9(started)
         #expect(exit.killed, "\(exit)")
         #expect(Self.waitUntilEnded(helper), "the helper \(helper) still runs after hd-mark was killed")
-        // The push goes on and may write more; the change itself is in the store file.
+        // The push goes on, and writes more; once it is done, the store file itself has the change.
+        #expect(Self.waitUntilEnded(push), "the push \(push) still runs")
         #expect(try Self.inInbox(threads[1], storeFileAlone: rig.storePath) == false, "the store file lacks the change")
         try StoreDump.expectSound(rig.storePath)
     }
 
-    @Test("--dry-run starts no helper; only a command that declares the option runs as one")
+    @Test("--dry-run starts no helper; the option runs a helper only as a helper's whole command line, with a pipe as input")
     func helperOnlyWhenWriting() throws {
         let (rig, _, threads) = try prepared()
         let dry = try rig.run("hd-mark", "--dry-run", "archive", threads[0])
         #expect(dry.status == 0, "\(dry)")
         #expect(!FileManager.default.fileExists(atPath: rig.storePath + "-wal"), "a dry run left a WAL: its close did not checkpoint")
-        let ls = try rig.run("hd-ls", "--checkpoint-helper", rig.storePath)
-        #expect(ls.status == 64, "\(ls)")
+        let undeclared = try rig.run("hd-ls", "--checkpoint-helper", rig.storePath)
+        #expect(undeclared.status == 64, "\(undeclared)")
+        let beside = try rig.run("hd-mark", "--no-flush", "archive", threads[0], "--checkpoint-helper", rig.storePath)
+        #expect(beside.status == 64 && beside.stderr.contains("for Hudson's own use"), "\(beside)")
+        // Typed at a terminal (standard input not a pipe), it would wait there for ever.
+        let typed = try rig.run(after: "exec </dev/null", "hd-mark", ["--checkpoint-helper", rig.storePath], timeout: 30)
+        #expect(typed.status == 64, "\(typed)")
         let help = try rig.run("hd-mark", "--help")
         #expect(!help.stdout.contains("checkpoint-helper"), "\(help.stdout)")
     }
@@ -102,12 +124,25 @@ struct CheckpointHelperTests {
     /// The pid of the checkpoint helper of the store at `path`, once it has the store
     /// open (before that, the command's close would still checkpoint); waited for up to 30 s.
     static func helper(of path: String) -> Int32? {
-        process(["--checkpoint-helper"], path: path) { pid in
-            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-            return descriptors.contains {
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)")) == path + "-shm"
-            }
-        }
+        let shm = resolved(path) + "-shm"
+        return process(["--checkpoint-helper"], path: path) { descriptors(of: $0).contains(shm) }
+    }
+
+    /// What each open descriptor of `pid` names (a path, or `pipe:[inode]`).
+    static func descriptors(of pid: Int32) -> Set<String> {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return Set(entries.compactMap { descriptorTarget(pid: pid, fd: Int32($0) ?? -1) })
+    }
+
+    static func descriptorTarget(pid: Int32, fd: Int32) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")
+    }
+
+    /// `path` with its symbolic links resolved, as /proc names open files.
+    static func resolved(_ path: String) -> String {
+        guard let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// The pid of a process whose command line has all of `words` and `path`, and for
@@ -132,19 +167,31 @@ struct CheckpointHelperTests {
         ((try? FileManager.default.attributesOfItem(atPath: path + "-wal"))?[.size] as? Int) ?? 0
     }
 
-    /// The command lines of the processes that have the store open.
+    /// The command lines of the processes that have the store (its resolved path) open.
     static func holders(of path: String) -> [String] {
         var lines: [String] = []
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard Int32(entry) != nil else { continue }
-            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(entry)/fd")) ?? []
-            let holds = descriptors.contains {
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(entry)/fd/\($0)")) == path
-            }
-            guard holds, let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            guard let pid = Int32(entry), descriptors(of: pid).contains(path),
+                  let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
             lines.append("\(entry): " + String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self))
         }
         return lines
+    }
+
+    /// Waits up to 30 s until no checkpoint helper of the store at `path` runs.
+    static func waitUntilNoHelper(of path: String) -> Bool {
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let running = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).contains { entry in
+                guard let pid = Int32(entry), SharedQuotaTests.isRunning(pid),
+                      let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return false }
+                let line = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+                return line.contains("--checkpoint-helper") && line.contains(path)
+            }
+            if !running { return true }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return false
     }
 
     /// Waits up to 30 s for `pid` to end (a zombie not yet reaped has ended).

@@ -69,8 +69,11 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
-/// Copies a closed store (and its WAL, if one is left) to `path`.
+/// Copies a closed store (and its WAL, if one is left) to `path`, once the checkpoint
+/// helper of the last `hd-mark` or `hd-undo` on it is done: copied while the helper
+/// copies the WAL into the store and removes it, the two files would not match.
 func copyStore(_ source: String, to path: String) throws {
+    #expect(CheckpointHelperTests.waitUntilNoHelper(of: source), "a checkpoint helper of \(source) still runs")
     for suffix in ["", "-wal", "-shm"] {
         try? FileManager.default.removeItem(atPath: path + suffix)
     }
