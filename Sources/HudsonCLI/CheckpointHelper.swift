@@ -107,8 +107,8 @@ public enum CheckpointHelper {
             let store = try Store.open(path: storePath, access: .readWrite, synchronous: .full)
             waitForEndOfInput()
             copied = (try? store.copyWALIntoStore()) ?? false
-            // The store closes here, before exit: as the last connection its close
-            // removes the WAL, which the copy left with nothing new in it.
+            // The store closes here, before exit: if it is the last connection, its
+            // close removes the WAL, which the copy left with nothing new in it.
         } catch {
             exit(1)
         }
