@@ -35,14 +35,18 @@ public enum CheckpointHelper {
         help: "Internal: copy the WAL into the store at PATH once the command that started this has exited.",
         hidden: true)
 
+    /// Whether `spec` declares the option (only a command that does starts a helper).
+    static func isDeclared(by spec: CommandSpec) -> Bool {
+        spec.options.contains { $0.long == option.long }
+    }
+
     /// The store path when `arguments` are a helper's (the option and its path, nothing
     /// else), `spec` declares the option and standard input is a pipe (the helper's
     /// signal; typed at a terminal the option would wait there); nil otherwise, and the
     /// command line is then parsed as any other, which refuses the option
     /// (`refuseOutsideHelper`).
     static func storePath(arguments: [String], spec: CommandSpec) -> String? {
-        guard arguments.count == 2, arguments[0] == "--" + option.long, !arguments[1].isEmpty,
-              spec.options.contains(where: { $0.long == option.long })
+        guard arguments.count == 2, arguments[0] == "--" + option.long, !arguments[1].isEmpty, isDeclared(by: spec)
         else { return nil }
         var status = stat()
         guard fstat(0, &status) == 0, status.st_mode & S_IFMT == S_IFIFO else { return nil }
@@ -75,20 +79,10 @@ public enum CheckpointHelper {
             return false
         }
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, ends[0], 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-
-        let words: [String] = [commandName, "--" + option.long, storePath]
-        let argv = words.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0
+        let started = SiblingCommand.launch(executable, arguments: [commandName, "--" + option.long, storePath],
+                                            standardInput: ends[0], showingErrors: false)
         close(ends[0])
-        guard spawned else {
+        guard started != nil else {
             close(ends[1])
             return false
         }

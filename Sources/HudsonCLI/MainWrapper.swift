@@ -242,7 +242,7 @@ public final class Invocation {
                                    checkpointPages: checkpointPages,
                                    testing: TestHooks.connection(environment: environment))
         if checkpointAfterExit && access != .readOnly {
-            precondition(spec.options.contains { $0.long == CheckpointHelper.option.long },
+            precondition(CheckpointHelper.isDeclared(by: spec),
                          "\(name) starts a checkpoint helper but does not declare its option")
             _ = CheckpointHelper.start(commandName: name, storePath: path)
         }

@@ -65,29 +65,13 @@ enum SiblingCommand {
         var pipeEnds: [Int32] = [-1, -1]
         if capturingOutput {
             guard pipe(&pipeEnds) == 0 else { return nil }
+            for fd in pipeEnds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         }
         defer { if capturingOutput { close(pipeEnds[0]) } }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        if capturingOutput {
-            posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-            posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
-            posix_spawn_file_actions_addclose(&actions, pipeEnds[1])
-        } else {
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        }
-        if !showingErrors {
-            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        }
-        let argv = ([name] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ) == 0
+        let started = launch(path, arguments: [name] + arguments, standardOutput: capturingOutput ? pipeEnds[1] : nil,
+                             showingErrors: showingErrors)
         if capturingOutput { close(pipeEnds[1]) }
-        guard spawned else { return nil }
+        guard let pid = started else { return nil }
 
         var output: [UInt8] = []
         if capturingOutput {
@@ -106,6 +90,35 @@ enum SiblingCommand {
         // WIFEXITED / WEXITSTATUS, which Swift does not import (they are macros).
         guard status & 0x7f == 0 else { return (output, nil) }
         return (output, (status >> 8) & 0xff)
+    }
+
+    /// Starts `path` with `arguments` (the first is its argv[0]) and this process's
+    /// environment; standard input and output from the descriptors given (nil: /dev/null),
+    /// standard error this process's when `showingErrors`, else /dev/null. The descriptors
+    /// given should be close-on-exec here: the child gets them as 0 and 1 only. Returns the
+    /// child's pid, or nil when it could not be started; the caller waits for it, or not.
+    static func launch(_ path: String, arguments: [String], standardInput: Int32? = nil,
+                       standardOutput: Int32? = nil, showingErrors: Bool) -> pid_t? {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let standardInput {
+            posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        }
+        if let standardOutput {
+            posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        }
+        if !showingErrors {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        return posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 ? pid : nil
     }
 
     /// The directory of the running executable (/proc/self/exe, resolved).
