@@ -45,17 +45,17 @@ struct CheckpointHelperTests {
             var hold = open("/proc/\(helper)/fd/0", O_WRONLY | O_CLOEXEC)
             try #require(hold >= 0, "cannot open the helper's pipe: errno \(errno)")
             defer { if hold >= 0 { close(hold) } }
-            #expect(!Self.descriptors(of: helper).contains(Self.resolved(inherited)),
+            #expect(!Processes.descriptors(of: helper).contains(Self.resolved(inherited)),
                     "\(command): the helper kept a descriptor it inherited")
             // The push, started once the change is committed, holds no end of the pipe: with
             // the write end it would keep the helper waiting for the push as well.
-            let pipe = Self.descriptorTarget(pid: helper, fd: 0)
+            let pipe = Processes.descriptorTarget(pid: helper, fd: 0)
             #expect(pipe?.hasPrefix("pipe:") == true, "\(command): the helper's input is \(pipe ?? "nothing")")
             let push = try #require(Self.process(["hd-sync", "--push"], path: rig.storePath), "\(command) started no push")
-            #expect(!Self.descriptors(of: push).contains(pipe ?? "-"), "\(command): the push holds the helper's pipe")
+            #expect(!Processes.descriptors(of: push).contains(pipe ?? "-"), "\(command): the push holds the helper's pipe")
             let exit = rig.finish(started)
             #expect(exit.status == 0, "\(command): \(exit)")
-            #expect(SharedQuotaTests.isRunning(helper), "\(command): the helper did not wait")
+            #expect(Processes.isRunning(helper), "\(command): the helper did not wait")
             // The command is gone and its close copied nothing: the change is in the WAL
             // (every command sees it) but not yet in the store file.
             #expect(Self.walBytes(rig.storePath) > 0, "\(command): no WAL after the command")
@@ -65,7 +65,7 @@ struct CheckpointHelperTests {
             #expect(listed.lines.contains(thread) == inInbox, "\(command): \(listed)")
             close(hold)
             hold = -1
-            #expect(Self.waitUntilEnded(helper), "\(command): the helper \(helper) still runs")
+            #expect(Processes.waitUntilEnded(helper), "\(command): the helper \(helper) still runs")
             #expect(Self.walBytes(rig.storePath) == 0,
                     "\(command): the WAL still holds \(Self.walBytes(rig.storePath)) bytes; held by \(Self.holders(of: store))")
             #expect(try Self.inInbox(thread, storeFileAlone: rig.storePath) == inInbox,
@@ -84,9 +84,9 @@ struct CheckpointHelperTests {
         let push = try #require(Self.process(["hd-sync", "--push"], path: rig.storePath), "hd-mark started no push")
         let exit = rig.kill9(started)
         #expect(exit.killed, "\(exit)")
-        #expect(Self.waitUntilEnded(helper), "the helper \(helper) still runs after hd-mark was killed")
+        #expect(Processes.waitUntilEnded(helper), "the helper \(helper) still runs after hd-mark was killed")
         // The push goes on, and writes more; once it is done, the store file itself has the change.
-        #expect(Self.waitUntilEnded(push), "the push \(push) still runs")
+        #expect(Processes.waitUntilEnded(push), "the push \(push) still runs")
         #expect(try Self.inInbox(threads[1], storeFileAlone: rig.storePath) == false, "the store file lacks the change")
         try StoreDump.expectSound(rig.storePath)
     }
@@ -125,17 +125,7 @@ struct CheckpointHelperTests {
     /// open (before that, the command's close would still checkpoint); waited for up to 30 s.
     static func helper(of path: String) -> Int32? {
         let shm = resolved(path) + "-shm"
-        return process(["--checkpoint-helper"], path: path) { descriptors(of: $0).contains(shm) }
-    }
-
-    /// What each open descriptor of `pid` names (a path, or `pipe:[inode]`).
-    static func descriptors(of pid: Int32) -> Set<String> {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
-        return Set(entries.compactMap { descriptorTarget(pid: pid, fd: Int32($0) ?? -1) })
-    }
-
-    static func descriptorTarget(pid: Int32, fd: Int32) -> String? {
-        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)")
+        return process(["--checkpoint-helper"], path: path) { Processes.descriptors(of: $0).contains(shm) }
     }
 
     /// `path` with its symbolic links resolved, as /proc names open files.
@@ -145,21 +135,12 @@ struct CheckpointHelperTests {
         return String(cString: real)
     }
 
-    /// The pid of a process whose command line has all of `words` and `path`, and for
-    /// which `ready` holds; waited for up to 30 s.
+    /// The pid of a process whose command line has `path` and a word ending in each of
+    /// `words`, and for which `ready` holds; waited for up to 30 s.
     static func process(_ words: [String], path: String, ready: (Int32) -> Bool = { _ in true }) -> Int32? {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-                guard let pid = Int32(entry),
-                      let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
-                let line = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-                guard line.contains(path), words.allSatisfy({ word in line.contains { $0.hasSuffix(word) } }) else { continue }
-                if ready(pid) { return pid }
-            }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        return nil
+        Processes.first(timeout: 30, where: { line in
+            line.contains(path) && words.allSatisfy { word in line.contains { $0.hasSuffix(word) } }
+        }, ready: ready)
     }
 
     /// The size of the store's WAL (0 when there is none).
@@ -169,35 +150,19 @@ struct CheckpointHelperTests {
 
     /// The command lines of the processes that have the store (its resolved path) open.
     static func holders(of path: String) -> [String] {
-        var lines: [String] = []
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(entry), descriptors(of: pid).contains(path),
-                  let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
-            lines.append("\(entry): " + String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self))
-        }
-        return lines
+        Processes.commandLines().filter { Processes.descriptors(of: $0.pid).contains(path) }
+            .map { "\($0.pid): " + $0.words.joined(separator: " ") }
     }
 
     /// Waits up to 30 s until no checkpoint helper of the store at `path` runs.
     static func waitUntilNoHelper(of path: String) -> Bool {
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let running = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).contains { entry in
-                guard let pid = Int32(entry), SharedQuotaTests.isRunning(pid),
-                      let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return false }
-                let line = data.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-                return line.contains("--checkpoint-helper") && line.contains(path)
-            }
-            if !running { return true }
+        while Processes.commandLines().contains(where: {
+            $0.words.contains("--checkpoint-helper") && $0.words.contains(path) && Processes.isRunning($0.pid)
+        }) {
+            guard Date() < deadline else { return false }
             Thread.sleep(forTimeInterval: 0.01)
         }
-        return false
-    }
-
-    /// Waits up to 30 s for `pid` to end (a zombie not yet reaped has ended).
-    static func waitUntilEnded(_ pid: Int32) -> Bool {
-        let deadline = Date().addingTimeInterval(30)
-        while SharedQuotaTests.isRunning(pid) && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        return !SharedQuotaTests.isRunning(pid)
+        return true
     }
 }

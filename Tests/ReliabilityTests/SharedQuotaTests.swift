@@ -107,41 +107,17 @@ struct SharedQuotaTests {
         rig.environment["HUDSON_QUOTA_PER_MINUTE"] = "1"
         try fake.clearRequests()
         let show = try rig.start("hd-show", ["message:\(id)"])
-        let helper = try #require(Self.waitForProcess(containing: "body:\(id):"), "no hd-sync --fetch for \(id)")
+        let helper = try #require(Processes.first(timeout: 60) { words in
+            words.contains("--fetch") && words.contains { $0.contains("body:\(id):") }
+        }, "no hd-sync --fetch for \(id)")
         Thread.sleep(forTimeInterval: 0.5)  // into its wait for quota
         let exit = rig.kill9(show)
         #expect(exit.killed, "\(exit)")
         // Gone with it: a helper that went on would be admitted when the first sync's units
         // leave the window, within the minute, and fetch the body.
-        let deadline = Date().addingTimeInterval(90)
-        while Self.isRunning(helper) && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        #expect(!Self.isRunning(helper), "the helper \(helper) still runs")
+        #expect(Processes.waitUntilEnded(helper, timeout: 90), "the helper \(helper) still runs")
         let asked = try fake.requests().filter { $0.path.contains(id) }
         #expect(asked.isEmpty, "\(asked.map { "\($0.method) \($0.path)" })")
         try rig.expectNoSecretsLeaked()
-    }
-
-    /// Whether `pid` exists and has not exited (an orphan's zombie, not reaped yet, has).
-    static func isRunning(_ pid: Int32) -> Bool {
-        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return false }
-        let stat = String(decoding: data, as: UTF8.self)
-        guard let close = stat.lastIndex(of: ")") else { return false }
-        return !stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
-    }
-
-    /// The pid of the first process whose command line contains `text`, waited for up to 60 s.
-    static func waitForProcess(containing text: String) -> Int32? {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-            for entry in entries {
-                guard let pid = Int32(entry),
-                      let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
-                let line = String(decoding: data.map { $0 == 0 ? 0x20 : $0 }, as: UTF8.self)
-                if line.contains(text) && line.contains("--fetch") { return pid }
-            }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        return nil
     }
 }
