@@ -1,6 +1,6 @@
 // The man pages in man/ (issue 8: "`man -l man/hd-search.1` renders without warnings
 // (`mandoc -T lint` or `groff -ww -z` clean)"): every page lints clean, every page a
-// page refers to exists, each command's OPTIONS list the options its --help shows and no
+// page refers to exists (in man/, whatever the host has installed), each command's OPTIONS list the options its --help shows and no
 // others, and hudson-json(5) names every record member docs/json.md defines.
 import Foundation
 import HudsonTestSupport
@@ -24,6 +24,27 @@ enum ManPages {
     }
 
     static let mandoc = tool("mandoc")
+
+    /// Whether a mandoc lint message is about looking a cross-reference up among the
+    /// host's installed manuals: "referenced manual not found", or "outdated mandoc.db
+    /// lacks ..." where a system mandoc.db predates installed Hudson pages. Those depend on
+    /// the machine, not on the page; `crossReferences` checks references against man/.
+    static func isHostLookup(_ line: String) -> Bool {
+        line.contains("STYLE: referenced manual not found: Xr ") || line.contains("outdated mandoc.db lacks ")
+    }
+
+    /// The pages a page refers to, `.Xr NAME SECTION` anywhere on a macro line, as file
+    /// names (`hd-sync.1`).
+    static func crossReferences(_ page: String) -> [String] {
+        var result: [String] = []
+        for line in page.split(separator: "\n") where line.hasPrefix(".") {
+            let words = line.split(separator: " ")
+            for (index, word) in words.enumerated() where (word == ".Xr" || word == "Xr") && index + 2 < words.count {
+                result.append("\(words[index + 1]).\(words[index + 2].prefix { $0.isNumber })")
+            }
+        }
+        return result
+    }
     static let groff = tool("groff")
 
     static func run(_ tool: String, _ arguments: [String]) throws -> CommandResult {
@@ -83,31 +104,43 @@ struct ManPageTests {
         }
     }
 
-    @Test("every page passes mandoc -T lint (references to Hudson's own pages resolve to man/)",
+    @Test("every page passes mandoc -T lint, whatever manual database the host has",
           .enabled(if: ManPages.mandoc != nil, "mandoc is not installed: apt-get install mandoc (scripts/test installs it)"))
     func mandocLint() throws {
         let mandoc = try #require(ManPages.mandoc)
         let pages = try ManPages.pages()
-        let names = Set(pages.map(\.lastPathComponent))
         #expect(!pages.isEmpty)
         for page in pages {
-            let result = try ManPages.run(mandoc, ["-T", "lint", page.path])
-            // mandoc looks cross-references up among the installed pages only; Hudson's own
-            // pages are not installed here, so those are checked against man/ instead.
-            var problems: [String] = []
-            for line in (result.stdout + result.stderr).split(separator: "\n").map(String.init) {
-                if let range = line.range(of: #"referenced manual not found: Xr (hd-[a-z]+|hudson[a-z-]*) [0-9]"#,
-                                          options: .regularExpression) {
-                    let words = line[range].split(separator: " ")
-                    let target = "\(words[words.count - 2]).\(words[words.count - 1])"
-                    if names.contains(target) { continue }
-                    problems.append("\(line) (and man/\(target) does not exist)")
-                } else {
-                    problems.append(line)
-                }
-            }
+            let result = try ManPages.run(mandoc, ["-T", "lint", "-W", "style", page.path])
+            let problems = (result.stdout + result.stderr).split(separator: "\n").map(String.init)
+                .filter { !ManPages.isHostLookup($0) }
             #expect(problems.isEmpty, "\(page.lastPathComponent):\n\(problems.joined(separator: "\n"))")
         }
+    }
+
+    @Test("a lint message that depends on the host's manual database is not counted, and no other is")
+    func hostLookupsOnly() {
+        // What mandoc says with a system mandoc.db that predates Hudson's installed pages
+        // (issue 37 §6), and where Hudson's pages are not installed at all.
+        #expect(ManPages.isHostLookup("mandoc: outdated mandoc.db lacks hd-sync(1) entry, run makewhatis /usr/share/man"))
+        #expect(ManPages.isHostLookup("mandoc: man/hd-ls.1:38:6: STYLE: referenced manual not found: Xr hd-mark 1 (4 times)"))
+        #expect(!ManPages.isHostLookup("mandoc: man/hd-ls.1:12:2: WARNING: unusual Xr order: hd-zzz after ls"))
+        #expect(!ManPages.isHostLookup("mandoc: man/hd-ls.1:3:5: STYLE: whitespace at end of input line"))
+    }
+
+    @Test("every page a page refers to (Xr) is one of Hudson's pages in man/")
+    func crossReferences() throws {
+        let pages = try ManPages.pages()
+        let names = Set(pages.map(\.lastPathComponent))
+        var checked = 0
+        for page in pages {
+            let text = try String(contentsOf: page, encoding: .utf8)
+            for reference in ManPages.crossReferences(text) {
+                checked += 1
+                #expect(names.contains(reference), "\(page.lastPathComponent) refers to \(reference), which man/ does not have")
+            }
+        }
+        #expect(checked > 0)
     }
 
     @Test("every page renders with groff -ww -z -mandoc without a warning",
