@@ -244,6 +244,12 @@ struct Walker {
     /// A forwarded or attached message: a header block, then its content. When the embedded
     /// message came as bytes rather than as a parsed child, it is parsed here.
     mutating func forwarded(_ part: MIMEPart, depth: Int) -> Body {
+        // At the depth limit the mapping of Gmail's JSON leaves an embedded message without
+        // its child (SnapshotMapping.mimePart), as the raw parser leaves a multipart
+        // unopened: what lies below is left out, and said so.
+        if part.parts.isEmpty && part.bodyData == nil && part.attachmentID == nil && depth >= RFC822.maximumDepth {
+            return Body(segments: [.note(MessageContent.tooDeepNote)])
+        }
         if Self.isAttachment(part) || (part.parts.isEmpty && part.bodyData == nil) { list(part) }
         var inner = part.parts.first
         if inner == nil, let data = part.decodedBody, !data.isEmpty {

@@ -223,6 +223,43 @@ struct MessageContentTests {
         #expect(MessageContent.extract(from: root).attachments.map(\.filename) == ["café.pdf", "€.pdf", "Grüße.pdf", ""])
     }
 
+    @Test("forwarded messages nested past the limit end in the note, not in silence or a phantom file",
+          arguments: [MessageContent.maximumDepth - 1, MessageContent.maximumDepth, MessageContent.maximumDepth + 1, 200])
+    func deepForwardedChain(levels: Int) {
+        // As Gmail's JSON gives it (each message/rfc822 part holding the message as its
+        // child), cut where the mapping of that JSON stops (its children past the limit
+        // are left out), and as raw bytes parsed here.
+        func forwardedChain(_ levels: Int) -> MIMEPart {
+            var part = leaf("x", "text/plain", "bottom")
+            for level in stride(from: levels, to: 0, by: -1) {
+                part = MIMEPart(partID: "m", mimeType: "message/rfc822",
+                                headers: [header("Content-Type", "message/rfc822"), header("Subject", "level \(level)")],
+                                parts: [part])
+            }
+            return part
+        }
+        func cut(_ part: MIMEPart, depth: Int = 0) -> MIMEPart {
+            var copy = part
+            copy.parts = depth < MessageContent.maximumDepth ? part.parts.map { cut($0, depth: depth + 1) } : []
+            return copy
+        }
+        var raw = "Subject: bottom\r\nContent-Type: text/plain\r\n\r\nbottom\r\n"
+        for level in stride(from: levels, to: 0, by: -1) {
+            raw = "Subject: level \(level)\r\nContent-Type: message/rfc822\r\n\r\n" + raw
+        }
+        for (form, root) in [("tree", forwardedChain(levels)), ("cut tree", cut(forwardedChain(levels))),
+                             ("raw", RFC822.parse(bytes: Array(raw.utf8)))] {
+            let content = MessageContent.extract(from: root)
+            let text = content.text ?? ""
+            if levels <= MessageContent.maximumDepth {
+                #expect(text.hasSuffix("bottom") && !text.contains("too deeply"), "\(form): \(text.suffix(200))")
+            } else {
+                #expect(text.hasSuffix(MessageContent.tooDeepNote), "\(form), \(levels) levels: \(text.suffix(200))")
+            }
+            #expect(content.attachments.isEmpty, "\(form), \(levels) levels: \(content.attachments)")
+        }
+    }
+
     @Test("a 1000-deep tree neither overflows nor hangs; the depth limit is noted")
     func deepNesting() {
         var part = leaf("x", "text/plain", "bottom")

@@ -129,6 +129,13 @@ struct HostileMailTests {
         nested += "Content-Type: text/plain\n\nThe innermost part.\n"
         for level in (0..<depth).reversed() { nested += "--d\(level)--\n" }
         mail["deep"] = text(nested)
+        // Forwarded messages inside forwarded messages: Gmail's JSON nests each one as the
+        // part's child, so the depth limit falls on a message/rfc822 part (issue 37 §2).
+        // 100 levels: past the limit, and within what the fake's parser can nest.
+        var forwarded = "Content-Type: text/plain\n\nThe innermost message.\n"
+        for level in (1...min(depth, 100)).reversed() { forwarded = "Subject: Level \(level)\nContent-Type: message/rfc822\n\n" + forwarded }
+        mail["deep-forwarded"] = text("From: Deep <deep@example.org>\nDate: Mon, 1 Dec 2025 10:04:30 +0000\n"
+                                      + "Message-ID: <deep-forwarded@example.org>\nMIME-Version: 1.0\n" + forwarded)
         for copy in ["first", "second"] {
             mail["duplicate-\(copy)"] = text("""
                 From: Twin <twin@example.org>
@@ -236,6 +243,9 @@ struct HostileMailTests {
         let deep = try rig.run("hd-show", "--no-fetch", "message:\(try #require(ids["deep"]))")
         #expect(deep.stdout.contains("[message nested too deeply to show") && !deep.stdout.contains("[body not stored")
                 && !deep.stdout.contains("--d299"), "the deeply nested body: \(deep.stdout.suffix(300))")
+        let deepForwarded = try rig.run("hd-show", "--no-fetch", "message:\(try #require(ids["deep-forwarded"]))")
+        #expect(deepForwarded.stdout.contains("Subject: Level 64") && deepForwarded.stdout.hasSuffix("levels down are left out]\n"),
+                "the deeply forwarded body: \(deepForwarded.stdout.suffix(300))")
         // Both twins are kept, each with its own content.
         let twins = try rig.run("hd-search", "--messages", "--count", "rfc822msgid:same@example.org")
         #expect(twins.stdout == "2\n", "\(twins)")
