@@ -68,14 +68,19 @@ extension Composer {
         }
     }
 
-    /// An address list typed in the editor.
+    /// An address list typed in the editor, read by the strict outgoing rule (65).
     static func addresses(_ text: String, _ header: String) throws -> [MailAddress] {
-        guard !text.trimmingWhitespace().isEmpty else { return [] }
-        let list = MailAddress.parseList(text)
-        guard !list.isEmpty, list.allSatisfy({ isAddress($0.address) }) else {
-            throw CommandFailure(.dataError, "the edited message: \(header): \(TerminalSafety.quoted(text)): not a list of email addresses; nothing sent")
+        do { return try OutgoingAddresses.parse(text) } catch {
+            throw CommandFailure(.dataError, "the edited message: \(header) \"\(TerminalSafety.quoted(text))\": \(error); nothing sent")
         }
-        return list
+    }
+
+    /// The Subject typed in the editor: no control character (65).
+    static func editedSubject(_ text: String) throws -> String {
+        do { try OutgoingHeaderBlock.checkText(text) } catch {
+            throw CommandFailure(.dataError, "the edited message: Subject \"\(TerminalSafety.quoted(text))\": \(error); nothing sent")
+        }
+        return text
     }
 
     /// Addresses as the editor shows them: a name with specials is quoted, so that the

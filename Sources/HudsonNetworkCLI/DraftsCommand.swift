@@ -84,7 +84,12 @@ public enum DraftsCommand {
             throw CommandFailure(.dataError, "draft:\(id): Gmail has no such draft (sent or deleted elsewhere?)")
         }
         let raw = Base64.decode(draft.message?.raw ?? "")
-        let message = RawMessage.prepare(raw, date: "") { "" }
+        let message: PreparedMessage
+        do { message = try RawMessage.prepare(raw, date: "") { "" } } catch {
+            // Gmail sends to what its header says; Hudson must read it the same way to
+            // record where it went (the strict rule of OutgoingAddresses).
+            throw CommandFailure(.dataError, "draft:\(id): its header cannot be read one way only (\(error)); send it from Gmail")
+        }
         guard RawMessage.isSearchableMessageID(message.messageID) else {
             throw CommandFailure(.dataError, "draft:\(id): its Message-ID cannot be searched for, so a lost answer could not be checked; send it from Gmail")
         }

@@ -16,9 +16,14 @@ import HudsonSync
 public enum SendCommand {
     public static func run(_ cli: Invocation) async throws -> ExitStatus {
         let delay = try cli.arguments.int("delay", range: 0...604_800) ?? 0
-        let store = try cli.openStore(.readWrite, durable: true)
+        let dryRun = cli.arguments.flag("dry-run")
+        let store = try cli.openStore(dryRun ? .readOnly : .readWrite, durable: !dryRun)
         let composer = Composer(invocation: cli, store: store)
         let composed = try await composer.compose()
+        if dryRun {
+            try cli.stdout.write(envelopeText(composed))
+            return .success
+        }
         // A sendmail program prints nothing when all is well (its caller shows what it prints).
         let quiet = composer.isSendmail
         let message = composed.message
@@ -60,5 +65,21 @@ public enum SendCommand {
             cli.warn(quiet ? "\(entry.reference): queued; the next hd-sync will \(what)" : "queued; the next hd-sync will \(what)")
         }
         return .success
+    }
+
+    /// `--dry-run`: where the message goes, read back from the bytes that would be queued
+    /// (Composer decides recipients once, with the strict parser), one address a line, each
+    /// as a header would name it; then the subject and the size. Nothing is queued or sent.
+    static func envelopeText(_ composed: ComposedMessage) -> String {
+        let message = composed.message
+        var lines: [String] = []
+        if let from = message.from { lines.append("From: " + TerminalSafety.field(from.description)) }
+        for (field, list) in [("To", message.to), ("Cc", message.cc), ("Bcc", message.bcc)] {
+            for address in list { lines.append("\(field): " + TerminalSafety.field(address.description)) }
+        }
+        lines.append("Subject: " + TerminalSafety.field(message.subject))
+        if composed.isDraft { lines.append("Draft: " + (composed.draftID.map { TerminalSafety.field("draft:\($0)") } ?? "new")) }
+        lines.append("Size: \(message.raw.count) bytes")
+        return lines.joined(separator: "\n") + "\n"
     }
 }
