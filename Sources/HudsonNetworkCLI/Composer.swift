@@ -24,6 +24,9 @@ public struct ComposedMessage {
     public var draftID: String?
     /// The queued draft entry `--update-draft outbox:N` replaces (saved offline).
     public var replacesOutboxID: Int64?
+    /// The draft's message the update is based on: the sender writes it only if the draft
+    /// still has that message (or one Hudson wrote), else keeps both (OutboxSender).
+    public var draftBaseGmailID: String?
 }
 
 @MainActor
@@ -116,6 +119,7 @@ public struct Composer {
         composed.isDraft = target.isDraft
         composed.draftID = target.draftID
         composed.replacesOutboxID = target.replacing
+        composed.draftBaseGmailID = target.draftID == nil ? nil : target.basedOn
         if composed.threadID == nil { composed.threadID = target.threadID }
         // A draft may be saved without recipients; it gets them before it is sent.
         guard target.isDraft || !composed.message.recipients.isEmpty else {

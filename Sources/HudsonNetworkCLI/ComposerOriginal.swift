@@ -107,10 +107,17 @@ extension Composer {
 struct DraftTarget {
     var isDraft: Bool
     var draftID: String?
+    /// The draft's current message as the store knows it: what `--edit` starts from, and
+    /// what the update is based on (the sender checks Gmail's draft still has it).
     var gmailID: String?
     var threadID: String?
     var accountID: Int64 = 0
     var replacing: Int64?
+    /// The draft message a queued offline version (`replacing`) was based on, if any.
+    var replacedBase: String?
+
+    /// What the new version is based on, for the sender's check.
+    var basedOn: String? { gmailID ?? replacedBase }
 }
 
 extension Composer {
@@ -134,7 +141,7 @@ extension Composer {
                                    accountID: account.id)
             case .queued where !entry.isClaimed:
                 return DraftTarget(isDraft: true, draftID: entry.draftID, threadID: entry.threadID, accountID: account.id,
-                                   replacing: entry.id)
+                                   replacing: entry.id, replacedBase: entry.draftBaseGmailID)
             default:
                 break
             }

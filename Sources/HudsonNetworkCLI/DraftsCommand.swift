@@ -96,15 +96,19 @@ public enum DraftsCommand {
         guard !message.recipients.isEmpty else { throw CommandFailure(.dataError, "draft:\(id): the draft has no recipients") }
         let entry = try store.enqueueOutbox(NewOutboxMessage(
             accountID: account.id, raw: raw, messageID: message.messageID, threadID: draft.message?.threadId,
-            recipients: message.recipients.map(\.address), subject: message.subject, kind: .draftSend, draftID: id))
+            recipients: message.recipients.map(\.address), subject: message.subject, kind: .draftSend, draftID: id,
+            // What was read is what is sent: the sender checks the draft still has this message.
+            draftBaseGmailID: draft.message?.id))
         try cli.stdout.write("\(entry.reference)\n")
         try cli.stdout.flush()
         let database = HudsonDatabase(try cli.openStore(.readWrite, durable: true))
         // hd-send's test seam (SendCommand.swift): die once Gmail has answered, before it is recorded.
         let crashes = cli.environment["HUDSON_TEST_CRASH_AFTER_SEND"] == "1"
+        let crashesAfterCheck = cli.environment["HUDSON_TEST_CRASH_AFTER_DRAFT_CHECK"] == "1"
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: account.email,
                                             timeout: OutboxAttempt.timeout(forBytes: raw.count),
-                                            afterSend: { if crashes { _exit(70) } })
+                                            afterSend: { if crashes { _exit(70) } },
+                                            afterDraftCheck: { if crashesAfterCheck { _exit(70) } })
         switch after?.state {
         case .sent?:
             if let sent = after?.gmailID { try cli.stdout.write(TerminalSafety.field("message:\(sent)") + "\n") }

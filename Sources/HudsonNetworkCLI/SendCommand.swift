@@ -30,7 +30,8 @@ public enum SendCommand {
         let entry = try store.enqueueOutbox(NewOutboxMessage(
             accountID: composed.account.id, raw: message.raw, messageID: message.messageID, threadID: composed.threadID,
             recipients: message.recipients.map(\.address), subject: message.subject, delayMilliseconds: Int64(delay) * 1000,
-            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID), replacing: composed.replacesOutboxID)
+            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID, draftBaseGmailID: composed.draftBaseGmailID),
+            replacing: composed.replacesOutboxID)
         // The id first, at once: whatever happens next, the user can find the entry.
         if !quiet {
             try cli.stdout.write("\(entry.reference)\n")
@@ -49,10 +50,15 @@ public enum SendCommand {
         // answered, before the answer is recorded, as a crash at the worst time would.
         let crashes = cli.environment["HUDSON_TEST_CRASH_AFTER_SEND"] == "1"
         let crash: @Sendable () -> Void = { if crashes { _exit(70) } }
+        // The same seam between a draft's check and its write (OutboxSender.checkDraft).
+        let crashesAfterCheck = cli.environment["HUDSON_TEST_CRASH_AFTER_DRAFT_CHECK"] == "1"
         // The sender's own connection: the command's stays on the main actor.
         let database = HudsonDatabase(try cli.openStore(.readWrite, durable: true))
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: composed.account.email,
-                                            timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crash)
+                                            timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crash,
+                                            afterDraftCheck: { if crashesAfterCheck { _exit(70) } })
+        // A draft changed elsewhere meanwhile: both versions are kept, and the user is told.
+        if let note = after?.keptNote { cli.warn(note) }
         switch after?.state {
         case .sent? where composed.isDraft:
             if let id = after?.draftID, !quiet { try cli.stdout.write(TerminalSafety.field("draft:\(id)") + "\n") }
