@@ -35,7 +35,7 @@ public struct Composer {
     let store: Store
 
     /// The largest message Gmail accepts (gmail-api.md §2.7: 35 MiB).
-    static let maximumSize = 36_700_160
+    nonisolated static let maximumSize = 36_700_160
 
     var arguments: ParsedArguments { invocation.arguments }
 
@@ -166,14 +166,14 @@ public struct Composer {
         let editing = arguments.flag("edit")
         var text = ""
         if let path = arguments.string("body-file"), path != "-" {
-            text = try Self.utf8(try Self.read(path), what: path)
+            text = try Self.utf8(try BoundedInput.file(path), what: TerminalSafety.quoted(path))
         } else if editing, let base {
             text = base.body?.text ?? ""
         } else if !editing {
             text = try Self.utf8(try standardInput(what: "body"), what: "standard input")
         }
         var attachments = try arguments.strings("attach").map { path in
-            OutgoingAttachment(filename: URL(fileURLWithPath: path).lastPathComponent, data: try Self.read(path))
+            OutgoingAttachment(filename: URL(fileURLWithPath: path).lastPathComponent, data: try BoundedInput.file(path))
         }
         if let original {
             if arguments.flag("quote") {
@@ -349,18 +349,7 @@ public struct Composer {
             throw UsageError(what == "body" ? "no body: pipe it on standard input, or give --body-file FILE"
                                             : "no message: pipe it on standard input")
         }
-        return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
-    }
-
-    static func read(_ path: String) throws -> [UInt8] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw CommandFailure(.usage, "\(path): no such file")
-        }
-        guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: path) else {
-            throw CommandFailure(.usage, "\(path): cannot be read")
-        }
-        return [UInt8](data)
+        return try BoundedInput.standardInput()
     }
 
     static func utf8(_ bytes: [UInt8], what: String) throws -> String {

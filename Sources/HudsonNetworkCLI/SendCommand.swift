@@ -63,7 +63,7 @@ public enum SendCommand {
         case .sent? where composed.isDraft:
             if let id = after?.draftID, !quiet { try cli.stdout.write(TerminalSafety.field("draft:\(id)") + "\n") }
         case .sent?:
-            if let id = after?.gmailID, !quiet { try cli.stdout.write("message:\(id)\n") }
+            if let id = after?.gmailID, !quiet { try cli.stdout.write(TerminalSafety.field("message:\(id)") + "\n") }
         case .failed?:
             throw CommandFailure(.dataError, "\(entry.reference): \(after?.lastError ?? "rejected by Gmail")")
         default:

@@ -178,6 +178,13 @@ public actor OutboxSender {
             report.deferred += 1
             return .next
         }
+        guard Self.isUsableID(response.id), response.threadID.map(Self.isUsableID) ?? true,
+              response.draftID.map(Self.isUsableID) ?? true else {
+            // Not an answer as documented: what Gmail did is not known, so the entry is probed.
+            try uncertain(claim, error: "Gmail's answer had an id of the wrong shape", delay: 0)
+            report.deferred += 1
+            return .next
+        }
         try database.write {
             try $0.markOutboxSent(id: id, gmailID: response.id, threadID: response.threadID, draftID: response.draftID)
         }
@@ -224,7 +231,13 @@ public actor OutboxSender {
               let base = entry.draftBaseGmailID else { return nil }
         let current: GmailMessage?
         do {
-            current = try await draftsAPI().getDraft(id: draftID, format: "metadata").message
+            // Only a 404 says the draft is gone: an answer without its message's id is not
+            // one Gmail documents, and decides nothing.
+            guard let read = try await draftsAPI().getDraft(id: draftID, format: "metadata").message,
+                  Self.isUsableID(read.id), read.threadId.map(Self.isUsableID) ?? true else {
+                throw GmailError.invalidResponse("drafts.get gave no message id, or one of the wrong shape")
+            }
+            current = read
         } catch GmailError.notFound {
             current = nil
         } catch let error as GmailError {
@@ -238,7 +251,7 @@ public actor OutboxSender {
             return error.isRetryable ? .stop : .next
         }
         let accountID = entry.accountID
-        if let current, !current.id.isEmpty {
+        if let current {
             let currentID = current.id
             let oursAlready = try entry.kind == .draft
                 && database.read { try $0.outboxWroteDraftMessage(gmailID: currentID, accountID: accountID) }
@@ -270,6 +283,16 @@ public actor OutboxSender {
         claim.entry.note = why
         report.kept.append(id)
         return nil
+    }
+
+    /// Whether an id from Gmail's answer can be recorded, printed and put in a URL path
+    /// later: Gmail's ids are opaque (gmail-api.md §1: hex for messages and threads, `r-`
+    /// and digits for drafts, but not promised), so only what no id can be is refused —
+    /// empty, over 512 bytes, anything but printable ASCII, blanks, and the characters a
+    /// path or a terminal would read (`/ ? # % \`), and `.` or `..`.
+    public static func isUsableID(_ id: String) -> Bool {
+        guard !id.isEmpty, id.utf8.count <= 512, id != ".", id != ".." else { return false }
+        return id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !"/?#%\\\"<>".utf8.contains($0) }
     }
 
     private func draftsAPI() throws -> any GmailDraftsAPI {
@@ -322,11 +345,19 @@ public actor OutboxSender {
             let page = try await draftsAPI().listDrafts(pageToken: nil, query: "rfc822msgid:\(claim.entry.messageID)")
             let found = page.drafts.first { $0.id == claim.entry.draftID } ?? page.drafts.first
             guard let found, let message = found.message, !message.id.isEmpty else { return nil }
+            guard Self.isUsableID(found.id), Self.isUsableID(message.id), message.threadId.map(Self.isUsableID) ?? true else {
+                throw GmailError.invalidResponse("drafts.list gave an id of the wrong shape")
+            }
             return (message.id, message.threadId, found.id)
         }
         let query = "rfc822msgid:\(claim.entry.messageID) " + (claim.entry.kind == .draftSend ? "in:sent" : "in:anywhere")
         let page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
-        if let found = page.messages.first { return (found.id, found.threadId, claim.entry.draftID) }
+        if let found = page.messages.first {
+            guard Self.isUsableID(found.id), found.threadId.map(Self.isUsableID) ?? true else {
+                throw GmailError.invalidResponse("messages.list gave an id of the wrong shape")
+            }
+            return (found.id, found.threadId, claim.entry.draftID)
+        }
         return try await findInHistory(claim).map { ($0.id, $0.threadID, claim.entry.draftID) }
     }
 
@@ -369,6 +400,9 @@ public actor OutboxSender {
             switch results[id] {
             case .success(let message)?:
                 if message.header(named: "Message-ID")?.trimmingCharacters(in: .whitespaces) == wanted {
+                    guard Self.isUsableID(message.id), message.threadId.map(Self.isUsableID) ?? true else {
+                        throw GmailError.invalidResponse("messages.get gave an id of the wrong shape")
+                    }
                     return (message.id, message.threadId)
                 }
             case .failure(.notFound)?:

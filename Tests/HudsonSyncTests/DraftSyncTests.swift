@@ -25,6 +25,8 @@ final class ScriptedDrafts: GmailDraftsAPI {
         var serial = 0
         /// Drafts that exist before the test: created ids start after them.
         var existing = 0
+        /// The draft id the next create's answer gives instead of the real one.
+        var answerDraftID: String?
     }
     let state = Mutex(State())
 
@@ -40,8 +42,8 @@ final class ScriptedDrafts: GmailDraftsAPI {
             state.serial += 1
             let id = "r-\(state.creates + state.existing)"
             state.drafts.append((id, "msg-\(state.serial)", header))
-            defer { state.loseNextAnswer = false }
-            return (GmailDraft(id: id, message: GmailMessage(id: "msg-\(state.serial)", threadId: "t-\(state.creates)")),
+            defer { state.loseNextAnswer = false; state.answerDraftID = nil }
+            return (GmailDraft(id: state.answerDraftID ?? id, message: GmailMessage(id: "msg-\(state.serial)", threadId: "t-\(state.creates)")),
                     state.loseNextAnswer)
         }
         if lose { throw GmailError.network("connection reset after the request was written") }
@@ -299,6 +301,24 @@ struct DraftCheckTests {
         #expect(second.confirmed == 1)
         #expect(s.headers.count == 2 && s.drafts.state.withLock { $0.creates } == 1)
         #expect(try s.entry(entry.id).draftID == "r-2")
+    }
+
+    @Test("drafts.create answered with a draft id of the wrong shape: nothing recorded from it; the probe finds the real one")
+    func wrongShapedDraftID() async throws {
+        for hostile in ["../../x", "r-1/../..", "\u{1B}]0;x\u{7}", "", String(repeating: "r", count: 600)] {
+            let s = try Setup()
+            let accountID = s.accountID
+            let raw = Array("From: ann@example.com\r\nTo: bob@example.org\r\nSubject: n\r\nMessage-ID: <new@example.com>\r\n\r\nx\r\n".utf8)
+            let entry = try s.f.database.write {
+                try $0.enqueueOutbox(NewOutboxMessage(accountID: accountID, raw: raw, messageID: "<new@example.com>",
+                                                      recipients: ["bob@example.org"], subject: "n", kind: .draft))
+            }
+            s.drafts.state.withLock { $0.answerDraftID = hostile }
+            #expect(try await s.sender().sendDue().deferred == 1, "\(hostile.debugDescription)")
+            #expect(try s.entry(entry.id).draftID == nil, "\(hostile.debugDescription)")
+            #expect(try await s.sender().sendDue().confirmed == 1, "\(hostile.debugDescription)")
+            #expect(try s.entry(entry.id).draftID == "r-2" && s.drafts.state.withLock { $0.creates } == 1, "\(hostile.debugDescription)")
+        }
     }
 
     @Test("hd-drafts send of a draft changed since it was read is refused before drafts.send; unchanged, it is sent once")
