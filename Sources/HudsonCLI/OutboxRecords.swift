@@ -32,12 +32,15 @@ extension Records {
                 ("not_before", .string(DateText.rfc3339UTC(milliseconds: entry.notBefore))),
                 ("attempts", .int(Int64(entry.attempts))),
                 ("last_error", entry.lastError.map { .string($0) } ?? .null),
+                ("kept_beside", entry.keptBesideDraftID.map { .string("draft:\($0)") } ?? .null),
+                ("note", entry.keptNote.map { .string($0) } ?? .null),
             ],
             columns: [entry.kind.rawValue, state, age(milliseconds: now - entry.createdAt), String(entry.attempts), entry.accountEmail,
-                      entry.recipients.joined(separator: ", "), entry.subject, entry.lastError ?? ""])
+                      entry.recipients.joined(separator: ", "), entry.subject, entry.lastError ?? entry.keptNote ?? ""])
     }
 
-    /// `draft:ID  date  to  subject`: a draft Gmail keeps, as `hd-drafts list` prints it.
+    /// `draft:ID  date  to  subject  note`: a draft Gmail keeps, as `hd-drafts list` prints
+    /// it; the note says when it is a version kept beside a draft changed elsewhere.
     public static func draft(_ draft: DraftSummary, account: String) -> Record {
         let date = draft.internalDate.map { DateText.rfc3339UTC(milliseconds: $0) }
         return Record(
@@ -49,8 +52,10 @@ extension Records {
                 ("date", date.map { .string($0) } ?? .null),
                 ("to", draft.to.map { .string($0) } ?? .null),
                 ("subject", draft.subject.map { .string($0) } ?? .null),
+                ("kept_beside", draft.keptBesideDraftID.map { .string("draft:\($0)") } ?? .null),
+                ("note", draft.keptNote.map { .string($0) } ?? .null),
             ],
-            columns: [date ?? "-", draft.to ?? "", draft.subject ?? ""])
+            columns: [date ?? "-", draft.to ?? "", draft.subject ?? "", draft.keptNote ?? ""])
     }
 
     /// A draft saved while offline, on its way to Gmail: the `outbox` record, listed by

@@ -56,7 +56,7 @@ public enum HeaderField {
                 continue
             }
             if address.name.contains("=?") || address.name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value > 0x7E }) {
-                writer.appendEncoded(address.name, separator: " ")
+                writer.appendEncoded(address.name, separator: " ", keepWhole: true)
             } else if isAtomPhrase(address.name) {
                 for word in address.name.split(separator: " ") { writer.append(String(word), separator: " ") }
             } else {
@@ -158,9 +158,15 @@ struct FoldingWriter {
 
     /// Appends `text` as RFC 2047 encoded words of at most 75 characters that fit their
     /// lines, split only between characters (a grapheme larger than a word is split between
-    /// scalars, never inside one).
-    mutating func appendEncoded(_ text: String, separator: String) {
+    /// scalars, never inside one). `keepWhole`: text that fits one word is written as one,
+    /// on a line of its own if need be — a display name split into several words reads
+    /// with blanks inside it to readers that miss RFC 2047 §6.2 (Python's email does).
+    mutating func appendEncoded(_ text: String, separator: String, keepWhole: Bool = false) {
         let useQ = EncodedWordEncoder.qLength(Array(text.utf8)) <= EncodedWordEncoder.bLength(text.utf8.count)
+        if keepWhole, EncodedWordEncoder.length(Array(text.utf8), q: useQ) <= 75 {
+            append(EncodedWordEncoder.word(Array(text.utf8), q: useQ), separator: separator)
+            return
+        }
         var units: [[UInt8]] = []
         for character in text {
             let bytes = Array(String(character).utf8)

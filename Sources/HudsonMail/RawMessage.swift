@@ -37,19 +37,24 @@ public enum RawMessage {
     /// Prepares `bytes` for sending. `newMessageID` is called only when the message has no
     /// Message-ID; `date` is used only when it has no Date; `from` only when it has no From
     /// (a sendmail program adds one). `bcc`: recipients the message's headers do not name
-    /// (a sendmail program's operands), added in a Bcc header of their own — Gmail delivers
-    /// to the To, Cc and Bcc headers only and hides Bcc from the other recipients.
+    /// (a sendmail program's operands), added to its Bcc — Gmail delivers to the To, Cc and
+    /// Bcc headers only and hides Bcc from the other recipients. A Bcc the message already
+    /// has is rewritten to hold both (a second Bcc field would be read by some readers and
+    /// not by others). The header is read strictly (OutgoingHeaderBlock) before and after:
+    /// the recipients returned are the ones Gmail will find in the bytes returned.
     public static func prepare(_ bytes: [UInt8], date: String, from: MailAddress? = nil, bcc: [MailAddress] = [],
-                               newMessageID: () -> String) -> PreparedMessage {
+                               newMessageID: () -> String) throws(OutgoingMessageError) -> PreparedMessage {
         var raw = crlf(bytes)
+        let given = try OutgoingHeaderBlock.envelope(of: raw)
         let headers = RFC822.parseHeaders(raw)
         var added = ""
-        var fromAddress = headers.value(of: "From").flatMap { MailAddress.parseList($0).first }
-        if fromAddress == nil, let from {
-            fromAddress = from
+        if given.from == nil, let from {
             added += HeaderField.addresses("From", [from])
         }
-        if !bcc.isEmpty { added += HeaderField.addresses("Bcc", bcc) }
+        if !bcc.isEmpty {
+            if headers.value(of: "Bcc") != nil { raw = removingField("Bcc", from: raw) }
+            added += HeaderField.addresses("Bcc", given.bcc + bcc)
+        }
         var messageID = headers.value(of: "Message-ID")?.trimmingWhitespace() ?? ""
         if messageID.isEmpty {
             messageID = newMessageID()
@@ -59,10 +64,41 @@ public enum RawMessage {
             added += HeaderField.structured("Date", [date])
         }
         raw = Array(added.utf8) + raw
-        func list(_ name: String) -> [MailAddress] { headers.values(of: name).flatMap(MailAddress.parseList) }
+        // The one decision of where it goes: what Gmail will read in these bytes.
+        let envelope = try OutgoingHeaderBlock.envelope(of: raw)
         return PreparedMessage(
-            raw: raw, messageID: messageID, from: fromAddress, to: list("To"), cc: list("Cc"), bcc: list("Bcc") + bcc,
+            raw: raw, messageID: messageID, from: envelope.from, to: envelope.to, cc: envelope.cc, bcc: envelope.bcc,
             subject: EncodedWords.decode(headers.value(of: "Subject") ?? "").trimmingWhitespace())
+    }
+
+    /// The sender and recipients of a message as given (any line ends), read strictly.
+    public static func envelope(_ bytes: [UInt8]) throws(OutgoingMessageError) -> OutgoingEnvelope {
+        try OutgoingHeaderBlock.envelope(of: crlf(bytes))
+    }
+
+    /// `raw` (CRLF line ends) without the header field `name` and its continuation lines.
+    static func removingField(_ name: String, from raw: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(raw.count)
+        var cursor = 0
+        var dropping = false
+        while cursor < raw.count {
+            let (end, next) = RFC822.nextLine(raw[...], from: cursor)
+            let line = raw[cursor..<end]
+            if line.isEmpty {
+                output += raw[cursor...]
+                return output
+            }
+            if line.first == 32 || line.first == 9 {
+                if !dropping { output += raw[cursor..<next] }
+            } else {
+                let fieldName = line.prefix(while: { $0 != UInt8(ascii: ":") })
+                dropping = String(decoding: fieldName, as: UTF8.self).lowercased() == name.lowercased()
+                if !dropping { output += raw[cursor..<next] }
+            }
+            cursor = next
+        }
+        return output
     }
 
     /// Bare LF and bare CR become CRLF; existing CRLF pairs stay.

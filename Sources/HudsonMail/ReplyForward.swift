@@ -37,23 +37,33 @@ public struct OriginalHeaders: Sendable, Equatable {
 }
 
 public enum ReplyForward {
-    /// To and Cc of a reply to all. `own`: the user's addresses (any case).
-    public static func replyAll(_ original: OriginalHeaders, own: [String]) -> (to: [MailAddress], cc: [MailAddress]) {
+    /// To and Cc of a reply to all. `own`: the user's addresses (any case). The original's
+    /// headers are read with the strict outgoing parser (OutgoingAddresses): they come from
+    /// whoever sent the mail, and a header it cannot read one way is refused, naming the
+    /// field, rather than turned into recipients nobody chose.
+    public static func replyAll(_ original: OriginalHeaders, own: [String]) throws(OutgoingMessageError)
+        -> (to: [MailAddress], cc: [MailAddress]) {
         let mine = Set(own.map { $0.lowercased() })
         func isMine(_ address: MailAddress) -> Bool { mine.contains(address.address.lowercased()) }
-        let sender = MailAddress.parseList(original.replyTo).isEmpty
-            ? MailAddress.parseList(original.from) : MailAddress.parseList(original.replyTo)
-        let others = MailAddress.parseList(original.to) + MailAddress.parseList(original.cc)
+        let replyTo = try recipients("Reply-To", original.replyTo)
+        let sender = replyTo.isEmpty ? try recipients("From", original.from) : replyTo
+        let to = try recipients("To", original.to)
+        let cc = try recipients("Cc", original.cc)
         var seen = Set<String>()
         func once(_ list: [MailAddress]) -> [MailAddress] {
             list.filter { !isMine($0) && seen.insert($0.address.lowercased()).inserted }
         }
         if !sender.isEmpty && sender.allSatisfy(isMine) {
             // One's own message: to its recipients, as a reply (Composer.replyRecipients) does.
-            return (once(MailAddress.parseList(original.to)), once(MailAddress.parseList(original.cc)))
+            return (once(to), once(cc))
         }
-        let to = once(sender)
-        return (to, once(others))
+        let senders = once(sender)
+        return (senders, once(to + cc))
+    }
+
+    /// The addresses of one of the original's address fields, read strictly.
+    public static func recipients(_ field: String, _ value: String) throws(OutgoingMessageError) -> [MailAddress] {
+        do { return try OutgoingAddresses.parse(value) } catch { throw .field(name: field, value: value, error) }
     }
 
     /// "On DATE, SENDER wrote:" and the text quoted with "> ".

@@ -24,6 +24,9 @@ public struct ComposedMessage {
     public var draftID: String?
     /// The queued draft entry `--update-draft outbox:N` replaces (saved offline).
     public var replacesOutboxID: Int64?
+    /// The draft's message the update is based on: the sender writes it only if the draft
+    /// still has that message (or one Hudson wrote), else keeps both (OutboxSender).
+    public var draftBaseGmailID: String?
 }
 
 @MainActor
@@ -32,7 +35,7 @@ public struct Composer {
     let store: Store
 
     /// The largest message Gmail accepts (gmail-api.md §2.7: 35 MiB).
-    static let maximumSize = 36_700_160
+    nonisolated static let maximumSize = 36_700_160
 
     var arguments: ParsedArguments { invocation.arguments }
 
@@ -69,13 +72,13 @@ public struct Composer {
         if raw {
             let bytes = try standardInput(what: "message")
             let headers = RFC822.parseHeaders(bytes)
-            let from = headers.value(of: "From").flatMap { MailAddress.parseList($0).first }
-            let account = try chooseAccount(reply: reply, rawFrom: from)
+            let given = try Self.standardInputEnvelope { try RawMessage.envelope(bytes) }
+            let account = try chooseAccount(reply: reply, rawFrom: given.from)
             var bcc: [MailAddress] = []
             var addedFrom: MailAddress?
             if sendmail {
                 let operands = try SendmailCompatibility.operandRecipients(arguments.operands)
-                let named = ["To", "Cc", "Bcc"].flatMap { headers.values(of: $0).flatMap(MailAddress.parseList) }
+                let named = given.recipients
                 if !arguments.flag("read-recipients") {
                     guard !operands.isEmpty else { throw UsageError("no recipients: give them as operands, or -t to take them from the headers") }
                     if let stranger = SendmailCompatibility.unrequested(named, operands: operands).first {
@@ -86,10 +89,14 @@ public struct Composer {
                     }
                 }
                 bcc = SendmailCompatibility.unnamed(operands, headerRecipients: named)
-                addedFrom = MailAddress(name: arguments.string("full-name") ?? "", address: account.email)
+                let fullName = arguments.string("full-name") ?? ""
+                try Self.checkHeaderText(fullName, option: "-F")
+                addedFrom = MailAddress(name: fullName, address: account.email)
             }
-            let message = RawMessage.prepare(bytes, date: date, from: addedFrom, bcc: bcc) {
-                MessageBuilder.messageID(domain: Self.domain(account.email), using: &random)
+            let message = try Self.standardInputEnvelope {
+                try RawMessage.prepare(bytes, date: date, from: addedFrom, bcc: bcc) {
+                    MessageBuilder.messageID(domain: Self.domain(account.email), using: &random)
+                }
             }
             guard message.from != nil else { throw CommandFailure(.dataError, "standard input: the message has no From header") }
             guard RawMessage.isSearchableMessageID(message.messageID) else {
@@ -106,14 +113,13 @@ public struct Composer {
             let original = try await original(reply: reply, forward: forward, account: account)
             let outgoing = try outgoingMessage(account: account, reply: reply ?? draftBase.flatMap(draftParent), original: original,
                                                base: draftBase, date: date, using: &random)
-            let message = PreparedMessage(
-                raw: MessageBuilder.render(outgoing, using: &random), messageID: outgoing.messageID, from: outgoing.from,
-                to: outgoing.to, cc: outgoing.cc, bcc: outgoing.bcc, subject: outgoing.subject)
+            let message = try Self.checkedRender(outgoing, using: &random)
             composed = ComposedMessage(account: account, message: message, threadID: reply?.threadID)
         }
         composed.isDraft = target.isDraft
         composed.draftID = target.draftID
         composed.replacesOutboxID = target.replacing
+        composed.draftBaseGmailID = target.draftID == nil ? nil : target.basedOn
         if composed.threadID == nil { composed.threadID = target.threadID }
         // A draft may be saved without recipients; it gets them before it is sent.
         guard target.isDraft || !composed.message.recipients.isEmpty else {
@@ -135,16 +141,23 @@ public struct Composer {
         var bcc = try addresses("bcc")
         // Updating a draft with --edit starts from the draft as the store has it.
         if let base, arguments.flag("edit"), to.isEmpty && cc.isEmpty && bcc.isEmpty {
-            (to, cc, bcc) = (MailAddress.parseList(base.headers.to ?? ""), MailAddress.parseList(base.headers.cc ?? ""),
-                             MailAddress.parseList(base.headers.bcc ?? ""))
+            (to, cc, bcc) = try Self.fromOriginal(base, what: "the draft") {
+                (try ReplyForward.recipients("To", base.headers.to ?? ""), try ReplyForward.recipients("Cc", base.headers.cc ?? ""),
+                 try ReplyForward.recipients("Bcc", base.headers.bcc ?? ""))
+            }
         }
         if let reply, arguments.flag("reply-all") {
-            let all = ReplyForward.replyAll(Self.originalHeaders(reply), own: [account.email])
+            let all = try Self.fromOriginal(reply, what: "the message replied to") {
+                try ReplyForward.replyAll(Self.originalHeaders(reply), own: [account.email])
+            }
             to = Self.once(all.to + to)
             cc = Self.once(cc + all.cc).filter { address in !to.contains { $0.address.lowercased() == address.address.lowercased() } }
         } else if let reply, to.isEmpty && cc.isEmpty && bcc.isEmpty {
-            to = Self.replyRecipients(reply, ownAddress: account.email)
+            to = try Self.fromOriginal(reply, what: "the message replied to") {
+                try Self.replyRecipients(reply, ownAddress: account.email)
+            }
         }
+        if let given = arguments.string("subject") { try Self.checkHeaderText(given, option: "--subject") }
         var subject = arguments.string("subject") ?? (base != nil && arguments.flag("edit") ? base?.headers.subject : nil)
             ?? reply.map { Self.replySubject($0.headers.subject ?? "") } ?? ""
         if let original, arguments.values["forward"] != nil, arguments.string("subject") == nil {
@@ -153,14 +166,14 @@ public struct Composer {
         let editing = arguments.flag("edit")
         var text = ""
         if let path = arguments.string("body-file"), path != "-" {
-            text = try Self.utf8(try Self.read(path), what: path)
+            text = try Self.utf8(try BoundedInput.file(path), what: TerminalSafety.quoted(path))
         } else if editing, let base {
             text = base.body?.text ?? ""
         } else if !editing {
             text = try Self.utf8(try standardInput(what: "body"), what: "standard input")
         }
         var attachments = try arguments.strings("attach").map { path in
-            OutgoingAttachment(filename: URL(fileURLWithPath: path).lastPathComponent, data: try Self.read(path))
+            OutgoingAttachment(filename: URL(fileURLWithPath: path).lastPathComponent, data: try BoundedInput.file(path))
         }
         if let original {
             if arguments.flag("quote") {
@@ -180,7 +193,7 @@ public struct Composer {
             let edited = try edit(EditableMessage(to: Self.list(to), cc: Self.list(cc), bcc: Self.list(bcc),
                                                   subject: subject, body: text))
             (to, cc, bcc) = (try Self.addresses(edited.to, "To"), try Self.addresses(edited.cc, "Cc"), try Self.addresses(edited.bcc, "Bcc"))
-            subject = edited.subject
+            subject = try Self.editedSubject(edited.subject)
             text = edited.body
         }
         var references: [String] = []
@@ -197,22 +210,71 @@ public struct Composer {
             date: date, inReplyTo: inReplyTo, references: references)
     }
 
-    /// `--to` and friends: repeatable, each a comma-separated list.
+    /// `--to` and friends: repeatable, each a comma-separated list, read by the one strict
+    /// rule for outgoing recipients (HudsonMail's OutgoingAddresses).
     private func addresses(_ option: String) throws -> [MailAddress] {
         try arguments.strings(option).flatMap { value -> [MailAddress] in
-            let list = MailAddress.parseList(value)
-            guard !list.isEmpty, list.allSatisfy({ Self.isAddress($0.address) }) else {
-                throw UsageError("--\(option): \(value): not an email address")
-            }
-            return list
+            try Self.recipientArgument(value, what: "--\(option)")
         }
     }
 
-    /// An ASCII `local@domain` without blanks or specials (Hudson does not send SMTPUTF8).
-    nonisolated static func isAddress(_ text: String) -> Bool {
-        let parts = text.split(separator: "@", omittingEmptySubsequences: false)
-        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !parts[1].hasSuffix(".")
-            && text.unicodeScalars.allSatisfy { $0.value > 32 && $0.value < 127 && !"<>()[],;:\"\\".unicodeScalars.contains($0) }
+    /// One recipient argument (an option's value or a sendmail operand): at least one
+    /// address, and nothing the strict parser refuses (64).
+    nonisolated static func recipientArgument(_ value: String, what: String) throws -> [MailAddress] {
+        let list: [MailAddress]
+        do { list = try OutgoingAddresses.parse(value) } catch {
+            throw UsageError("\(what) \"\(TerminalSafety.quoted(value))\": \(error)")
+        }
+        guard !list.isEmpty else { throw UsageError("\(what) \"\(TerminalSafety.quoted(value))\": no address") }
+        return list
+    }
+
+    /// A header value given on the command line (--subject, -F): no line break or other
+    /// control character, which would start a header of its own.
+    nonisolated static func checkHeaderText(_ value: String, option: String) throws {
+        do { try OutgoingHeaderBlock.checkText(value) } catch {
+            throw UsageError("\(option) \"\(TerminalSafety.quoted(value))\": \(error)")
+        }
+    }
+
+    /// The message as bytes, and its recipients read back from them by the strict parser:
+    /// they must be exactly the ones decided, in order, or nothing is queued.
+    static func checkedRender(_ outgoing: OutgoingMessage, using random: inout SystemRandomNumberGenerator) throws -> PreparedMessage {
+        let raw = MessageBuilder.render(outgoing, using: &random)
+        let envelope: OutgoingEnvelope
+        do { envelope = try OutgoingHeaderBlock.envelope(of: raw) } catch {
+            throw CommandFailure(.dataError, "the message built cannot be read back: \(error); nothing queued")
+        }
+        for (field, written, built) in [("To", outgoing.to, envelope.to), ("Cc", outgoing.cc, envelope.cc), ("Bcc", outgoing.bcc, envelope.bcc)]
+            where written.map(\.address) != built.map(\.address) {
+            throw CommandFailure(.dataError, "the message built would go to other \(field) recipients than the ones given; nothing queued")
+        }
+        return PreparedMessage(raw: raw, messageID: outgoing.messageID, from: envelope.from, to: envelope.to, cc: envelope.cc,
+                               bcc: envelope.bcc, subject: outgoing.subject)
+    }
+
+    /// Runs `read` on the message from standard input; what its header cannot be sent as
+    /// is bad data (65), with the value quoted.
+    static func standardInputEnvelope<T>(_ read: () throws -> T) throws -> T {
+        do { return try read() } catch let error as OutgoingMessageError {
+            if case .field(let name, let value, let why) = error {
+                throw CommandFailure(.dataError, "standard input: \(name) \"\(TerminalSafety.quoted(value))\": \(why); nothing queued")
+            }
+            throw CommandFailure(.dataError, "standard input: \(error); nothing queued")
+        }
+    }
+
+    /// Recipients taken from a stored message's headers (a reply, a draft being edited):
+    /// a header the strict parser refuses is bad data (65), named, never guessed at.
+    static func fromOriginal<T>(_ message: MessageDetail, what: String, _ read: () throws -> T) throws -> T {
+        do { return try read() } catch let error as OutgoingMessageError {
+            let reference = "message:\(message.messageID)"
+            if case .field(let name, let value, let why) = error {
+                throw CommandFailure(.dataError, "\(reference) (\(what)): its \(name) \"\(TerminalSafety.quoted(value))\": \(why); "
+                                     + "give the recipients with --to, --cc or --bcc")
+            }
+            throw CommandFailure(.dataError, "\(reference) (\(what)): \(error)")
+        }
     }
 
     // MARK: - Replies and accounts
@@ -263,11 +325,11 @@ public struct Composer {
     }
 
     /// Reply-To, else From; replying to one's own message goes to its recipients instead.
-    static func replyRecipients(_ message: MessageDetail, ownAddress: String) -> [MailAddress] {
-        let replyTo = MailAddress.parseList(message.headers.replyTo ?? "")
-        let to = replyTo.isEmpty ? MailAddress.parseList(message.headers.from ?? "") : replyTo
+    static func replyRecipients(_ message: MessageDetail, ownAddress: String) throws(OutgoingMessageError) -> [MailAddress] {
+        let replyTo = try ReplyForward.recipients("Reply-To", message.headers.replyTo ?? "")
+        let to = replyTo.isEmpty ? try ReplyForward.recipients("From", message.headers.from ?? "") : replyTo
         if !to.isEmpty && to.allSatisfy({ $0.address.lowercased() == ownAddress.lowercased() }) {
-            return MailAddress.parseList(message.headers.to ?? "")
+            return try ReplyForward.recipients("To", message.headers.to ?? "")
         }
         return to
     }
@@ -287,18 +349,7 @@ public struct Composer {
             throw UsageError(what == "body" ? "no body: pipe it on standard input, or give --body-file FILE"
                                             : "no message: pipe it on standard input")
         }
-        return [UInt8](FileHandle.standardInput.readDataToEndOfFile())
-    }
-
-    static func read(_ path: String) throws -> [UInt8] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw CommandFailure(.usage, "\(path): no such file")
-        }
-        guard !isDirectory.boolValue, let data = FileManager.default.contents(atPath: path) else {
-            throw CommandFailure(.usage, "\(path): cannot be read")
-        }
-        return [UInt8](data)
+        return try BoundedInput.standardInput()
     }
 
     static func utf8(_ bytes: [UInt8], what: String) throws -> String {

@@ -68,14 +68,19 @@ extension Composer {
         }
     }
 
-    /// An address list typed in the editor.
+    /// An address list typed in the editor, read by the strict outgoing rule (65).
     static func addresses(_ text: String, _ header: String) throws -> [MailAddress] {
-        guard !text.trimmingWhitespace().isEmpty else { return [] }
-        let list = MailAddress.parseList(text)
-        guard !list.isEmpty, list.allSatisfy({ isAddress($0.address) }) else {
-            throw CommandFailure(.dataError, "the edited message: \(header): \(TerminalSafety.quoted(text)): not a list of email addresses; nothing sent")
+        do { return try OutgoingAddresses.parse(text) } catch {
+            throw CommandFailure(.dataError, "the edited message: \(header) \"\(TerminalSafety.quoted(text))\": \(error); nothing sent")
         }
-        return list
+    }
+
+    /// The Subject typed in the editor: no control character (65).
+    static func editedSubject(_ text: String) throws -> String {
+        do { try OutgoingHeaderBlock.checkText(text) } catch {
+            throw CommandFailure(.dataError, "the edited message: Subject \"\(TerminalSafety.quoted(text))\": \(error); nothing sent")
+        }
+        return text
     }
 
     /// Addresses as the editor shows them: a name with specials is quoted, so that the
@@ -102,10 +107,17 @@ extension Composer {
 struct DraftTarget {
     var isDraft: Bool
     var draftID: String?
+    /// The draft's current message as the store knows it: what `--edit` starts from, and
+    /// what the update is based on (the sender checks Gmail's draft still has it).
     var gmailID: String?
     var threadID: String?
     var accountID: Int64 = 0
     var replacing: Int64?
+    /// The draft message a queued offline version (`replacing`) was based on, if any.
+    var replacedBase: String?
+
+    /// What the new version is based on, for the sender's check.
+    var basedOn: String? { gmailID ?? replacedBase }
 }
 
 extension Composer {
@@ -129,7 +141,7 @@ extension Composer {
                                    accountID: account.id)
             case .queued where !entry.isClaimed:
                 return DraftTarget(isDraft: true, draftID: entry.draftID, threadID: entry.threadID, accountID: account.id,
-                                   replacing: entry.id)
+                                   replacing: entry.id, replacedBase: entry.draftBaseGmailID)
             default:
                 break
             }

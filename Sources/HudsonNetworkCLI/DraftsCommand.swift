@@ -84,22 +84,31 @@ public enum DraftsCommand {
             throw CommandFailure(.dataError, "draft:\(id): Gmail has no such draft (sent or deleted elsewhere?)")
         }
         let raw = Base64.decode(draft.message?.raw ?? "")
-        let message = RawMessage.prepare(raw, date: "") { "" }
+        let message: PreparedMessage
+        do { message = try RawMessage.prepare(raw, date: "") { "" } } catch {
+            // Gmail sends to what its header says; Hudson must read it the same way to
+            // record where it went (the strict rule of OutgoingAddresses).
+            throw CommandFailure(.dataError, "draft:\(id): its header cannot be read one way only (\(error)); send it from Gmail")
+        }
         guard RawMessage.isSearchableMessageID(message.messageID) else {
             throw CommandFailure(.dataError, "draft:\(id): its Message-ID cannot be searched for, so a lost answer could not be checked; send it from Gmail")
         }
         guard !message.recipients.isEmpty else { throw CommandFailure(.dataError, "draft:\(id): the draft has no recipients") }
         let entry = try store.enqueueOutbox(NewOutboxMessage(
             accountID: account.id, raw: raw, messageID: message.messageID, threadID: draft.message?.threadId,
-            recipients: message.recipients.map(\.address), subject: message.subject, kind: .draftSend, draftID: id))
+            recipients: message.recipients.map(\.address), subject: message.subject, kind: .draftSend, draftID: id,
+            // What was read is what is sent: the sender checks the draft still has this message.
+            draftBaseGmailID: draft.message?.id))
         try cli.stdout.write("\(entry.reference)\n")
         try cli.stdout.flush()
         let database = HudsonDatabase(try cli.openStore(.readWrite, durable: true))
         // hd-send's test seam (SendCommand.swift): die once Gmail has answered, before it is recorded.
         let crashes = cli.environment["HUDSON_TEST_CRASH_AFTER_SEND"] == "1"
+        let crashesAfterCheck = cli.environment["HUDSON_TEST_CRASH_AFTER_DRAFT_CHECK"] == "1"
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: account.email,
                                             timeout: OutboxAttempt.timeout(forBytes: raw.count),
-                                            afterSend: { if crashes { _exit(70) } })
+                                            afterSend: { if crashes { _exit(70) } },
+                                            afterDraftCheck: { if crashesAfterCheck { _exit(70) } })
         switch after?.state {
         case .sent?:
             if let sent = after?.gmailID { try cli.stdout.write(TerminalSafety.field("message:\(sent)") + "\n") }

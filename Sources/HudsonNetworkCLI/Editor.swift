@@ -35,7 +35,13 @@ enum Editor {
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             throw CommandFailure(.dataError, "the editor \(TerminalSafety.quoted(editor)) failed (status \(process.terminationStatus)); nothing sent")
         }
-        guard let data = FileManager.default.contents(atPath: path), let saved = String(data: data, encoding: .utf8) else {
+        // Whatever the editor left there: a regular file of a bounded size, or nothing is sent
+        // (an editor that replaced it with a FIFO must not hang the command).
+        let data: [UInt8]
+        do { data = try BoundedInput.file(path, what: "the edited message") } catch let failure as CommandFailure {
+            throw CommandFailure(.dataError, failure.message + "; nothing sent")
+        }
+        guard let saved = String(validating: data, as: UTF8.self) else {
             throw CommandFailure(.dataError, "the edited message is not UTF-8 text; nothing sent")
         }
         return saved

@@ -17,7 +17,8 @@ public enum OutboxAttempt {
     /// entry as the store has it (nil only when it cannot be read). `afterSend` is the
     /// sender's crash-test seam.
     public static func run(_ invocation: Invocation, database: HudsonDatabase, id: Int64, email: String,
-                           timeout: Duration, afterSend: @escaping @Sendable () -> Void = {}) async -> OutboxEntry? {
+                           timeout: Duration, afterSend: @escaping @Sendable () -> Void = {},
+                           afterDraftCheck: @escaping @Sendable () -> Void = {}) async -> OutboxEntry? {
         do {
             if let lock = try SendLock(storePath: try invocation.storePath(), email: email) {
                 let access = try GmailAccess(email: email, configDirectory: try invocation.configDirectory(),
@@ -25,7 +26,7 @@ public enum OutboxAttempt {
                                              // An upload may be large; `timeout` already bounds the whole attempt.
                                              patience: .unattended)
                 let sender = OutboxSender(api: access.interactive, database: database, account: email, exclusive: true,
-                                          afterSendBeforeRecording: afterSend)
+                                          afterSendBeforeRecording: afterSend, afterDraftCheck: afterDraftCheck)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { _ = try await sender.sendDue(only: [id]) }
                     group.addTask {

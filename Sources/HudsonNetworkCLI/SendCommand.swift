@@ -16,16 +16,22 @@ import HudsonSync
 public enum SendCommand {
     public static func run(_ cli: Invocation) async throws -> ExitStatus {
         let delay = try cli.arguments.int("delay", range: 0...604_800) ?? 0
-        let store = try cli.openStore(.readWrite, durable: true)
+        let dryRun = cli.arguments.flag("dry-run")
+        let store = try cli.openStore(dryRun ? .readOnly : .readWrite, durable: !dryRun)
         let composer = Composer(invocation: cli, store: store)
         let composed = try await composer.compose()
+        if dryRun {
+            try cli.stdout.write(envelopeText(composed))
+            return .success
+        }
         // A sendmail program prints nothing when all is well (its caller shows what it prints).
         let quiet = composer.isSendmail
         let message = composed.message
         let entry = try store.enqueueOutbox(NewOutboxMessage(
             accountID: composed.account.id, raw: message.raw, messageID: message.messageID, threadID: composed.threadID,
             recipients: message.recipients.map(\.address), subject: message.subject, delayMilliseconds: Int64(delay) * 1000,
-            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID), replacing: composed.replacesOutboxID)
+            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID, draftBaseGmailID: composed.draftBaseGmailID),
+            replacing: composed.replacesOutboxID)
         // The id first, at once: whatever happens next, the user can find the entry.
         if !quiet {
             try cli.stdout.write("\(entry.reference)\n")
@@ -44,15 +50,20 @@ public enum SendCommand {
         // answered, before the answer is recorded, as a crash at the worst time would.
         let crashes = cli.environment["HUDSON_TEST_CRASH_AFTER_SEND"] == "1"
         let crash: @Sendable () -> Void = { if crashes { _exit(70) } }
+        // The same seam between a draft's check and its write (OutboxSender.checkDraft).
+        let crashesAfterCheck = cli.environment["HUDSON_TEST_CRASH_AFTER_DRAFT_CHECK"] == "1"
         // The sender's own connection: the command's stays on the main actor.
         let database = HudsonDatabase(try cli.openStore(.readWrite, durable: true))
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: composed.account.email,
-                                            timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crash)
+                                            timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crash,
+                                            afterDraftCheck: { if crashesAfterCheck { _exit(70) } })
+        // A draft changed elsewhere meanwhile: both versions are kept, and the user is told.
+        if let note = after?.keptNote { cli.warn(note) }
         switch after?.state {
         case .sent? where composed.isDraft:
             if let id = after?.draftID, !quiet { try cli.stdout.write(TerminalSafety.field("draft:\(id)") + "\n") }
         case .sent?:
-            if let id = after?.gmailID, !quiet { try cli.stdout.write("message:\(id)\n") }
+            if let id = after?.gmailID, !quiet { try cli.stdout.write(TerminalSafety.field("message:\(id)") + "\n") }
         case .failed?:
             throw CommandFailure(.dataError, "\(entry.reference): \(after?.lastError ?? "rejected by Gmail")")
         default:
@@ -60,5 +71,21 @@ public enum SendCommand {
             cli.warn(quiet ? "\(entry.reference): queued; the next hd-sync will \(what)" : "queued; the next hd-sync will \(what)")
         }
         return .success
+    }
+
+    /// `--dry-run`: where the message goes, read back from the bytes that would be queued
+    /// (Composer decides recipients once, with the strict parser), one address a line, each
+    /// as a header would name it; then the subject and the size. Nothing is queued or sent.
+    static func envelopeText(_ composed: ComposedMessage) -> String {
+        let message = composed.message
+        var lines: [String] = []
+        if let from = message.from { lines.append("From: " + TerminalSafety.field(from.description)) }
+        for (field, list) in [("To", message.to), ("Cc", message.cc), ("Bcc", message.bcc)] {
+            for address in list { lines.append("\(field): " + TerminalSafety.field(address.description)) }
+        }
+        lines.append("Subject: " + TerminalSafety.field(message.subject))
+        if composed.isDraft { lines.append("Draft: " + (composed.draftID.map { TerminalSafety.field("draft:\($0)") } ?? "new")) }
+        lines.append("Size: \(message.raw.count) bytes")
+        return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -47,15 +47,10 @@ public enum SendmailCompatibility {
         !arguments.operands.isEmpty || sendmailOptions.contains(where: arguments.isGiven)
     }
 
-    /// The recipients the operands name: each a comma-separated list of addresses.
+    /// The recipients the operands name: each a comma-separated list of addresses, read by
+    /// the one strict rule for outgoing recipients (64 for anything it refuses).
     static func operandRecipients(_ operands: [String]) throws -> [MailAddress] {
-        try operands.flatMap { operand -> [MailAddress] in
-            let list = MailAddress.parseList(operand)
-            guard !list.isEmpty, list.allSatisfy({ Composer.isAddress($0.address) }) else {
-                throw UsageError("\(TerminalSafety.quoted(operand)): not an email address")
-            }
-            return list
-        }
+        try operands.flatMap { operand in try Composer.recipientArgument(operand, what: "recipient") }
     }
 
     /// The operands the message's headers do not name (compared by address, without case),

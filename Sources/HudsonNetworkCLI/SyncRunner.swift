@@ -431,6 +431,10 @@ final class AccountWorker: Sendable {
             let entry = try database.read { try $0.outboxEntry(id: id) }
             warn("outbox:\(id): not sent: \(entry?.lastError ?? "rejected by Gmail")")
         }
+        // A draft changed elsewhere: the update was kept as a new draft beside it (issue 37 §5).
+        for id in report.kept {
+            if let note = try database.read({ try $0.outboxEntry(id: id) })?.keptNote { warn(note) }
+        }
         return report
     }
 

@@ -46,6 +46,7 @@ private let spec = CommandSpec(
         .value("delay", name: "SECONDS", kind: .integer, help: "Hold the message this long before sending (an undo window).",
                default: "0"),
         .flag("no-send", help: "Only queue the message; the next hd-sync sends it."),
+        .flag("dry-run", help: "Print where the message would go (From, To, Cc, Bcc as Gmail reads them), its subject and size; queue nothing."),
         .flag("draft", help: "Save the message as a Gmail draft instead of sending it (prints draft:ID once saved)."),
         .value("update-draft", name: "DRAFT",
                help: "Replace this draft (draft:ID, or outbox:N saved offline) with the message; --edit starts from it."),

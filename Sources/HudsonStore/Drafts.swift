@@ -18,6 +18,16 @@ public struct DraftSummary: Equatable, Sendable {
     public var to: String?
     public var messageIDHeader: String?
     public var internalDate: Int64?
+    /// Saved by this store as a new draft because `keptBesideDraftID`, the draft it was
+    /// meant to update, changed (or went) elsewhere: both are kept (issue 37 §5).
+    public var keptBesideDraftID: String?
+    /// Why ("changed on another device", …).
+    public var keptBecause: String?
+
+    /// The note `hd-drafts list` shows for a draft kept beside another.
+    public var keptNote: String? {
+        keptBesideDraftID.map { "your version of draft:\($0), which was \(keptBecause ?? "changed elsewhere") meanwhile" }
+    }
 
     /// `draft:ID`, the draft's reference on the command line.
     public var reference: String { "draft:\(draftID)" }
@@ -58,9 +68,10 @@ extension Store {
         try db.read {
             try db.map("""
                 SELECT d.draft_id, d.gmail_id, m.thread_id, coalesce(m.subject, o.subject), coalesce(m.to_header, o.recipients),
-                       coalesce(m.message_id_header, o.message_id), m.internal_date
+                       coalesce(m.message_id_header, o.message_id), m.internal_date, o.kept_beside_draft_id, o.note
                   FROM drafts AS d LEFT JOIN messages AS m ON m.account_id = d.account_id AND m.gmail_id = d.gmail_id
-                  -- Saved by this store and not synced back yet: what the outbox knows of it.
+                  -- Saved by this store (not synced back yet: what the outbox knows of it; kept
+                  -- beside a draft changed elsewhere: which, and why).
                   LEFT JOIN outbox AS o ON o.id = (SELECT max(id) FROM outbox AS x WHERE x.account_id = d.account_id
                                                       AND x.draft_id = d.draft_id AND x.kind = 'draft' AND x.state = 'sent')
                  WHERE d.account_id = ?
@@ -68,7 +79,8 @@ extension Store {
                 """, accountID) { row in
                 DraftSummary(draftID: row.string(0), gmailID: row.string(1), threadID: row.optionalString(2),
                              subject: row.optionalString(3), to: row.optionalString(4), messageIDHeader: row.optionalString(5),
-                             internalDate: row.optionalInt64(6))
+                             internalDate: row.optionalInt64(6), keptBesideDraftID: row.optionalString(7),
+                             keptBecause: row.optionalString(8))
             }
         }
     }

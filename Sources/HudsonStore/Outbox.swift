@@ -64,6 +64,23 @@ public struct OutboxEntry: Equatable, Sendable {
     /// The Gmail draft: the one a 'draft' entry updates (once created: the one it made),
     /// or the one a 'draft-send' entry sends.
     public var draftID: String?
+    /// The draft's message this update or send was based on: written only if the draft
+    /// still has it (migration 025).
+    public var draftBaseGmailID: String?
+    /// An update saved as a new draft because the draft it was to replace had changed (or
+    /// gone) elsewhere: that draft, left as it is.
+    public var keptBesideDraftID: String?
+    /// Why it was kept beside: "changed on another device", …
+    public var note: String?
+
+    /// What the user is told of an update kept beside its draft (nil for any other entry):
+    /// hd-send, hd-sync, hd-pending and hd-drafts list say it in these words.
+    public var keptNote: String? {
+        guard let beside = keptBesideDraftID else { return nil }
+        let saved = draftID.map { "saved as a new draft, draft:\($0)" } ?? "the next hd-sync saves it as a new draft"
+        return "\(reference): draft:\(beside) was \(note ?? "changed elsewhere") after this version was based on it; "
+            + "both are kept: \(saved)"
+    }
 
     /// `outbox:N`, the entry's reference on the command line.
     public var reference: String { "outbox:\(id)" }
@@ -85,12 +102,15 @@ public struct NewOutboxMessage: Sendable {
     public var delayMilliseconds: Int64
     public var kind: OutboxKind = .send
     public var draftID: String?
+    /// The draft's message the update or send is based on (see OutboxEntry).
+    public var draftBaseGmailID: String?
 
     public init(accountID: Int64, raw: [UInt8], messageID: String, threadID: String? = nil,
                 recipients: [String], subject: String, delayMilliseconds: Int64 = 0, kind: OutboxKind = .send,
-                draftID: String? = nil) {
+                draftID: String? = nil, draftBaseGmailID: String? = nil) {
         self.kind = kind
         self.draftID = draftID
+        self.draftBaseGmailID = draftBaseGmailID
         self.accountID = accountID
         self.raw = raw
         self.messageID = messageID
@@ -148,11 +168,12 @@ extension Store {
     static let outboxColumns = """
         o.id, o.account_id, a.email, o.message_id, o.thread_id, o.recipients, o.subject, o.size, o.state,
         o.attempts, o.last_error, o.not_before, o.next_attempt_at, o.attempt_started_at, o.claimed_at,
-        o.gmail_id, o.gmail_thread_id, o.created_at, o.updated_at, o.attempt_history_id, o.kind, o.draft_id
+        o.gmail_id, o.gmail_thread_id, o.created_at, o.updated_at, o.attempt_history_id, o.kind, o.draft_id,
+        o.draft_base_gmail_id, o.kept_beside_draft_id, o.note
         """
 
     /// The column after `outboxColumns` (claims read the message bytes there).
-    static let outboxRawColumn = 22
+    static let outboxRawColumn = 25
 
     func outboxEntry(from row: Row, now: Int64) -> OutboxEntry {
         OutboxEntry(
@@ -165,7 +186,8 @@ extension Store {
             isClaimed: row.optionalInt64(14).map { now - $0 < Self.outboxClaimLifetimeMilliseconds } ?? false,
             gmailID: row.optionalString(15), gmailThreadID: row.optionalString(16), createdAt: row.int64(17),
             updatedAt: row.int64(18), attemptHistoryID: row.optionalInt64(19),
-            kind: OutboxKind(rawValue: row.string(20)) ?? .send, draftID: row.optionalString(21))
+            kind: OutboxKind(rawValue: row.string(20)) ?? .send, draftID: row.optionalString(21),
+            draftBaseGmailID: row.optionalString(22), keptBesideDraftID: row.optionalString(23), note: row.optionalString(24))
     }
 
     // MARK: - Queueing and undo
@@ -179,8 +201,11 @@ extension Store {
         guard !message.raw.isEmpty else { throw OutboxError.invalidMessage("the message is empty") }
         return try db.write {
             let now = self.now
+            var base = message.draftBaseGmailID
             if let replacing {
                 guard let old = try outboxEntry(id: replacing) else { throw OutboxError.noSuchEntry(replacing) }
+                // The version replaced was based on a draft's message: so is this one.
+                base = base ?? old.draftBaseGmailID
                 guard old.kind == .draft, old.state == .queued, !old.isClaimed, old.accountID == message.accountID else {
                     throw OutboxError.beingSent(replacing)
                 }
@@ -205,11 +230,11 @@ extension Store {
             }
             try db.execute("""
                 INSERT INTO outbox (account_id, raw, message_id, thread_id, recipients, subject, size, not_before,
-                                    created_at, updated_at, kind, draft_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                    created_at, updated_at, kind, draft_id, draft_base_gmail_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, message.accountID, message.raw, message.messageID, message.threadID,
                 message.recipients.joined(separator: ", "), message.subject, message.raw.count,
-                now + max(0, message.delayMilliseconds), now, now, message.kind.rawValue, message.draftID)
+                now + max(0, message.delayMilliseconds), now, now, message.kind.rawValue, message.draftID, base)
             let id = db.lastInsertRowID
             guard let entry = try outboxEntry(id: id) else { throw OutboxError.noSuchEntry(id) }
             return entry
@@ -314,6 +339,45 @@ extension Store {
             case .send:
                 break
             }
+        }
+    }
+
+    /// A draft update whose draft changed (or went) elsewhere since the update was based on
+    /// it becomes the creation of a new draft, so neither version is lost (issue 37 §5):
+    /// recorded before the request, so a crash after it still creates rather than
+    /// overwrites. `requeue`: Gmail answered the update with 404, which proves nothing was
+    /// written, so the entry goes back to 'queued'. False when the claim was lost.
+    @discardableResult
+    public func keepDraftEditBeside(id: Int64, token: Int64, why: String, requeue: Bool = false) throws -> Bool {
+        try db.durableWrite {
+            try db.execute("""
+                UPDATE outbox SET kept_beside_draft_id = draft_id, draft_id = NULL, note = ?, updated_at = ?,
+                                  state = CASE WHEN ? THEN 'queued' ELSE state END
+                 WHERE id = ? AND claim_token = ? AND kind = 'draft' AND draft_id IS NOT NULL AND state IN ('queued', 'sending')
+                """, why, now, requeue, id, token)
+            return db.changes == 1
+        }
+    }
+
+    /// Refuses an entry before any request for it went out (the sending of a draft changed
+    /// elsewhere since it was read): failed with `reason`, never retried.
+    public func refuseOutboxUnsent(id: Int64, token: Int64, reason: String) throws {
+        try db.write {
+            try db.execute("""
+                UPDATE outbox SET state = 'failed', last_error = ?, next_attempt_at = NULL, claimed_at = NULL,
+                                  claim_token = NULL, updated_at = ?
+                 WHERE id = ? AND claim_token = ? AND state IN ('queued', 'sending')
+                """, reason, now, id, token)
+        }
+    }
+
+    /// Whether one of the account's draft entries wrote this draft message: a version Hudson
+    /// saved itself is not another device's edit.
+    public func outboxWroteDraftMessage(gmailID: String, accountID: Int64) throws -> Bool {
+        try db.read {
+            try db.scalarInt("""
+                SELECT 1 FROM outbox WHERE account_id = ? AND kind = 'draft' AND state = 'sent' AND gmail_id = ? LIMIT 1
+                """, accountID, gmailID) != nil
         }
     }
 

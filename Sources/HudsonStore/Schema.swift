@@ -51,6 +51,7 @@ enum Schema {
         Migration("022_inbox_listed_from_thread_labels", inboxListedFromThreadLabels),
         Migration("023_triage_rows_cascade_by_trigger", triageRowsCascadeByTrigger),
         Migration("024_rollup_without_message_text", rollupWithoutMessageText),
+        Migration("025_draft_edits_checked_before_writing", draftEditsCheckedBeforeWriting),
     ]
 
     static let migrator = Migrator(migrations)

@@ -26,6 +26,18 @@
  way soon after the attempt began, the probe waits out the rest of a settle time and
  looks once more before the message is sent again. A history too old to read (404) leaves
  the search to decide.
+
+ Drafts are checked before they are written (issue 37 §5). `drafts.update` and
+ `drafts.send` replace or send whatever the draft holds, with no precondition
+ (gmail-api.md §2.12), so an update or a send of a draft first reads the draft
+ (`drafts.get`, format=metadata) and compares its message id with the one the entry was
+ based on (`draft_base_gmail_id`). Unchanged — or holding a version this outbox wrote
+ itself — it is written. Changed or gone elsewhere, nothing is overwritten: an update is
+ saved as a new draft instead (both versions kept, with a note: `OutboxReport.kept`,
+ `OutboxEntry.keptNote`), and a send is refused with the reason (65 for hd-drafts send,
+ said by hd-sync). The draft already holding the entry's own Message-ID means an earlier
+ update went through and its answer was lost: the entry is done. A race remains between
+ the read and the write (the API offers nothing shorter); it is one request long.
  */
 import Foundation
 import HudsonGmail
@@ -41,6 +53,9 @@ public struct OutboxReport: Sendable, Equatable {
     public var failed = 0
     /// The entries refused in this pass.
     public var rejected: [Int64] = []
+    /// Draft updates kept beside their draft in this pass, because it changed elsewhere
+    /// (their `keptNote` says so).
+    public var kept: [Int64] = []
     /// Left for a later pass: rate limited, or an attempt whose outcome is not known yet.
     public var deferred = 0
 
@@ -56,6 +71,7 @@ public actor OutboxSender {
     let exclusive: Bool
     let settle: Duration
     let afterSendBeforeRecording: @Sendable () -> Void
+    let afterDraftCheck: @Sendable () -> Void
 
     /// - Parameters:
     ///   - api: the client on the interactive quota lane: a person is waiting for the send.
@@ -64,9 +80,11 @@ public actor OutboxSender {
     ///   - settle: how long after an attempt a probe that finds nothing is trusted.
     ///   - afterSendBeforeRecording: runs when Gmail has answered and before the answer is
     ///     recorded: the seam crash tests use to die at the worst moment.
+    ///   - afterDraftCheck: runs when a draft has been read and found unchanged, before it
+    ///     is written: the crash tests' seam between the check and the write.
     public init(api: any GmailAPI, database: HudsonDatabase, account: String, exclusive: Bool = false,
                 settle: Duration = .seconds(5), afterSendBeforeRecording: @escaping @Sendable () -> Void = {},
-                drafts: (any GmailDraftsAPI)? = nil) {
+                afterDraftCheck: @escaping @Sendable () -> Void = {}, drafts: (any GmailDraftsAPI)? = nil) {
         self.api = api
         self.drafts = drafts ?? (api as? any GmailDraftsAPI)
         self.database = database
@@ -74,6 +92,7 @@ public actor OutboxSender {
         self.exclusive = exclusive
         self.settle = settle
         self.afterSendBeforeRecording = afterSendBeforeRecording
+        self.afterDraftCheck = afterDraftCheck
     }
 
     /// What one entry's turn did to the rest of the pass.
@@ -109,6 +128,7 @@ public actor OutboxSender {
     // MARK: - One entry
 
     private func deliver(_ claim: OutboxClaim, report: inout OutboxReport) async throws -> Turn {
+        var claim = claim
         if claim.entry.state == .sending {
             do {
                 if try await probe(claim) {
@@ -123,6 +143,7 @@ public actor OutboxSender {
                 return error.isRetryable ? .stop : .next
             }
         }
+        if let turn = try await checkDraft(&claim, report: &report) { return turn }
         let (id, token) = (claim.entry.id, claim.token)
         var threadID = claim.entry.threadID
         if threadID == nil && claim.entry.kind != .draftSend {
@@ -154,6 +175,13 @@ public actor OutboxSender {
         afterSendBeforeRecording()
         guard !response.id.isEmpty, claim.entry.kind != .draft || !(response.draftID ?? "").isEmpty else {
             try uncertain(claim, error: "Gmail's answer had no message id", delay: 0)
+            report.deferred += 1
+            return .next
+        }
+        guard Self.isUsableID(response.id), response.threadID.map(Self.isUsableID) ?? true,
+              response.draftID.map(Self.isUsableID) ?? true else {
+            // Not an answer as documented: what Gmail did is not known, so the entry is probed.
+            try uncertain(claim, error: "Gmail's answer had an id of the wrong shape", delay: 0)
             report.deferred += 1
             return .next
         }
@@ -193,6 +221,78 @@ public actor OutboxSender {
             let message = try await draftsAPI().sendDraft(id: id)
             return Delivered(id: message.id, threadID: message.threadId, draftID: id)
         }
+    }
+
+    /// The check before a draft is updated or sent (see the file comment). Nil: go on and
+    /// write (`claim` may now create a new draft instead of updating); else the turn ends.
+    private func checkDraft(_ claim: inout OutboxClaim, report: inout OutboxReport) async throws -> Turn? {
+        let entry = claim.entry
+        guard entry.kind == .draft || entry.kind == .draftSend, let draftID = entry.draftID,
+              let base = entry.draftBaseGmailID else { return nil }
+        let current: GmailMessage?
+        do {
+            // Only a 404 says the draft is gone: an answer without its message's id is not
+            // one Gmail documents, and decides nothing.
+            guard let read = try await draftsAPI().getDraft(id: draftID, format: "metadata").message,
+                  Self.isUsableID(read.id), read.threadId.map(Self.isUsableID) ?? true else {
+                throw GmailError.invalidResponse("drafts.get gave no message id, or one of the wrong shape")
+            }
+            current = read
+        } catch GmailError.notFound {
+            current = nil
+        } catch let error as GmailError {
+            // Without the answer nothing may be written: the entry waits — behind a backoff
+            // when Gmail is in trouble, for the next pass when the network is down.
+            let delay: Double
+            if case .network = error { delay = 0 } else { delay = error.isRetryable ? backoff(claim) : 0 }
+            try uncertain(claim, error: "draft check: \(error)", delay: delay)
+            report.deferred += 1
+            if error.isAccountWide { throw error }
+            return error.isRetryable ? .stop : .next
+        }
+        let accountID = entry.accountID
+        if let current {
+            let currentID = current.id
+            let oursAlready = try entry.kind == .draft
+                && database.read { try $0.outboxWroteDraftMessage(gmailID: currentID, accountID: accountID) }
+            if currentID == base || oursAlready {
+                afterDraftCheck()
+                return nil
+            }
+            if entry.kind == .draft, entry.state == .sending,
+               current.header(named: "Message-ID")?.trimmingCharacters(in: .whitespaces) == entry.messageID {
+                // An earlier update went through; its answer was lost.
+                let id = entry.id
+                try database.write { try $0.markOutboxSent(id: id, gmailID: current.id, threadID: current.threadId, draftID: draftID) }
+                report.confirmed += 1
+                return .next
+            }
+        }
+        let why = current == nil ? "deleted or sent on another device" : "changed on another device"
+        let (id, token) = (entry.id, claim.token)
+        if entry.kind == .draftSend {
+            let reason = "draft:\(draftID) was \(why) after hd-drafts send read it; not sent (hd-drafts show it, then send it again)"
+            try database.write { try $0.refuseOutboxUnsent(id: id, token: token, reason: reason) }
+            report.failed += 1
+            report.rejected.append(id)
+            return .next
+        }
+        guard try database.write({ try $0.keepDraftEditBeside(id: id, token: token, why: why) }) else { return .next }
+        claim.entry.keptBesideDraftID = draftID
+        claim.entry.draftID = nil
+        claim.entry.note = why
+        report.kept.append(id)
+        return nil
+    }
+
+    /// Whether an id from Gmail's answer can be recorded, printed and put in a URL path
+    /// later: Gmail's ids are opaque (gmail-api.md §1: hex for messages and threads, `r-`
+    /// and digits for drafts, but not promised), so only what no id can be is refused —
+    /// empty, over 512 bytes, anything but printable ASCII, blanks, and the characters a
+    /// path or a terminal would read (`/ ? # % \`), and `.` or `..`.
+    public static func isUsableID(_ id: String) -> Bool {
+        guard !id.isEmpty, id.utf8.count <= 512, id != ".", id != ".." else { return false }
+        return id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !"/?#%\\\"<>".utf8.contains($0) }
     }
 
     private func draftsAPI() throws -> any GmailDraftsAPI {
@@ -245,11 +345,19 @@ public actor OutboxSender {
             let page = try await draftsAPI().listDrafts(pageToken: nil, query: "rfc822msgid:\(claim.entry.messageID)")
             let found = page.drafts.first { $0.id == claim.entry.draftID } ?? page.drafts.first
             guard let found, let message = found.message, !message.id.isEmpty else { return nil }
+            guard Self.isUsableID(found.id), Self.isUsableID(message.id), message.threadId.map(Self.isUsableID) ?? true else {
+                throw GmailError.invalidResponse("drafts.list gave an id of the wrong shape")
+            }
             return (message.id, message.threadId, found.id)
         }
         let query = "rfc822msgid:\(claim.entry.messageID) " + (claim.entry.kind == .draftSend ? "in:sent" : "in:anywhere")
         let page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
-        if let found = page.messages.first { return (found.id, found.threadId, claim.entry.draftID) }
+        if let found = page.messages.first {
+            guard Self.isUsableID(found.id), found.threadId.map(Self.isUsableID) ?? true else {
+                throw GmailError.invalidResponse("messages.list gave an id of the wrong shape")
+            }
+            return (found.id, found.threadId, claim.entry.draftID)
+        }
         return try await findInHistory(claim).map { ($0.id, $0.threadID, claim.entry.draftID) }
     }
 
@@ -292,6 +400,9 @@ public actor OutboxSender {
             switch results[id] {
             case .success(let message)?:
                 if message.header(named: "Message-ID")?.trimmingCharacters(in: .whitespaces) == wanted {
+                    guard Self.isUsableID(message.id), message.threadId.map(Self.isUsableID) ?? true else {
+                        throw GmailError.invalidResponse("messages.get gave an id of the wrong shape")
+                    }
                     return (message.id, message.threadId)
                 }
             case .failure(.notFound)?:
@@ -317,6 +428,17 @@ public actor OutboxSender {
             try database.write { try $0.markOutboxFailed(id: id, reason: "rejected by Gmail: \(message)") }
             report.failed += 1
             report.rejected.append(id)
+            return .next
+        case .notFound where claim.entry.kind == .draft && claim.entry.draftID != nil:
+            // The draft went between the check and the update: nothing was written (404), so
+            // the update is kept as a new draft, made by the next pass.
+            let token = claim.token
+            if try database.write({ try $0.keepDraftEditBeside(id: id, token: token, why: "deleted or sent on another device",
+                                                               requeue: true) }) {
+                try database.write { try $0.releaseOutboxClaim(id: id, token: token) }
+                report.kept.append(id)
+            }
+            report.deferred += 1
             return .next
         case .notFound:
             let reason = error.description

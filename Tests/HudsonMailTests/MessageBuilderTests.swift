@@ -173,9 +173,9 @@ struct MessageBuilderTests {
     }
 
     @Test("--raw: line ends become CRLF, and a Message-ID and Date are added only when missing")
-    func rawPreparation() {
+    func rawPreparation() throws {
         let bare = Array("From: Ann <ann@example.com>\nTo: bob@example.org, Carol <carol@example.net>\nSubject: =?UTF-8?Q?Gr=C3=BC=C3=9Fe?=\n\nHi\n".utf8)
-        let prepared = RawMessage.prepare(bare, date: "Thu, 01 Jan 2026 00:00:00 +0000") { "<new@example.com>" }
+        let prepared = try RawMessage.prepare(bare, date: "Thu, 01 Jan 2026 00:00:00 +0000") { "<new@example.com>" }
         let text = String(decoding: prepared.raw, as: UTF8.self)
         #expect(text.hasPrefix("Message-ID: <new@example.com>\r\nDate: Thu, 01 Jan 2026 00:00:00 +0000\r\nFrom: Ann"))
         #expect(text.hasSuffix("\r\n\r\nHi\r\n") && !text.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
@@ -185,7 +185,7 @@ struct MessageBuilderTests {
         #expect(prepared.subject == "Grüße")
 
         let complete = Array("Message-ID: <kept@example.com>\r\nDate: Fri, 02 Jan 2026 00:00:00 +0000\r\nFrom: ann@example.com\r\nTo: bob@example.org\r\n\r\nHi".utf8)
-        let kept = RawMessage.prepare(complete, date: "unused") { Issue.record("a new id was made"); return "" }
+        let kept = try RawMessage.prepare(complete, date: "unused") { Issue.record("a new id was made"); return "" }
         #expect(kept.raw == complete && kept.messageID == "<kept@example.com>")
     }
 }

@@ -6,9 +6,9 @@ import Testing
 @Suite("RawMessage for sendmail programs: added From and Bcc, byte-for-byte bodies, parents")
 struct SendmailMessageTests {
     @Test("From and Bcc are added only as asked, above the message, which is otherwise unchanged")
-    func addedHeaders() {
+    func addedHeaders() throws {
         let given = "To: bob@example.org\r\nSubject: s\r\nMessage-ID: <a@b.c>\r\nDate: x\r\n\r\nbody \t\r\n.\r\n"
-        let prepared = RawMessage.prepare(Array(given.utf8), date: "unused",
+        let prepared = try RawMessage.prepare(Array(given.utf8), date: "unused",
                                           from: MailAddress(name: "Ann Example", address: "ann@example.com"),
                                           bcc: [MailAddress(address: "carol@example.net")]) { "<unused@x>" }
         #expect(String(decoding: prepared.raw, as: UTF8.self)
@@ -17,7 +17,7 @@ struct SendmailMessageTests {
         #expect(prepared.from?.address == "ann@example.com")
 
         let withFrom = "From: Bob <bob@example.org>\r\n" + given
-        let kept = RawMessage.prepare(Array(withFrom.utf8), date: "unused", from: MailAddress(address: "ann@example.com")) { "" }
+        let kept = try RawMessage.prepare(Array(withFrom.utf8), date: "unused", from: MailAddress(address: "ann@example.com")) { "" }
         #expect(kept.raw == Array(withFrom.utf8) && kept.from?.address == "bob@example.org")
     }
 

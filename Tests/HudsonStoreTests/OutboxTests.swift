@@ -189,4 +189,61 @@ struct OutboxTests {
         expectRefused(f, "UPDATE outbox SET state = 'queued' WHERE id = \(id)")  // sent is final
         expectRefused(f, "UPDATE outbox SET gmail_id = NULL WHERE id = \(id)")
     }
+
+    // MARK: - Drafts checked before writing (migration 025, issue 37 §5)
+
+    func draftUpdate(_ f: StoreFixture, _ n: Int, base: String?, replacing: Int64? = nil) throws -> OutboxEntry {
+        let raw = Array("From: ann@example.com\r\nMessage-ID: <d\(n)@example.com>\r\n\r\nv\(n)\r\n".utf8)
+        return try f.store.enqueueOutbox(NewOutboxMessage(
+            accountID: f.account.id, raw: raw, messageID: "<d\(n)@example.com>", recipients: [], subject: "v\(n)", kind: .draft,
+            draftID: "r-1", draftBaseGmailID: base), replacing: replacing)
+    }
+
+    @Test("an update records the draft message it was based on; a queued version replaced keeps its base")
+    func draftBaseRecorded() throws {
+        let f = try StoreFixture()
+        let first = try draftUpdate(f, 1, base: "msg-1")
+        #expect(first.draftBaseGmailID == "msg-1" && first.keptNote == nil)
+        let second = try draftUpdate(f, 2, base: nil, replacing: first.id)
+        #expect(second.draftBaseGmailID == "msg-1")
+        #expect(try f.store.outboxEntry(id: first.id)?.state == .cancelled)
+    }
+
+    @Test("kept beside: the update becomes a new draft, durably, only under its claim; a 404 puts it back in the queue")
+    func keptBeside() throws {
+        let f = try StoreFixture()
+        let entry = try draftUpdate(f, 1, base: "msg-1")
+        let claimed = try #require(try claim(f).first)
+        #expect(try !f.store.keepDraftEditBeside(id: entry.id, token: claimed.token + 1, why: "changed on another device"))
+        #expect(try f.store.keepDraftEditBeside(id: entry.id, token: claimed.token, why: "changed on another device"))
+        let kept = try #require(try f.store.outboxEntry(id: entry.id))
+        #expect(kept.draftID == nil && kept.keptBesideDraftID == "r-1" && kept.note == "changed on another device")
+        #expect(kept.keptNote == "outbox:\(entry.id): draft:r-1 was changed on another device after this version was based on it; "
+                + "both are kept: the next hd-sync saves it as a new draft")
+        // Only once: it no longer updates a draft.
+        #expect(try !f.store.keepDraftEditBeside(id: entry.id, token: claimed.token, why: "again"))
+        // Sent (created): the note names the new draft, and so does the draft list.
+        #expect(try f.store.markOutboxSending(id: entry.id, token: claimed.token))
+        try f.store.markOutboxSent(id: entry.id, gmailID: "msg-9", threadID: "t", draftID: "r-9")
+        #expect(try f.store.outboxEntry(id: entry.id)?.keptNote?.hasSuffix("saved as a new draft, draft:r-9") == true)
+        #expect(try f.store.drafts(accountID: f.account.id).first { $0.draftID == "r-9" }?.keptBesideDraftID == "r-1")
+        #expect(try f.store.outboxWroteDraftMessage(gmailID: "msg-9", accountID: f.account.id))
+        #expect(try !f.store.outboxWroteDraftMessage(gmailID: "msg-1", accountID: f.account.id))
+
+        let other = try draftUpdate(f, 2, base: "msg-1")
+        let second = try #require(try claim(f).first)
+        #expect(try f.store.markOutboxSending(id: other.id, token: second.token))
+        #expect(try f.store.keepDraftEditBeside(id: other.id, token: second.token, why: "deleted or sent on another device", requeue: true))
+        #expect(try f.store.outboxEntry(id: other.id)?.state == .queued)
+    }
+
+    @Test("a send refused before any request: queued -> failed is legal now, with its reason; sent entries stay sent")
+    func refusedUnsent() throws {
+        let (f, entry) = try queued()
+        let claimed = try #require(try claim(f).first)
+        try f.store.refuseOutboxUnsent(id: entry.id, token: claimed.token, reason: "draft:r-1 was changed on another device")
+        let refused = try #require(try f.store.outboxEntry(id: entry.id))
+        #expect(refused.state == .failed && refused.lastError == "draft:r-1 was changed on another device" && refused.attempts == 0)
+        expectRefused(f, "UPDATE outbox SET state = 'queued' WHERE id = \(entry.id)")
+    }
 }

@@ -42,6 +42,7 @@ complete -c hd-send -l edit -d 'Open $VISUAL or $EDITOR on the message (headers 
 complete -c hd-send -l from -s f -r -a '(__hudson_accounts)' -d 'Send from this account (default: the only one); sendmail'\''s -f.'
 complete -c hd-send -l delay -r -d 'Hold the message this long before sending (an undo window).'
 complete -c hd-send -l no-send -d 'Only queue the message; the next hd-sync sends it.'
+complete -c hd-send -l dry-run -d 'Print where the message would go (From, To, Cc, Bcc as Gmail reads them), its subject and size; queue nothing.'
 complete -c hd-send -l draft -d 'Save the message as a Gmail draft instead of sending it (prints draft:ID once saved).'
 complete -c hd-send -l update-draft -r -d 'Replace this draft (draft:ID, or outbox:N saved offline) with the message; --edit starts from it.'
 complete -c hd-send -l read-recipients -s t -d 'sendmail -t: a complete message on standard input; its To, Cc and Bcc are the recipients.'
