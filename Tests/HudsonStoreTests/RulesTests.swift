@@ -39,7 +39,11 @@ struct RulesTests {
             ("from:x =>   ", 1, 13, "no action after =>"),
             ("from:x => star sparkle", 1, 16, "not an action (archive, unarchive, read, unread, star, unstar, trash, untrash, spam, unspam, important, unimportant, +LABEL, -LABEL)"),
             ("from:x => +\"Travel", 1, 11, "unclosed quote"),
-            ("from:x\u{1B}[2J => star", 1, 7, "a control character"),
+            ("from:x\u{1B}[2J => star", 1, 7, "a control character or bidirectional mark (\\e)"),
+            // The one rule of what a label name may hold (LabelNameRule), at the character.
+            ("from:x => +Flip\u{202E}txt", 1, 16, "a control character or bidirectional mark (\\u{202E})"),
+            ("from:x => +\"Del\u{7F}\"", 1, 16, "a control character or bidirectional mark (\\u{7F})"),
+            ("from:x => -\"Tab\there\"", 1, 11, "Tab\\there: a label name cannot hold a tab or a line break"),
         ]
         for (text, line, column, message) in cases {
             #expect(throws: RulesFileError(line: line, column: column, message: message), "\(text)") {
