@@ -58,7 +58,8 @@ public enum RulesFile {
         var rules: [MailRule] = []
         var names = Set<String>()
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character: a file with CRLF line ends splits on it as on "\n".
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             lineNumber += 1
             var line = Array(rawLine)
             if line.last == "\r" { line.removeLast() }

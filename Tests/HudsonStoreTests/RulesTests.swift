@@ -26,6 +26,16 @@ struct RulesTests {
         #expect(rules[1].query == expected)
     }
 
+    @Test("a rules file with CRLF line ends reads as one with LF (it was one line holding control characters)")
+    func crlf() throws {
+        let rules = try RulesFile.parse("# a comment\r\n[a] from:x => star\r\n\r\nsubject:y => archive +\"Travel 2026\"\r\n")
+        #expect(rules.map(\.name) == ["a", "line 4"])
+        #expect(rules.map(\.actions) == [[.star], [.archive, .addLabel("Travel 2026")]])
+        #expect(throws: RulesFileError(line: 2, column: 6, message: "unclosed parenthesis")) {
+            try RulesFile.parse("x => star\r\nfrom:(a => star\r\n")
+        }
+    }
+
     @Test("every error names its line and column")
     func errors() {
         let cases: [(String, Int, Int, String)] = [
