@@ -6,7 +6,11 @@
  transaction before the request leaves; only Gmail's answer makes it `imported`, only a refusal
  (400, 404, a 413 read as 400: Gmail did not store it; a 403 is the account's and stops the run) makes it `failed`; anything else — a lost answer,
  a timeout, a 5xx, a kill — leaves it `sending`, which means "may be in Gmail", and the caller
- must find it there (or make sure it is not) before sending it again.
+ must find it there (or make sure it is not) before sending it again. The row keeps what the
+ caller needs to look: the Message-ID the request carried (`message_id`: the message's own,
+ or the one hd-import added to a message without one) and Gmail's history id from before the
+ first attempt (`attempt_history_id`, migration 026), from which history shows the message
+ added.
 
    (none) ──begin──► sending ──answer──► imported
                         │ ▲──begin (after a probe found nothing)
