@@ -148,6 +148,16 @@ struct ImportHostileInputTests {
         // What Hudson added, and nothing else: a Message-ID of its own, first.
         #expect(copies.first?.raw.hasPrefix("Message-ID: <") == true && copies.first?.raw.hasSuffix("@import.hudson.invalid>\nFrom: a@old.example\nSubject: no id at all\n\nbody\n") == true,
                 "\(copies)")
+        // Killed after the record said "sending", before the request left: the re-run looks,
+        // finds nothing, and sends it once.
+        let second = f.dir.path("noid2.eml")
+        try "From: a@old.example\nSubject: no id, never sent\n\nbody\n".write(toFile: second, atomically: true, encoding: .utf8)
+        let early = try importRun(f, [second], environment: ["HUDSON_TEST_CRASH_AT": "import-sending"])
+        #expect(early.status != 0, "\(early)")
+        #expect(try withSubject(fake, "no id, never sent").isEmpty)
+        let resumed = try importRun(f, [second])
+        #expect(resumed.status == 0 && resumed.stderr.contains("1 read: imported 1,"), "\(resumed)")
+        #expect(try withSubject(fake, "no id, never sent").count == 1)
     }
 
     @Test("every answer lost (apply_then_drop), no Message-ID or one the search cannot take: the run decides by search or history; once each")
