@@ -224,7 +224,7 @@ struct ImportFiltersGeneratedInputTests {
             if g.chance(5) { operands.append("-") }
             try fake.faults((0..<g.int(0...3)).map { _ in g.pick(faults) })
             let before = listing(f.dir.path("."))
-            let script = "hd-import " + (arguments + operands).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+            let script = "exec hd-import " + (arguments + operands).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
                 .joined(separator: " ") + " < " + (stdinPath ?? "/dev/null")
             let result: CommandResult
             do {
