@@ -41,7 +41,7 @@ extension Records {
                 ("action", change.actionID.map { .int($0) } ?? .null),
                 ("reason", .string(change.reason)),
             ],
-            columns: [(change.op == .add ? "+" : "-") + name, "rejected", age(milliseconds: now - change.rejectedAt), "-",
+            columns: [(change.op == .add ? "+" : "-") + labelText(name), "rejected", age(milliseconds: now - change.rejectedAt), "-",
                       change.actionID.map { "action:\($0)" } ?? "-", change.accountEmail, change.reason],
             emphasis: .dim)
     }

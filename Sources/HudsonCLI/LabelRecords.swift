@@ -7,19 +7,23 @@ import HudsonStore
 
 extension Records {
     /// The query term that finds a label's mail: `label:NAME`, or `label:"NAME"` when the
-    /// name holds a space, a quote or a parenthesis (quotes inside become spaces).
+    /// name holds a space, a quote or a parenthesis (quotes inside become spaces). A name
+    /// text cannot show as it is (LabelNameRule) is written in its escaped spelling, which
+    /// names it too (`label:"Work\e[8m"`).
     public static func labelTerm(_ name: String) -> String {
-        name.contains(where: { $0 == " " || $0 == "\"" || $0 == "(" || $0 == ")" })
+        let name = LabelNameRule.isShownAsIs(name) ? name : LabelNameRule.escaped(name)
+        return name.contains(where: { $0 == " " || $0 == "\"" || $0 == "(" || $0 == ")" || $0 == "\\" })
             ? "label:\"\(name.split(separator: "\"", omittingEmptySubsequences: false).joined(separator: " "))\""
             : "label:\(name)"
     }
 
-    /// What a label operation asks, in words: `create Receipts`, `rename Work → Jobs`, `delete Old`.
+    /// What a label operation asks, in words: `create Receipts`, `rename Work → Jobs`,
+    /// `delete Old` (each name as `labelText` writes it).
     static func labelChangeText(op: LabelChangeOp, name: String?, previousName: String?, labelID: String) -> String {
         switch op {
-        case .create: return "create \(name ?? labelID)"
-        case .rename: return "rename \(previousName ?? labelID) → \(name ?? labelID)"
-        case .delete: return "delete \(previousName ?? labelID)"
+        case .create: return "create \(labelText(name ?? labelID))"
+        case .rename: return "rename \(labelText(previousName ?? labelID)) → \(labelText(name ?? labelID))"
+        case .delete: return "delete \(labelText(previousName ?? labelID))"
         }
     }
 

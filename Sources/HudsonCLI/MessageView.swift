@@ -20,7 +20,7 @@ public enum MessageView {
         header("Reply-To", message.headers.replyTo)
         header("Date", message.headers.date ?? DateText.rfc3339UTC(milliseconds: message.internalDate))
         header("Subject", Records.orPlaceholder(message.headers.subject, Records.noSubject))
-        header("Labels", labels.names(message.labels, account: message.accountID).joined(separator: ", "))
+        header("Labels", Records.labelList(labels.names(message.labels, account: message.accountID), separator: ", "))
         for attachment in message.body?.attachments ?? [] where !attachment.isInline || !attachment.filename.isEmpty {
             let name = attachment.filename.isEmpty ? "(no name)" : attachment.filename
             lines.append("Attachment: \(TerminalSafety.field(attachment.partID)) \(TerminalSafety.field(name)) "

@@ -47,15 +47,48 @@ public final class LabelNames {
         }
     }
 
-    /// `names`, joined by commas (a message's last text column).
+    /// `names` as a text list (`Records.labelList`: a message's last text column).
     public func joinedNames(_ ids: [String], account: Int64) -> String {
-        joined.value(for: ShownKey(account: account, ids: ids)) { names(ids, account: account).joined(separator: ",") }
+        joined.value(for: ShownKey(account: account, ids: ids)) { Records.labelList(names(ids, account: account)) }
     }
 
     public func email(_ account: Int64) -> String { emails[account] ?? "" }
 }
 
 public enum Records {
+    /// One label name as one field of text output (issue 37 §3), the one rule for every
+    /// list of labels a text line shows (hd-search, hd-ls, hd-show's Labels header,
+    /// hd-pending, hd-filters, hd-import, hd-mark --dry-run): the name as it is, or, when it
+    /// holds a comma, a double quote, a backslash, a space at either end, a character text
+    /// cannot show (LabelNameRule), or (with `quotingSpaces`, where blanks separate the
+    /// fields, as in `+LABEL` actions) any blank, the name in double quotes with `"` and `\`
+    /// escaped by a backslash and the unshowable characters escaped visibly (`\e`,
+    /// `\u{202E}`). `Work, Projects` stays one label: `"Work, Projects"`. JSON shows names
+    /// as they are.
+    public static func labelText(_ name: String, quotingSpaces: Bool = false) -> String {
+        let plain = !name.isEmpty && LabelNameRule.isShownAsIs(name)
+            && !name.contains(where: { $0 == "," || $0 == "\"" || $0 == "\\" || (quotingSpaces && $0.isWhitespace) })
+            && name.first != " " && name.last != " "
+        if plain { return name }
+        return "\"" + LabelNameRule.escaped(name).split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\\\"") + "\""
+    }
+
+    /// Label names as one text field: each as `labelText` writes it, joined by `separator`.
+    public static func labelList(_ names: [String], separator: String = ",") -> String {
+        names.map { labelText($0) }.joined(separator: separator)
+    }
+
+    /// An hd-mark action as text output shows it: `+LABEL` and `-LABEL` with the name as
+    /// `labelText` writes it where blanks separate actions (`+"Travel 2026"`, as the rules
+    /// file writes it).
+    public static func actionText(_ action: TriageAction) -> String {
+        switch action {
+        case .addLabel(let name): return "+" + labelText(name, quotingSpaces: true)
+        case .removeLabel(let name): return "-" + labelText(name, quotingSpaces: true)
+        default: return action.description
+        }
+    }
+
     /// What text output shows for a message with no From or no Subject (as Gmail and
     /// mutt do), so a missing field is not an empty column that shifts the eye; JSON
     /// keeps null.
@@ -107,7 +140,7 @@ public enum Records {
             ],
             columns: [
                 shortDate(thread.lastMessageAt), count, orPlaceholder(thread.participants.joined(separator: ", "), noSender),
-                orPlaceholder(thread.subject, noSubject), labelNames.joined(separator: ","),
+                orPlaceholder(thread.subject, noSubject), labelList(labelNames),
             ],
             emphasis: thread.unread ? .strong : .normal)
     }
@@ -219,7 +252,7 @@ extension Records {
 extension Records {
     /// `message:ID  +LABEL  state  age  attempts  action:N  account  last error`
     public static func queued(_ row: QueuedMutation, now: Int64) -> Record {
-        let change = (row.op == .add ? "+" : "-") + (row.labelName ?? row.label)
+        let change = (row.op == .add ? "+" : "-") + labelText(row.labelName ?? row.label)
         return Record(
             type: "pending", id: "message:\(row.messageID)",
             fields: [
@@ -248,7 +281,7 @@ extension Records {
             type: "planned_change", id: "message:\(delta.messageID)",
             fields: [("thread", .string("thread:\(delta.threadID)")), ("label", .string(name)),
                      ("op", .string(delta.op.rawValue))],
-            columns: [(delta.op == .add ? "+" : "-") + name, "thread:\(delta.threadID)"])
+            columns: [(delta.op == .add ? "+" : "-") + labelText(name), "thread:\(delta.threadID)"])
     }
 
     /// 42s, 7m, 3h, 2d.

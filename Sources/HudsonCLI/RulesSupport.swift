@@ -4,7 +4,7 @@
  A rule that does not parse, or names a label the account does not have, fails the
  load (exit 78) with its file, line and column: never a silently skipped rule.
  */
-import Glibc
+import HudsonOutput
 import HudsonStore
 
 public enum RulesSupport {
@@ -30,31 +30,24 @@ public enum RulesSupport {
                     guard let name = action.labelName, try store.label(named: name, accountID: accountID) == nil else { continue }
                     let column = index < rule.actionColumns.count ? ":\(rule.actionColumns[index])" : ""
                     throw CommandFailure(.configuration,
-                                         "\(path):\(rule.line)\(column): no label named \(name) (hd-labels create it first)")
+                                         "\(path):\(rule.line)\(column): no label named \(Records.labelText(name)) (hd-labels create it first)")
                 }
             }
         }
         return rules
     }
 
-    /// The file's text; nil when it does not exist.
+    /// The longest rules file read: a rule is a line; a file past this is not rules.
+    static let maximumBytes = 4 << 20
+
+    /// The file's text; nil when it does not exist. Opened the one way (InputFile): a
+    /// FIFO, device or directory is refused (78), never waited on.
     static func read(_ path: String) throws -> String? {
-        guard let file = fopen(path, "r") else {
-            if errno == ENOENT { return nil }
-            throw CommandFailure(.configuration, "\(path): \(String(cString: strerror(errno)))")
+        guard let bytes = try InputFile.read(path, limit: maximumBytes, what: "4 MiB", failing: .configuration) else {
+            return nil
         }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count > 0 { bytes += buffer[0..<count] }
-            if count < buffer.count { break }
-            if bytes.count > 4 << 20 { throw CommandFailure(.configuration, "\(path): larger than 4 MiB") }
-        }
-        if ferror(file) != 0 { throw CommandFailure(.configuration, "\(path): cannot read") }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw CommandFailure(.configuration, "\(path): not UTF-8")
+            throw CommandFailure(.configuration, "\(TerminalSafety.quoted(path)): not UTF-8")
         }
         return text
     }

@@ -74,20 +74,20 @@ public func hdLabels() -> Never { Main.run(spec) { cli in
         let account = try cli.labelAccount(in: store)
         let started = store.now
         let label = try store.createLabel(name: operands[0], color: color, accountID: account.id)
-        cli.warn("created label \(TerminalSafety.quoted(label.displayName))")
+        cli.warn("created label \(TerminalSafety.quoted(Records.labelText(label.displayName)))")
         return try push(cli, store, account: account, labelID: label.id, since: started)
     case "rename":
         let store = try cli.openStore(.readWrite, durable: true)
         let account = try cli.labelAccount(in: store)
         let started = store.now
         let (old, new) = try store.renameLabel(operands[0], to: operands[1], accountID: account.id)
-        cli.warn("renamed label \(TerminalSafety.quoted(old.displayName)) to \(TerminalSafety.quoted(new.displayName))")
+        cli.warn("renamed label \(TerminalSafety.quoted(Records.labelText(old.displayName))) to \(TerminalSafety.quoted(Records.labelText(new.displayName)))")
         return try push(cli, store, account: account, labelID: old.id, since: started)
     case "delete":
         let store = try cli.openStore(.readWrite, durable: true)
         let account = try cli.labelAccount(in: store)
         let impact = try store.labelDeletionImpact(operands[0], accountID: account.id)
-        let name = TerminalSafety.quoted(impact.label.displayName)
+        let name = TerminalSafety.quoted(Records.labelText(impact.label.displayName))
         if !cli.arguments.flag("yes"),
            !(try cli.confirm("delete label \(name)? \(impact.messages) message(s) lose it")) {
             cli.warn("not deleted")

@@ -71,7 +71,7 @@ public func hdMark() -> Never { Main.run(spec) { cli in
     }
     let result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun, createLabels: creating)
     let transaction = clock.now - started
-    for name in missing { cli.warn("\(dryRun ? "would create" : "created") label \(TerminalSafety.quoted(name))") }
+    for name in missing { cli.warn("\(dryRun ? "would create" : "created") label \(TerminalSafety.quoted(Records.labelText(name)))") }
     for reference in result.unknownReferences {
         cli.warn("\(reference): no such \(reference.kindName)")
         failures += 1

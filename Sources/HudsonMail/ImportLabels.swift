@@ -28,11 +28,15 @@ public struct ImportMetadata: Equatable, Sendable {
     public var systemLabels: [String]
     /// User label names, as written, no duplicates.
     public var userLabels: [String]
+    /// The Message-ID field as written (trimmed), even when the search cannot take it;
+    /// nil when the message has no Message-ID field, or an empty one.
+    public var writtenMessageID: String?
 
-    public init(messageID: String?, systemLabels: [String], userLabels: [String]) {
+    public init(messageID: String?, systemLabels: [String], userLabels: [String], writtenMessageID: String? = nil) {
         self.messageID = messageID
         self.systemLabels = systemLabels
         self.userLabels = userLabels
+        self.writtenMessageID = writtenMessageID ?? messageID
     }
 }
 
@@ -137,9 +141,36 @@ public enum ImportLabels {
                 if let status = headers.value(of: "X-Status"), status.contains("F") { system.insert("STARRED") }
             }
         }
-        let id = headers.value(of: "Message-ID").flatMap { RawMessage.messageIDs(in: $0).first }
+        let field = headers.value(of: "Message-ID")?.trimmingWhitespace()
+        let id = field.flatMap { RawMessage.messageIDs(in: $0).first }
         return ImportMetadata(messageID: id.flatMap { RawMessage.isSearchableMessageID($0) ? $0 : nil },
-                              systemLabels: systemOrder.filter(system.contains), userLabels: user)
+                              systemLabels: systemOrder.filter(system.contains), userLabels: user,
+                              writtenMessageID: field.flatMap { $0.isEmpty ? nil : $0 })
+    }
+
+    /// The Message-ID `hd-import` adds to a message that has none (hd-import(1), "MESSAGE
+    /// IDENTITY"). messages.import is not idempotent (gmail-api.md §2.13), so an import whose
+    /// answer was lost must be looked for before it is sent again, and Gmail can be asked
+    /// for a message only by its Message-ID (`rfc822msgid:`, or the header of a message
+    /// history shows added): the outbox adds one to a message it sends for the same reason
+    /// (RawMessage.prepare). Made from the digest of the message (`digestHex`), so every run
+    /// adds the same one; `.invalid` (RFC 2606) is a domain no real host has, so it cannot
+    /// be another message's.
+    public static func addedMessageID(digestHex: String) -> String {
+        "<\(digestHex)@import.hudson.invalid>"
+    }
+
+    /// `raw` with a `Message-ID: id` field first (after an mbox `From ` line, if it starts
+    /// with one), ended as the message's first line is (CRLF or LF). Nothing else changes.
+    public static func addingMessageID(_ id: String, to raw: [UInt8]) -> [UInt8] {
+        var start = 0
+        if raw.starts(with: "From ".utf8), let newline = raw.firstIndex(of: 10) { start = newline + 1 }
+        let firstEnd = raw[start...].firstIndex(of: 10)
+        let crlf = firstEnd.map { $0 > start && raw[$0 - 1] == 13 } ?? false
+        var out = Array(raw[..<start])
+        out += Array("Message-ID: \(id)".utf8) + (crlf ? [13, 10] : [10])
+        out += raw[start...]
+        return out
     }
 
     static func lowercasedASCII(_ text: String) -> String {

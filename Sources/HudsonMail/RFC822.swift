@@ -28,6 +28,66 @@ public enum RFC822 {
         readHeaders(bytes[...]).headers
     }
 
+    /// Whether `bytes` can be a message at all (what `hd-import` sends, and what it refuses
+    /// as "not mail"): after an optional mbox `From ` line, it starts with a header field
+    /// (RFC 5322 §2.2: a name of printable ASCII without ":", then ":"), and its header
+    /// block holds no NUL (§2.2: a field body is printable characters and blanks; a NUL
+    /// there is binary data, not a header). A message of only headers is a message; what
+    /// the body holds is Gmail's to judge.
+    public static func looksLikeMessage(_ bytes: some Collection<UInt8>) -> Bool {
+        let bytes = Array(bytes)[...]
+        var cursor = bytes.startIndex
+        if bytes.starts(with: "From ".utf8) { cursor = nextLine(bytes, from: cursor).next }
+        guard cursor < bytes.endIndex else { return false }
+        let (firstEnd, _) = nextLine(bytes, from: cursor)
+        let first = bytes[cursor..<firstEnd]
+        guard let colon = first.firstIndex(of: UInt8(ascii: ":")), colon > first.startIndex,
+              isFieldName(first[first.startIndex..<colon]) else { return false }
+        let (_, bodyStart) = readHeaders(bytes[cursor...])
+        return !bytes[cursor..<bodyStart].contains(0)
+    }
+
+    /// Whether the header block of `bytes` ends before the bytes do: with its empty line,
+    /// or with a line that is not a field (the body then starts without one). False for a
+    /// message of only header fields, which is whole or cut inside its header.
+    public static func headerBlockIsClosed(_ bytes: [UInt8]) -> Bool {
+        let slice = bytes[...]
+        var cursor = slice.startIndex
+        if slice.starts(with: "From ".utf8) { cursor = nextLine(slice, from: cursor).next }
+        while cursor < slice.endIndex {
+            let (end, next) = nextLine(slice, from: cursor)
+            let line = slice[cursor..<end]
+            if line.isEmpty { return true }
+            if line.first != 32 && line.first != 9 {
+                guard let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex,
+                      isFieldName(line[line.startIndex..<colon]) else { return true }
+            }
+            cursor = next
+        }
+        return false
+    }
+
+    /// Why a message's top-level multipart body looks cut short: it has no close delimiter
+    /// (RFC 2046 §5.1.1: the line `--boundary--` ends the body). Nil when it has one, or is
+    /// not multipart.
+    public static func unclosedMultipart(_ bytes: [UInt8]) -> String? {
+        let (headers, bodyStart) = readHeaders(bytes[...])
+        guard let type = headers.value(of: "Content-Type").map(MIMEHeaderValue.parse),
+              type.mediaType?.hasPrefix("multipart/") == true, let boundary = type[parameter: "boundary"], !boundary.isEmpty else {
+            return nil
+        }
+        let close = Array("--\(boundary)--".utf8)
+        let body = bytes[bodyStart...]
+        var cursor = body.startIndex
+        while cursor < body.endIndex {
+            let (end, next) = nextLine(body, from: cursor)
+            let line = body[cursor..<end]
+            if line.starts(with: close), line.dropFirst(close.count).allSatisfy({ $0 == 32 || $0 == 9 }) { return nil }
+            cursor = next
+        }
+        return "its multipart body has no closing delimiter line"
+    }
+
     // MARK: - Entities
 
     static func parseEntity(

@@ -11,6 +11,7 @@
 import Foundation
 import HudsonCLI
 import HudsonGmail
+import HudsonMail
 import HudsonOutput
 import HudsonQuery
 import HudsonStore
@@ -39,7 +40,7 @@ public enum FiltersCommand {
             fields: [("query", .string(translation.queryText)), ("actions", .array(actions.map { .string($0) })),
                      ("applicable", .bool(translation.rule != nil)), ("notes", .array(translation.notes.map { .string($0) }))],
             columns: [translation.queryText.isEmpty ? "(no query)" : translation.queryText,
-                      actions.isEmpty ? "(no action)" : actions.joined(separator: " ")]
+                      actions.isEmpty ? "(no action)" : translation.actions.map(Records.actionText).joined(separator: " ")]
                 + (translation.notes.isEmpty ? [] : ["# " + translation.notes.joined(separator: "; ")]))
     }
 
@@ -121,13 +122,24 @@ public enum FiltersCommand {
         var failures = 0
         for text in try cli.referenceTexts(cli.arguments.operands) {
             if text.contains("/") || text.contains(".") {
-                guard let data = FileManager.default.contents(atPath: text) else {
-                    cli.warn("\(TerminalSafety.quoted(text)): cannot read")
+                // Opened the one way (InputFile): a regular file of at most a message's
+                // size; a FIFO or a device is refused, never waited on.
+                let bytes: [UInt8]
+                do {
+                    guard let read = try InputFile.read(text, limit: MailSources.maximumMessageBytes,
+                                                        what: "Gmail's 150 MB limit for one message", failing: .dataError) else {
+                        cli.warn("\(TerminalSafety.quoted(text)): no such file")
+                        failures += 1
+                        continue
+                    }
+                    bytes = read
+                } catch let error as CommandFailure {
+                    cli.warn(error.message)
                     failures += 1
                     continue
                 }
                 let id = "eml\(files.count)"
-                files.append((text, [UInt8](data)))
+                files.append((text, bytes))
                 items.append(.file(text, .message(id)))
             } else if let reference = Reference(parsing: text) {
                 items.append(.reference(reference))
@@ -172,8 +184,10 @@ public enum FiltersCommand {
                 failures += 1
                 continue
             }
-            let rulesText = names.map { TerminalSafety.field(rules[$0].name) }
-            try cli.stdout.write(TerminalSafety.field(name) + "\t" + (rulesText.isEmpty ? "(no rule)" : rulesText.joined(separator: ", ")) + "\n")
+            // One rule name one field, as one label is (Records.labelList): a rule named
+            // "a, b" is not two rules.
+            let rulesText = Records.labelList(names.map { rules[$0].name }, separator: ", ")
+            try cli.stdout.write(TerminalSafety.field(name) + "\t" + (names.isEmpty ? "(no rule)" : rulesText) + "\n")
             if !names.isEmpty { matched += 1 }
         }
         return failures > 0 ? .partialFailure : matched == 0 ? .noMatch : .success
@@ -186,7 +200,7 @@ public enum FiltersCommand {
             type: "rule", id: rule.name,
             fields: [("line", .int(Int64(rule.line))), ("query", .string(rule.queryText)),
                      ("actions", .array(actions.map { .string($0) }))],
-            columns: [rule.queryText, "=> " + actions.joined(separator: " ")])
+            columns: [rule.queryText, "=> " + rule.actions.map(Records.actionText).joined(separator: " ")])
     }
 
     static func options(_ account: Account) -> SearchOptions {

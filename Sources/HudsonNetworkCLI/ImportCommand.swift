@@ -2,19 +2,33 @@
  `hd-import`: mail from an mbox (Google Takeout's included), a Maildir or .eml files into
  Gmail through `messages.import` (gmail-api.md §2.13), with its labels, once.
 
+ What is read (HudsonMail's MailSourceReader): a source the user names is an mbox, one
+ message, or empty, judged by its start, and otherwise refused as not mail; files are
+ regular files only and a tree's symbolic links stay inside it (InputFiles). A message the
+ reader marks truncated (the mbox ends inside it) or too large is reported and not sent:
+ a fragment imported now would make the whole message "already imported" later.
+
  Per message, in source order:
  1. its key: the Message-ID, or `sha256:` and the digest of its bytes (line ends as LF) when it
     has no Message-ID `rfc822msgid:` can search for. A key seen before in this run is a
     duplicate and skipped; so is a message whose Message-ID the store holds (it is in Gmail
     already) or whose key the import record (`imports`, migration 019) says is imported.
- 2. its labels (HudsonMail's ImportLabels, plus `--label`): user labels are found by name in
-    Gmail's label list (case-insensitively, as Gmail compares them), created when missing.
- 3. a record left `sending` by an earlier run (a lost answer, a kill) is looked for first:
-    `rfc822msgid:<id> in:anywhere`, after Gmail's search has had 5 s since that attempt began
-    (the outbox's settle time, docs/architecture.md). Found: recorded as imported, nothing is
-    sent. Without a Message-ID there is nothing to search for, and the message is not sent
-    again (it is reported as unknown): nothing that may have reached Gmail is treated as unsent.
- 4. the record is marked `sending` durably, then messages.import goes out once (the client
+ 2. its identity at Gmail: a message with no Message-ID field gets one, made from its digest
+    (ImportLabels.addedMessageID), as the outbox gives a message it sends: without it, an
+    import whose answer was lost could never be looked for. Nothing else is added or changed.
+ 3. its labels (HudsonMail's ImportLabels, plus `--label`): a user label name must keep the one
+    rule of what a label may hold (LabelNameRule), else the message is refused with the name
+    shown escaped; user labels are found by name in Gmail's label list (case-insensitively,
+    as Gmail compares them), created when missing.
+ 4. a record left `sending` by an earlier run (a lost answer, a kill) is looked for first, by
+    HudsonSync's MessageProbe, after Gmail's search has had 5 s since that attempt began (the
+    outbox's settle time, docs/architecture.md): `rfc822msgid:<id> in:anywhere`, then the
+    messages history shows added since the history id taken before the attempt (migration
+    026), compared by Message-ID. Found: recorded as imported, nothing is sent. Not found: sent
+    again. A record an older hd-import left `sending` for a message without a Message-ID
+    cannot be looked for, and is not sent again (reported as unknown): nothing that may have
+    reached Gmail is treated as unsent.
+ 5. the record is marked `sending` durably, then messages.import goes out once (the client
     repeats it only after a 429, which means Gmail did not act). An answer makes it imported;
     a refusal (400, 404: Gmail did not store it) makes it failed and the import goes on; any
     other failure leaves it `sending`, and after the last message those are looked for and
@@ -30,6 +44,7 @@ import HudsonGmail
 import HudsonMail
 import HudsonOutput
 import HudsonStore
+import HudsonSync
 
 @MainActor
 public enum ImportCommand {
@@ -41,6 +56,7 @@ public enum ImportCommand {
         var inStore = 0
         var duplicates = 0
         var failed = 0
+        var truncated = 0
         var unknown = 0
     }
 
@@ -48,6 +64,10 @@ public enum ImportCommand {
     struct Pending {
         var key: String
         var message: SourceMessage
+        /// The message as it goes to Gmail: as read, or with the Message-ID Hudson added.
+        var raw: [UInt8]
+        /// The Message-ID the message carries to Gmail (written or added): what the probe
+        /// looks for.
         var messageID: String?
         var labelIDs: [String]
     }
@@ -63,19 +83,26 @@ public enum ImportCommand {
     /// Gmail's search may not show a message stored a moment ago (the outbox's probe waits as long).
     static let settleMilliseconds: Int64 = 5_000
     static let maximumUncertainInARow = 5
+    /// Gmail's history id is taken again after this many attempts, so a probe reads history
+    /// from shortly before the attempt, not from the start of a long run.
+    static let attemptsPerHistoryID = 100
 
     public static func run(_ cli: Invocation) async throws -> ExitStatus {
         let sources = cli.arguments.operands
         if sources.filter({ $0 == "-" }).count > 1 { throw UsageError("standard input (-) can be read once") }
         if sources.contains("-") && isatty(0) == 1 {
-            throw UsageError("- reads an mbox from standard input, which is a terminal")
+            throw UsageError("- reads an mbox or a message from standard input, which is a terminal")
         }
         var extraSystem: [String] = []
         var extraUser: [String] = []
         for name in cli.arguments.strings("label") {
             switch ImportLabels.meaning(of: name) {
             case .system(let id): extraSystem.append(id)
-            case .user(let label): extraUser.append(label)
+            case .user(let label):
+                if let problem = LabelNameRule.problem(label) {
+                    throw UsageError("--label \(TerminalSafety.quoted(name)): \(problem)")
+                }
+                extraUser.append(label)
             case .ignored: throw UsageError("--label \(TerminalSafety.quoted(name)): not a label Gmail lets an import set")
             }
         }
@@ -91,6 +118,11 @@ public enum ImportCommand {
         var counts = Counts()
         var seen = Set<String>()
         var problems: [String] = []
+        /// Sources refused as not mail (or not files): with nothing read, the run is bad data (65).
+        var refusedSources = 0
+        /// Gmail's history id before the next attempt (MessageProbe reads history from there).
+        var historyID: Int64?
+        var attemptsSinceHistoryID = 0
 
         // The labels Gmail has, by lowercased name (the store's copy for a dry run: no network).
         var labelIDs: [String: String] = [:]
@@ -110,6 +142,7 @@ public enum ImportCommand {
                                        endpoints: try GmailEndpoints(environment: cli.environment), patience: .unattended)
             access = made
             for label in try await made.background.listLabels() { labelIDs[lowered(label.name ?? label.id)] = label.id }
+            historyID = try await currentHistoryID(made.background)
         }
         // --json: one `import` record per message read (docs/json.md).
         let sink: (any Sink)? = cli.arguments.flag("json") ? cli.makeSink() : nil
@@ -133,9 +166,10 @@ public enum ImportCommand {
                 return .some(message)
             } catch {
                 counts.failed += 1
-                problems.append("\(error)")
-                let path = (error as? MailSourceError)?.path ?? ""
-                try? record(path, "unreadable", messageID: nil, error: (error as? MailSourceError)?.reason ?? "\(error)")
+                let source = error as? MailSourceError
+                if let source, source.kind != .unreadable { refusedSources += 1 }
+                problems.append(source.map { "\(shown($0.path)): \($0.reason)" } ?? "\(error)")
+                try? record(source?.path ?? "", "unreadable", messageID: nil, error: source?.reason ?? "\(error)")
                 return .some(nil)
             }
         }
@@ -144,37 +178,62 @@ public enum ImportCommand {
             guard let message = next else { continue }
             counts.read += 1
             progress.update(counts)
-            guard !message.raw.isEmpty else {
-                counts.failed += 1
-                problems.append("\(message.origin): empty, or larger than Gmail's 150 MB limit")
-                try record(message.origin, "unreadable", messageID: nil, error: "empty, or larger than Gmail's 150 MB limit")
+            if let defect = message.defect {
+                // Not sent: a fragment imported now would make the whole message "already
+                // imported" when the complete file is imported later.
+                let messageID = message.raw.isEmpty ? nil : ImportLabels.metadata(of: message.raw, maildirFlags: nil).writtenMessageID
+                if case .truncated = defect { counts.truncated += 1 } else { counts.failed += 1 }
+                problems.append("\(shown(message.origin)): \(messageID.map { shown($0) + ": " } ?? "")\(defect); not imported"
+                                + (defect == .tooLarge ? "" : " (import the whole file again to bring it)"))
+                try record(message.origin, defect == .tooLarge ? "unreadable" : "truncated", messageID: messageID,
+                           error: defect.description)
                 continue
             }
             let metadata = ImportLabels.metadata(of: message.raw, maildirFlags: message.maildirFlags)
-            let key = metadata.messageID ?? "sha256:" + hex(SHA256.hash(lineFeeds(message.raw)))
+            let digest = hex(SHA256.hash(lineFeeds(message.raw)))
+            let key = metadata.messageID ?? "sha256:" + digest
             guard seen.insert(key).inserted else {
                 counts.duplicates += 1
                 try record(message.origin, "duplicate", messageID: metadata.messageID)
                 continue
             }
+            // What goes to Gmail, and the Message-ID it carries there (see step 2 above).
+            var raw = message.raw
+            var carriedID = metadata.writtenMessageID
+            if carriedID == nil {
+                // 128 bits of the digest: unique enough, and the field stays one short line.
+                let added = ImportLabels.addedMessageID(digestHex: String(digest.prefix(32)))
+                raw = ImportLabels.addingMessageID(added, to: raw)
+                carriedID = added
+            }
             let previous = try store.importRecord(accountID: account.id, sourceKey: key)
             if previous?.state == .imported {
                 counts.alreadyImported += 1
-                try record(message.origin, "already_imported", messageID: metadata.messageID, gmailID: previous?.gmailID)
+                try record(message.origin, "already_imported", messageID: carriedID, gmailID: previous?.gmailID)
                 continue
             }
-            if previous?.state != .sending, let id = metadata.messageID, try store.holdsMessage(messageID: id, accountID: account.id) {
+            if previous?.state != .sending, let id = metadata.messageID ?? (metadata.writtenMessageID == nil ? carriedID : nil),
+               try store.holdsMessage(messageID: id, accountID: account.id) {
                 counts.inStore += 1
-                try record(message.origin, "in_gmail", messageID: metadata.messageID)
+                try record(message.origin, "in_gmail", messageID: id)
                 continue
             }
             let userNames = unique(metadata.userLabels + extraUser)
+            // The one rule of what a label name may hold: a name from the mail that breaks it
+            // is not sent to Gmail, and neither is the message (nothing dropped without a word).
+            if let bad = userNames.first(where: { LabelNameRule.problem($0) != nil }) {
+                let problem = "label \(shown(bad)): \(LabelNameRule.problem(bad) ?? "")"
+                counts.failed += 1
+                problems.append("\(shown(message.origin)): \(problem); not imported")
+                try record(message.origin, "refused", messageID: carriedID, error: problem)
+                continue
+            }
             if dryRun {
                 for name in userNames where labelIDs[lowered(name)] == nil && !toCreate.contains(where: { lowered($0) == lowered(name) }) {
                     toCreate.append(name)
                 }
                 counts.imported += 1
-                try record(message.origin, "would_import", messageID: metadata.messageID,
+                try record(message.origin, "would_import", messageID: carriedID,
                            labels: unique(metadata.systemLabels + extraSystem) + userNames)
                 continue
             }
@@ -193,7 +252,7 @@ public enum ImportCommand {
                         labelIDs[lowered(name)] = id
                         ids.append(id)
                     } catch let error as GmailError where !error.isRetryable && !error.isAccountWide {
-                        let refusal = "label \(name): \(error)"
+                        let refusal = "label \(shown(name)): \(error)"
                         refusedLabels[lowered(name)] = refusal
                         labelProblem = refusal
                     }
@@ -201,13 +260,19 @@ public enum ImportCommand {
             }
             if let labelProblem {
                 counts.failed += 1
-                problems.append("\(message.origin): \(labelProblem)")
-                try record(message.origin, "refused", messageID: metadata.messageID, error: labelProblem)
+                problems.append("\(shown(message.origin)): \(labelProblem)")
+                try record(message.origin, "refused", messageID: carriedID, error: labelProblem)
                 continue
             }
-            let item = Pending(key: key, message: message, messageID: metadata.messageID, labelIDs: unique(ids))
+            if attemptsSinceHistoryID >= attemptsPerHistoryID {
+                // An older id stays valid (history from further back), so a failure keeps it.
+                if let fresh = try? await currentHistoryID(access.background) { historyID = fresh }
+                attemptsSinceHistoryID = 0
+            }
+            attemptsSinceHistoryID += 1
+            let item = Pending(key: key, message: message, raw: raw, messageID: carriedID, labelIDs: unique(ids))
             let outcome = try await attempt(item, record: previous, store: store, accountID: account.id,
-                                            client: access.background, options: options, crash: crash)
+                                            client: access.background, options: options, historyID: historyID, crash: crash)
             switch outcome {
             case .uncertain(let reason):
                 uncertainInARow += 1
@@ -229,7 +294,7 @@ public enum ImportCommand {
             for item in pending {
                 let current = try store.importRecord(accountID: account.id, sourceKey: item.key)
                 let outcome = try await attempt(item, record: current, store: store, accountID: account.id,
-                                                client: access.background, options: options, crash: crash)
+                                                client: access.background, options: options, historyID: historyID, crash: crash)
                 if case .uncertain = outcome {
                     still.append(item)
                 } else {
@@ -242,38 +307,62 @@ public enum ImportCommand {
         for item in pending {
             counts.unknown += 1
             let reason = (try? store.importRecord(accountID: account.id, sourceKey: item.key))??.lastError ?? "no answer"
-            problems.append("\(item.message.origin): \(item.messageID ?? "(no Message-ID)"): not known to be imported (\(reason)); run again to finish")
+            problems.append("\(shown(item.message.origin)): \(item.messageID.map(shown) ?? "(no Message-ID)"): not known to be imported (\(reason)); run again to finish")
             try record(item.message.origin, "unknown", messageID: item.messageID, labels: item.labelIDs, error: reason)
         }
         try sink?.finish()
         progress.finish()
 
-        for problem in problems { cli.warn(problem) }
+        // Every source refused and nothing read: the input is not mail (one line each, no
+        // summary of nothing).
+        if counts.read == 0 && refusedSources > 0 && refusedSources == problems.count, let last = problems.last {
+            for problem in problems.dropLast() { cli.warn(TerminalSafety.field(problem)) }
+            throw CommandFailure(.dataError, TerminalSafety.field(last))
+        }
+        for problem in problems { cli.warn(TerminalSafety.field(problem)) }
         report(cli, counts, dryRun: dryRun, toCreate: toCreate)
         if let stopped {
             throw CommandFailure(.temporaryFailure, "stopped after \(maximumUncertainInARow) failures in a row (\(stopped)); run the same command again to carry on: nothing is imported twice")
         }
         if counts.unknown > 0 { return .temporaryFailure }
-        return counts.failed > 0 ? .partialFailure : .success
+        return counts.failed + counts.truncated > 0 ? .partialFailure : .success
+    }
+
+    /// The mailbox's current history id (getProfile, 1 unit): history read from it shows
+    /// every message stored after. Nil when Gmail's answer has none that reads.
+    static func currentHistoryID(_ client: GmailClient) async throws -> Int64? {
+        try await client.getProfile().historyId.flatMap { Int64($0) }.flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// Text from a file name or a message, for a diagnostic: unsafe characters escaped
+    /// visibly, long text cut (TerminalSafety.quoted).
+    static func shown(_ text: String) -> String {
+        TerminalSafety.quoted(text, limit: 200)
     }
 
     // MARK: - One message
 
     /// Looks for a message that may be in Gmail already, then imports it unless found.
     static func attempt(_ item: Pending, record: ImportRecord?, store: Store, accountID: Int64,
-                        client: GmailClient, options: ImportOptions, crash: CrashPoints) async throws -> Outcome {
-        if record?.state == .sending {
-            guard let messageID = item.messageID else {
+                        client: GmailClient, options: ImportOptions, historyID: Int64?, crash: CrashPoints) async throws -> Outcome {
+        if let record, record.state == .sending {
+            // What the earlier attempt carried: an attempt by an older hd-import of a message
+            // without a Message-ID carried none, and cannot be looked for.
+            guard let messageID = record.messageID else {
                 return .cannotTell
             }
-            let wait = (record?.attemptStartedAt ?? 0) + settleMilliseconds - store.now
-            if wait > 0 { try await Task.sleep(nanoseconds: UInt64(wait) * 1_000_000) }
+            let wait = (record.attemptStartedAt ?? 0) + settleMilliseconds - store.now
+            if wait > 0 { try await Task.sleep(nanoseconds: UInt64(min(wait, settleMilliseconds)) * 1_000_000) }
             do {
-                let page = try await client.listMessages(pageToken: nil, maxResults: 10,
-                                                         query: "rfc822msgid:\(messageID) in:anywhere")
-                if let found = page.messages.first?.id {
-                    try store.markImported(accountID: accountID, sourceKey: item.key, gmailID: found)
-                    return .found(found)
+                switch try await MessageProbe.find(messageID: messageID, since: record.attemptHistoryID,
+                                                   excluding: try store.importedGmailIDs(accountID: accountID), api: client) {
+                case .found(let id, _):
+                    try store.markImported(accountID: accountID, sourceKey: item.key, gmailID: id)
+                    return .found(id)
+                case .cannotLook:
+                    return .cannotTell
+                case .notFound:
+                    break
                 }
             } catch let error as GmailError where !error.isAccountWide {
                 // Without an answer to "is it there?", nothing is sent.
@@ -282,13 +371,13 @@ public enum ImportCommand {
             }
         }
         guard try store.beginImport(accountID: accountID, sourceKey: item.key, messageID: item.messageID,
-                                    origin: item.message.origin) else {
+                                    origin: item.message.origin, historyID: historyID) else {
             // Imported meanwhile (another hd-import of the same mail).
             return .found(try store.importRecord(accountID: accountID, sourceKey: item.key)?.gmailID ?? "")
         }
         crash.reach("import-sending")
         do {
-            let stored = try await client.importMessage(raw: item.message.raw, labelIDs: item.labelIDs, options: options)
+            let stored = try await client.importMessage(raw: item.raw, labelIDs: item.labelIDs, options: options)
             crash.reach("import-answered")
             guard !stored.id.isEmpty else { throw GmailError.invalidResponse("messages.import answered without an id") }
             try store.markImported(accountID: accountID, sourceKey: item.key, gmailID: stored.id)
@@ -313,7 +402,8 @@ public enum ImportCommand {
         case .found(let id): try record(origin, "found", item.messageID, id.isEmpty ? nil : id, item.labelIDs, nil)
         case .refused(let reason): try record(origin, "refused", item.messageID, nil, item.labelIDs, reason)
         case .cannotTell:
-            try record(origin, "unknown", item.messageID, nil, item.labelIDs, "an earlier attempt may have imported it; without a Message-ID it cannot be looked for")
+            try record(origin, "unknown", item.messageID, nil, item.labelIDs,
+                       "an earlier attempt may have imported it, and it cannot be looked for")
         case .uncertain(let reason): try record(origin, "unknown", item.messageID, nil, item.labelIDs, reason)
         }
     }
@@ -324,13 +414,13 @@ public enum ImportCommand {
         case .found: counts.found += 1
         case .refused(let reason):
             counts.failed += 1
-            problems.append("\(item.message.origin): \(item.messageID ?? "(no Message-ID)"): refused: \(reason)")
+            problems.append("\(shown(item.message.origin)): \(item.messageID.map(shown) ?? "(no Message-ID)"): refused: \(reason)")
         case .cannotTell:
             counts.unknown += 1
-            problems.append("\(item.message.origin): an earlier attempt may have imported it, and without a Message-ID it cannot be looked for; not sent again (check Gmail)")
+            problems.append("\(shown(item.message.origin)): an earlier attempt may have imported it, and Gmail cannot be asked for it (no Message-ID its search takes, and no history back to that attempt); not sent again (check Gmail)")
         case .uncertain(let reason):
             counts.unknown += 1
-            problems.append("\(item.message.origin): not known to be imported (\(reason))")
+            problems.append("\(shown(item.message.origin)): not known to be imported (\(reason))")
         }
     }
 
@@ -352,8 +442,10 @@ public enum ImportCommand {
 
     static func report(_ cli: Invocation, _ counts: Counts, dryRun: Bool, toCreate: [String]) {
         if dryRun {
-            cli.warn("dry run: \(counts.read) read; would import \(counts.imported); already imported \(counts.alreadyImported), already in Gmail \(counts.inStore), duplicates \(counts.duplicates), unreadable \(counts.failed)")
-            if !toCreate.isEmpty { cli.warn("dry run: would create labels: " + toCreate.joined(separator: ", ")) }
+            cli.warn("dry run: \(counts.read) read; would import \(counts.imported); already imported \(counts.alreadyImported), already in Gmail \(counts.inStore), duplicates \(counts.duplicates), unreadable \(counts.failed)"
+                     + (counts.truncated > 0 ? ", truncated \(counts.truncated)" : ""))
+            // One label one field (Records.labelText): "Trips, 2019" is not two labels.
+            if !toCreate.isEmpty { cli.warn("dry run: would create labels: " + Records.labelList(toCreate, separator: ", ")) }
             return
         }
         var parts = ["imported \(counts.imported + counts.found)"]
@@ -362,6 +454,7 @@ public enum ImportCommand {
         parts.append("already in Gmail \(counts.inStore)")
         parts.append("duplicates \(counts.duplicates)")
         parts.append("failed \(counts.failed)")
+        if counts.truncated > 0 { parts.append("truncated \(counts.truncated)") }
         if counts.unknown > 0 { parts.append("unknown \(counts.unknown)") }
         cli.warn("\(counts.read) read: " + parts.joined(separator: ", ") + (counts.imported + counts.found > 0 ? "; hd-sync brings them into the store" : ""))
     }

@@ -7,7 +7,9 @@ private let spec = CommandSpec(
     abstract: "Import mail from an mbox, a Maildir or .eml files into Gmail, with its labels, once.",
     discussion: """
         Each SOURCE is an mbox (Google Takeout's too), a Maildir, an .eml file, or a directory
-        of .eml files and Maildirs; - reads an mbox from standard input. Messages go to Gmail
+        of .eml files and Maildirs; - reads an mbox or one message from standard input. What is
+        neither is refused, and so are FIFOs, devices and links out of a directory given; the
+        last message of an mbox cut short is reported, not imported. Messages go to Gmail
         through messages.import, as if delivered, with the labels they carry: Takeout's
         X-Gmail-Labels (user labels are created when missing; a message not in Takeout's Inbox
         stays archived), X-Keywords, Maildir flags (no S: unread, F: starred, T: trash), mbox
@@ -15,8 +17,9 @@ private let spec = CommandSpec(
 
         Never twice: a message whose Message-ID the store holds, or which an earlier run
         imported, is skipped; an attempt whose answer was lost is looked for in Gmail
-        (rfc822msgid:) before it is sent again. Interrupted, the same command carries on where
-        it stopped. One message Gmail refuses is reported and the rest go on. Progress on a
+        (rfc822msgid:, and in history) before it is sent again; a message without a Message-ID
+        is given one so that it can be. Interrupted, the same command carries on where it
+        stopped. One message Gmail refuses is reported and the rest go on. Progress on a
         terminal; a summary on standard error at the end. The next hd-sync brings the
         imported mail into the store. --dry-run reads and counts without the network;
         --json prints what became of each message.
@@ -32,7 +35,7 @@ private let spec = CommandSpec(
         .flag("verbose", short: "v", help: "Progress on standard error also when it is not a terminal."),
     ],
     operands: [OperandSpec("SOURCE", kind: .file, arity: .oneOrMore,
-                           help: "An mbox, a Maildir, an .eml file or a directory of them; - for an mbox on standard input.")],
+                           help: "An mbox, a Maildir, an .eml file or a directory of them; - for an mbox or one message on standard input.")],
     access: .readWrite,
     dashOperands: true,
     exitStatuses: [.success, .partialFailure, .usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])

@@ -6,7 +6,11 @@
  transaction before the request leaves; only Gmail's answer makes it `imported`, only a refusal
  (400, 404, a 413 read as 400: Gmail did not store it; a 403 is the account's and stops the run) makes it `failed`; anything else — a lost answer,
  a timeout, a 5xx, a kill — leaves it `sending`, which means "may be in Gmail", and the caller
- must find it there (or make sure it is not) before sending it again.
+ must find it there (or make sure it is not) before sending it again. The row keeps what the
+ caller needs to look: the Message-ID the request carried (`message_id`: the message's own,
+ or the one hd-import added to a message without one) and Gmail's history id from before the
+ first attempt (`attempt_history_id`, migration 026), from which history shows the message
+ added.
 
    (none) ──begin──► sending ──answer──► imported
                         │ ▲──begin (after a probe found nothing)
@@ -28,19 +32,32 @@ public struct ImportRecord: Equatable, Sendable {
     public var attemptStartedAt: Int64?
     public var gmailID: String?
     public var lastError: String?
+    /// Gmail's history id before the first attempt went out (migration 026): the probe reads
+    /// history from there. Nil for a record an older hd-import wrote.
+    public var attemptHistoryID: Int64?
 }
 
 extension Store {
     public func importRecord(accountID: Int64, sourceKey: String) throws -> ImportRecord? {
         try db.first("""
-            SELECT source_key, message_id, state, origin, attempts, attempt_started_at, gmail_id, last_error
+            SELECT source_key, message_id, state, origin, attempts, attempt_started_at, gmail_id, last_error, attempt_history_id
               FROM imports WHERE account_id = ? AND source_key = ?
             """, accountID, sourceKey) { row in
             ImportRecord(sourceKey: row.string(0), messageID: row.optionalString(1),
                          state: ImportState(rawValue: row.string(2)) ?? .sending, origin: row.string(3),
                          attempts: row.int(4), attemptStartedAt: row.optionalInt64(5), gmailID: row.optionalString(6),
-                         lastError: row.optionalString(7))
+                         lastError: row.optionalString(7), attemptHistoryID: row.optionalInt64(8))
         }
+    }
+
+    /// The Gmail ids of the account's imported messages: none of them is a message a probe
+    /// is looking for.
+    public func importedGmailIDs(accountID: Int64) throws -> Set<String> {
+        var ids = Set<String>()
+        try db.forEach("SELECT gmail_id FROM imports WHERE account_id = ? AND state = 'imported'", accountID) {
+            ids.insert($0.string(0))
+        }
+        return ids
     }
 
     /// Whether the store holds a message with this Message-ID (with its angle brackets):
@@ -53,16 +70,23 @@ extension Store {
     /// Marks the message `sending` before its request leaves, committed with `synchronous=FULL`
     /// whatever the connection's setting: after this, a crash leaves a row that says the
     /// message may be in Gmail. Refused (`false`) for a message already imported.
-    public func beginImport(accountID: Int64, sourceKey: String, messageID: String?, origin: String) throws -> Bool {
+    /// `messageID`: the Message-ID the request carries (the one Hudson added, for a message
+    /// that had none). `historyID`: Gmail's history id taken before this attempt; the
+    /// first attempt's is kept, so the probe reads history from before every attempt.
+    public func beginImport(accountID: Int64, sourceKey: String, messageID: String?, origin: String,
+                            historyID: Int64? = nil) throws -> Bool {
         try db.durableWrite {
             try db.execute("""
-                INSERT INTO imports (account_id, source_key, message_id, state, origin, attempts, attempt_started_at, updated_at)
-                VALUES (?1, ?2, ?3, 'sending', ?4, 1, ?5, ?5)
+                INSERT INTO imports (account_id, source_key, message_id, state, origin, attempts, attempt_started_at, updated_at,
+                                     attempt_history_id)
+                VALUES (?1, ?2, ?3, 'sending', ?4, 1, ?5, ?5, ?6)
                 ON CONFLICT (account_id, source_key) DO UPDATE
                    SET state = 'sending', attempts = attempts + 1, attempt_started_at = ?5, updated_at = ?5,
-                       origin = ?4, last_error = NULL
+                       origin = ?4, last_error = NULL, message_id = coalesce(?3, imports.message_id),
+                       attempt_history_id = CASE WHEN imports.state = 'failed' THEN ?6
+                                                 ELSE coalesce(imports.attempt_history_id, ?6) END
                  WHERE imports.state <> 'imported'
-                """, accountID, sourceKey, messageID, origin, now)
+                """, accountID, sourceKey, messageID, origin, now, historyID)
             return db.changes == 1
         }
     }

@@ -140,14 +140,12 @@ extension Store {
     }
 
     /// The name as Gmail will store it (trimmed of surrounding spaces), or an error: empty,
-    /// holding control characters (C0, DEL, C1, which a terminal would act on), or a
-    /// system label's name.
+    /// breaking the one rule of what a name may hold (LabelNameRule: control characters,
+    /// which a terminal would act on, bidirectional marks), or a system label's name.
     public static func checkedLabelName(_ name: String) throws -> String {
         let trimmed = name.trimmingSpaces
         guard !trimmed.isEmpty else { throw StoreError.invalidLabelName(name, reason: "a label name cannot be empty") }
-        if trimmed.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
-            throw StoreError.invalidLabelName(name, reason: "a label name cannot hold control characters")
-        }
+        if let problem = LabelNameRule.problem(trimmed) { throw StoreError.invalidLabelName(name, reason: problem) }
         if isSystemLabelName(trimmed) { throw StoreError.systemLabel(trimmed) }
         return trimmed
     }

@@ -94,10 +94,13 @@ extension Store {
 
     /// Whether a label is the one the user named, the way Gmail's `label:` compares:
     /// its name or id ignoring case, or its name with `-`, `/`, ` ` and `_` alike
-    /// (`travel-2026` names "Travel/2026"). The one rule for every command.
+    /// (`travel-2026` names "Travel/2026"). A name that text output cannot show as it is
+    /// (LabelNameRule) is also named by the escaped spelling output shows for it
+    /// (`Work\e[8m`). The one rule for every command.
     static func labelMatches(id: String, name: String?, wanted: String) -> Bool {
         if id.lowercased() == wanted.lowercased() { return true }
         guard let name else { return false }
+        if !LabelNameRule.isShownAsIs(name) && LabelNameRule.escaped(name).lowercased() == wanted.lowercased() { return true }
         return name.lowercased() == wanted.lowercased() || LabelName.normalize(name) == LabelName.normalize(wanted)
     }
 

@@ -9,6 +9,7 @@
  +"Travel 2026"). A line whose first non-blank character is `#`, or a blank line, is
  skipped. Any error stops the load with its line and column: a rule is never skipped.
  */
+import HudsonOutput
 import HudsonQuery
 
 /// One rule: the messages a query selects, and the hd-mark actions to take on each.
@@ -57,13 +58,17 @@ public enum RulesFile {
         var rules: [MailRule] = []
         var names = Set<String>()
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character: a file with CRLF line ends splits on it as on "\n".
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }) {
             lineNumber += 1
             var line = Array(rawLine)
             if line.last == "\r" { line.removeLast() }
             guard let first = line.firstIndex(where: { !$0.isWhitespace }), line[first] != "#" else { continue }
-            if let control = line.firstIndex(where: { $0.isASCII && ($0.asciiValue ?? 32) < 32 && $0 != "\t" }) {
-                throw RulesFileError(line: lineNumber, column: control + 1, message: "a control character")
+            // What a terminal would act on, or shows as something else (TerminalSafety): a
+            // rule is shown by `rules check` and named in messages as written.
+            if let control = line.firstIndex(where: { $0 != "\t" && $0.unicodeScalars.contains(where: TerminalSafety.isUnsafe) }) {
+                throw RulesFileError(line: lineNumber, column: control + 1,
+                                     message: "a control character or bidirectional mark (\(TerminalSafety.quoted(String(line[control]))))")
             }
             var start = first
             var name = "line \(lineNumber)"
@@ -137,6 +142,10 @@ public enum RulesFile {
             guard let action = TriageAction(parsing: word) else {
                 throw RulesFileError(line: lineNumber, column: column,
                                      message: "not an action (\(TriageAction.names.joined(separator: ", ")), +LABEL, -LABEL)")
+            }
+            // The one rule of what a label name may hold (LabelNameRule).
+            if let name = action.labelName, let problem = LabelNameRule.problem(name) {
+                throw RulesFileError(line: lineNumber, column: column, message: "\(TerminalSafety.quoted(name)): \(problem)")
             }
             actions.append((action, column))
         }

@@ -52,6 +52,7 @@ enum Schema {
         Migration("023_triage_rows_cascade_by_trigger", triageRowsCascadeByTrigger),
         Migration("024_rollup_without_message_text", rollupWithoutMessageText),
         Migration("025_draft_edits_checked_before_writing", draftEditsCheckedBeforeWriting),
+        Migration("026_import_attempt_history", importAttemptHistory),
     ]
 
     static let migrator = Migrator(migrations)
@@ -1505,5 +1506,12 @@ enum Schema {
     DROP TABLE thread_rollup;
     ALTER TABLE thread_rollup_v3 RENAME TO thread_rollup;
     CREATE UNIQUE INDEX thread_rollup_by_thread ON thread_rollup (thread_id, account_id);
+    """
+
+    /// hd-import's probe reads Gmail's history as well as its search (HudsonSync's
+    /// MessageProbe, issue 37 §2): the mailbox's history id taken before an import's first
+    /// attempt went out, from which a message Gmail stored appears as messageAdded.
+    private static let importAttemptHistory = """
+    ALTER TABLE imports ADD COLUMN attempt_history_id INTEGER; -- getProfile's historyId before the first attempt
     """
 }

@@ -252,4 +252,79 @@ struct FiltersCommandTests {
         #expect(try f.run("hd-pending", "--count").stdout == "\(dry.lines.count)\n")
         #expect(try f.run("hd-undo", "--list").lines.count == 1)
     }
+
+    @Test("a rules file that is a FIFO with no writer, a directory or a device is refused at once (78), in check, apply, test and hd-sync")
+    func rulesFileNotAFile() throws {
+        let (f, _) = try synced()
+        try FileManager.default.createDirectory(atPath: f.dir.path("config"), withIntermediateDirectories: true)
+        let path = f.dir.path("config/rules")
+        #expect(mkfifo(path, 0o600) == 0)
+        for arguments in [["hd-filters", "rules", "check"], ["hd-filters", "rules", "apply", "--dry-run"], ["hd-sync"]] {
+            // A FIFO with no writer: the open used to wait for one for ever (the timeout fails the test).
+            let result = try CommandRunner.run(BuiltProducts.executable(arguments[0]), Array(arguments.dropFirst()),
+                                               environment: f.environment, timeout: 30)
+            #expect(result.status == 78 && result.stderr == "\(arguments[0]): \(path): a FIFO, not a regular file\n", "\(result)")
+        }
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let directory = try f.run("hd-filters", "rules", "check")
+        #expect(directory.status == 78 && directory.stderr.contains("a directory, not a regular file"), "\(directory)")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/zero")
+        let device = try CommandRunner.run(BuiltProducts.executable("hd-filters"), ["rules", "check"], environment: f.environment, timeout: 30)
+        #expect(device.status == 78 && device.stderr.contains("a character device, not a regular file"), "\(device)")
+        try FileManager.default.removeItem(atPath: path)
+        FileManager.default.createFile(atPath: path, contents: Data(repeating: UInt8(ascii: "#"), count: (4 << 20) + 1))
+        let large = try f.run("hd-filters", "rules", "check")
+        #expect(large.status == 78 && large.stderr.contains("larger than 4 MiB"), "\(large)")
+    }
+
+    @Test("rules test: an .eml that is a FIFO or a device is refused with one line each, never waited on; the others are judged")
+    func rulesTestFiles() throws {
+        let (f, _) = try synced()
+        try "from:z => star\n".write(toFile: f.dir.path("config/rules"), atomically: true, encoding: .utf8)
+        #expect(mkfifo(f.dir.path("fifo.eml"), 0o600) == 0)
+        try "From: z@example.org\r\nSubject: y\r\n\r\nhi\r\n".write(toFile: f.dir.path("z.eml"), atomically: true, encoding: .utf8)
+        let result = try CommandRunner.run(BuiltProducts.executable("hd-filters"),
+                                           ["rules", "test", f.dir.path("fifo.eml"), "/dev/zero", f.dir.path("z.eml")],
+                                           environment: f.environment, timeout: 30)
+        #expect(result.status == 2, "\(result)")
+        #expect(result.stderr == "hd-filters: \(f.dir.path("fifo.eml")): a FIFO, not a regular file\nhd-filters: /dev/zero: a character device, not a regular file\n",
+                "\(result)")
+        #expect(result.lines == ["\(f.dir.path("z.eml"))\tline 1"], "\(result)")
+    }
+
+    @Test("label names: a rule's label with a control or bidi character is refused at its column; names with blanks or commas stay one action, one field")
+    func rulesLabelNames() throws {
+        let (f, fake) = try synced()
+        let path = f.dir.path("config/rules")
+        for (text, message) in [("from:x => +Flip\u{202E}txt\n", "rules:1:16: a control character or bidirectional mark (\\u{202E})"),
+                                ("from:x => +\"Bad\u{7F}\"\n", "rules:1:16: a control character or bidirectional mark (\\u{7F})"),
+                                ("from:x => +\"Zero\u{200E}width\"\n", "rules:1:17: a control character or bidirectional mark (\\u{200E})")] {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            let check = try f.run("hd-filters", "rules", "check")
+            #expect(check.status == 78 && check.stderr.contains(message) && check.stderr.split(separator: "\n").count == 1
+                    && !check.stderr.unicodeScalars.contains { TerminalSafetyProbe.unsafe($0) && $0 != "\n" }, "\(check)")
+        }
+        try FileManager.default.removeItem(atPath: path)
+        try fake.admin("POST", "create-label", ["name": "Work, Projects"])
+        try fake.admin("POST", "create-label", ["name": "Travel 2026"])
+        #expect(try f.run("hd-sync").status == 0)
+        try "[a, b] from:x => +\"Work, Projects\" +\"Travel 2026\" archive\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let check = try f.run("hd-filters", "rules", "check")
+        #expect(check.lines == ["a, b\tfrom:x\t=> +\"Work, Projects\" +\"Travel 2026\" archive"], "\(check)")
+        let state = try #require(try fake.admin("GET", "state") as? [String: Any])
+        let ids = Dictionary(uniqueKeysWithValues: (state["labels"] as? [[String: Any]] ?? []).compactMap { label in
+            (label["name"] as? String).map { ($0, label["id"] as? String ?? "") }
+        })
+        try seedFilters(fake, [["id": "f1", "criteria": ["from": "x"],
+                                "action": ["addLabelIds": [try #require(ids["Work, Projects"]), try #require(ids["Travel 2026"])]]]])
+        let listed = try f.run("hd-filters", "list")
+        #expect(listed.lines == ["filter:f1\tfrom:(x)\t+\"Work, Projects\" +\"Travel 2026\""], "\(listed)")
+        // rules test: two rules named with commas are two fields.
+        try "[a, b] from:z => star\n[c] from:z => archive\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "From: z@example.org\r\nSubject: y\r\n\r\nhi\r\n".write(toFile: f.dir.path("z.eml"), atomically: true, encoding: .utf8)
+        let tested = try f.run("hd-filters", "rules", "test", f.dir.path("z.eml"))
+        #expect(tested.lines == ["\(f.dir.path("z.eml"))\t\"a, b\", c"], "\(tested)")
+    }
 }

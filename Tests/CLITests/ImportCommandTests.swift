@@ -141,7 +141,8 @@ struct ImportCommandTests {
         let result = try f.run("hd-import", "--dry-run", "--label", "From the old server", mbox)
         #expect(result.status == 0, "\(result)")
         #expect(result.stderr.contains("would import 4"), "\(result)")
-        #expect(result.stderr.contains("would create labels: Work, From the old server, Trips, 2019"), "\(result)")
+        // One label one field: "Trips, 2019" is one label, not two (issue 37 §3).
+        #expect(result.stderr.contains("would create labels: Work, From the old server, \"Trips, 2019\""), "\(result)")
         #expect(try fake.requests().isEmpty)
         #expect(try messageCount(fake) == 10)
     }
@@ -234,24 +235,30 @@ struct ImportCommandTests {
         #expect(try messageCount(fake) == 19)
     }
 
-    @Test("one message Gmail refuses for ever is reported (exit 2) and the rest are imported")
+    @Test("one message Gmail refuses for ever is reported (exit 2) and the rest are imported; a file that is no message is not sent")
     func refusedForEver() throws {
         let (f, fake) = try connected()
         let dir = f.dir.path("eml")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try Self.message("r1", subject: "Fine").write(toFile: dir + "/1.eml", atomically: true, encoding: .utf8)
-        try "this is not a message, it has no header at all\n".write(toFile: dir + "/2.eml", atomically: true, encoding: .utf8)
+        try Self.message("r2", subject: "Refused", headers: "X-Refuse: yes\n").write(toFile: dir + "/2.eml", atomically: true, encoding: .utf8)
         try Self.message("r3", subject: "Fine too").write(toFile: dir + "/3.eml", atomically: true, encoding: .utf8)
+        try "this is not a message, it has no header at all\n".write(toFile: dir + "/4.eml", atomically: true, encoding: .utf8)
+        // Gmail refuses the second import it gets (400: it stored nothing), every time.
+        try fake.faults([["path": "messages/import", "status": 400, "message": "Invalid raw message", "every": 2, "times": 1]])
         let result = try f.run("hd-import", dir)
         #expect(result.status == 2, "\(result)")
-        #expect(result.stderr.contains("2.eml") && result.stderr.contains("refused") && result.stderr.contains("failed 1"), "\(result)")
-        #expect(try copies(fake, "r1").count == 1 && copies(fake, "r3").count == 1)
+        #expect(result.stderr.contains("2.eml") && result.stderr.contains("refused") && result.stderr.contains("failed 2"), "\(result)")
+        #expect(result.stderr.contains("4.eml: not an RFC 822 message"), "\(result)")
+        #expect(try copies(fake, "r1").count == 1 && copies(fake, "r3").count == 1 && copies(fake, "r2").isEmpty)
+        #expect(try imports(fake) == 3)   // the file that is no message never went to Gmail
+        try fake.faults([["path": "messages/import", "status": 400, "message": "Invalid raw message", "times": -1]])
         let again = try f.run("hd-import", "--json", dir)
         #expect(again.status == 2 && again.stderr.contains("already imported 2"), "\(again)")
         let records = again.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(records.count == 3 && records.allSatisfy { $0["type"] as? String == "import" }, "\(again)")
-        #expect(records.map { ($0["id"] as? String ?? "").components(separatedBy: "/").last ?? "" } == ["1.eml", "2.eml", "3.eml"])
-        #expect(records.map { $0["status"] as? String ?? "" } == ["already_imported", "refused", "already_imported"])
+        #expect(records.count == 4 && records.allSatisfy { $0["type"] as? String == "import" }, "\(again)")
+        #expect(records.map { ($0["id"] as? String ?? "").components(separatedBy: "/").last ?? "" } == ["1.eml", "2.eml", "3.eml", "4.eml"])
+        #expect(records.map { $0["status"] as? String ?? "" } == ["already_imported", "refused", "already_imported", "unreadable"])
         #expect((records[0]["message"] as? String ?? "").hasPrefix("message:") && records[0]["rfc822_message_id"] as? String == "<r1@old.example>")
         #expect((records[1]["error"] as? String ?? "").contains("Invalid raw message") && records[1]["message"] is NSNull)
     }

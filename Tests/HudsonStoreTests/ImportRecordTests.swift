@@ -51,6 +51,29 @@ struct ImportRecordTests {
         }
     }
 
+    @Test("the history id of the first attempt is kept across attempts (a refusal starts afresh); imported Gmail ids are listed")
+    func attemptHistory() throws {
+        let f = try StoreFixture()
+        let id = f.account.id
+        #expect(try f.store.beginImport(accountID: id, sourceKey: "sha256:aa", messageID: "<aa@import.hudson.invalid>", origin: "a.eml",
+                                        historyID: 500))
+        #expect(try f.store.beginImport(accountID: id, sourceKey: "sha256:aa", messageID: "<aa@import.hudson.invalid>", origin: "a.eml",
+                                        historyID: 900))
+        var record = try #require(try f.store.importRecord(accountID: id, sourceKey: "sha256:aa"))
+        #expect(record.attemptHistoryID == 500 && record.messageID == "<aa@import.hudson.invalid>" && record.attempts == 2)
+        try f.store.markImportFailed(accountID: id, sourceKey: "sha256:aa", reason: "400")
+        #expect(try f.store.beginImport(accountID: id, sourceKey: "sha256:aa", messageID: "<aa@import.hudson.invalid>", origin: "a.eml",
+                                        historyID: 950))
+        record = try #require(try f.store.importRecord(accountID: id, sourceKey: "sha256:aa"))
+        #expect(record.attemptHistoryID == 950)
+        #expect(try f.store.importedGmailIDs(accountID: id).isEmpty)
+        try f.store.markImported(accountID: id, sourceKey: "sha256:aa", gmailID: "19ab")
+        #expect(try f.store.importedGmailIDs(accountID: id) == ["19ab"])
+        // A record an older hd-import wrote has no history id.
+        #expect(try f.store.beginImport(accountID: id, sourceKey: "<old@x>", messageID: "<old@x>", origin: "b.eml"))
+        #expect(try f.store.importRecord(accountID: id, sourceKey: "<old@x>")?.attemptHistoryID == nil)
+    }
+
     @Test("holdsMessage: a Message-ID the store has")
     func holdsMessage() throws {
         let f = try StoreFixture()

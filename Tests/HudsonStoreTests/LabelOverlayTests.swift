@@ -69,7 +69,8 @@ struct LabelOverlayTests {
     func badNames() throws {
         let f = try fixture()
         let before = try f.store.pendingLabelChanges()
-        for bad in ["", "   ", "a\u{1B}[31mb", "tab\there", "INBOX", "inbox", "Spam"] {
+        for bad in ["", "   ", "a\u{1B}[31mb", "tab\there", "INBOX", "inbox", "Spam", "Flip\u{202E}txt", "Del\u{7F}", "Iso\u{2066}x",
+                    "C1\u{85}", "Bell\u{07}", "Two\r\nLines"] {
             #expect(throws: StoreError.self) { try f.store.createLabel(name: bad, accountID: f.account.id) }
         }
         #expect(throws: StoreError.labelExists("Work")) { try f.store.createLabel(name: "work", accountID: f.account.id) }
@@ -79,6 +80,22 @@ struct LabelOverlayTests {
         #expect(throws: StoreError.unknownLabel("Nope")) { try f.store.deleteLabel("Nope", accountID: f.account.id) }
         #expect(throws: StoreError.unknownLabel("Nope")) { try f.store.renameLabel("Nope", to: "X", accountID: f.account.id) }
         #expect(try f.store.pendingLabelChanges() == before)
+    }
+
+    @Test("a label Gmail has whose name breaks the rule is kept, and named by the spelling text shows for it, or by its id")
+    func hostileNameFromGmail() throws {
+        let f = try fixture()
+        let evil = "Evil\u{1B}[2J\u{202E}"
+        try f.store.replaceLabels(accountID: f.account.id, with: try f.store.labels(accountID: f.account.id).filter { $0.localChange == nil }
+                                  + [LabelInfo(id: "Label_66", name: evil, kind: .user)])
+        #expect(try f.store.label(named: "Evil\\e[2J\\u{202E}", accountID: f.account.id)?.id == "Label_66")
+        #expect(try f.store.label(named: "evil\\e[2j\\u{202e}", accountID: f.account.id)?.id == "Label_66")
+        #expect(try f.store.label(named: "Label_66", accountID: f.account.id)?.name == evil)
+        #expect(try f.store.label(named: evil, accountID: f.account.id)?.id == "Label_66")
+        #expect(try f.store.label(named: "Evil[2J", accountID: f.account.id) == nil)
+        #expect(LabelNameRule.escaped(evil) == "Evil\\e[2J\\u{202E}" && LabelNameRule.escaped("a\\b") == "a\\\\b")
+        // A name that keeps the rule has no second spelling.
+        #expect(try f.store.label(named: "Work", accountID: f.account.id) != nil)
     }
 
     @Test("rename: the new name at once; a listing before Gmail's answer cannot bring the old name back")

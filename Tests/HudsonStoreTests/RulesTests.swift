@@ -26,6 +26,16 @@ struct RulesTests {
         #expect(rules[1].query == expected)
     }
 
+    @Test("a rules file with CRLF line ends reads as one with LF (it was one line holding control characters)")
+    func crlf() throws {
+        let rules = try RulesFile.parse("# a comment\r\n[a] from:x => star\r\n\r\nsubject:y => archive +\"Travel 2026\"\r\n")
+        #expect(rules.map(\.name) == ["a", "line 4"])
+        #expect(rules.map(\.actions) == [[.star], [.archive, .addLabel("Travel 2026")]])
+        #expect(throws: RulesFileError(line: 2, column: 6, message: "unclosed parenthesis")) {
+            try RulesFile.parse("x => star\r\nfrom:(a => star\r\n")
+        }
+    }
+
     @Test("every error names its line and column")
     func errors() {
         let cases: [(String, Int, Int, String)] = [
@@ -39,7 +49,11 @@ struct RulesTests {
             ("from:x =>   ", 1, 13, "no action after =>"),
             ("from:x => star sparkle", 1, 16, "not an action (archive, unarchive, read, unread, star, unstar, trash, untrash, spam, unspam, important, unimportant, +LABEL, -LABEL)"),
             ("from:x => +\"Travel", 1, 11, "unclosed quote"),
-            ("from:x\u{1B}[2J => star", 1, 7, "a control character"),
+            ("from:x\u{1B}[2J => star", 1, 7, "a control character or bidirectional mark (\\e)"),
+            // The one rule of what a label name may hold (LabelNameRule), at the character.
+            ("from:x => +Flip\u{202E}txt", 1, 16, "a control character or bidirectional mark (\\u{202E})"),
+            ("from:x => +\"Del\u{7F}\"", 1, 16, "a control character or bidirectional mark (\\u{7F})"),
+            ("from:x => -\"Tab\there\"", 1, 11, "Tab\\there: a label name cannot hold a tab or a line break"),
         ]
         for (text, line, column, message) in cases {
             #expect(throws: RulesFileError(line: line, column: column, message: message), "\(text)") {

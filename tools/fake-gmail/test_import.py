@@ -61,6 +61,18 @@ class ImportTests(ServerTestCase):
         status, _, _ = self.upload(raw("Bad", "x2"), params="uploadType=media", ctype="text/plain")
         self.assertEqual(status, 400)
 
+    def test_multipart_upload_stores_the_message_part_byte_for_byte(self):
+        # A header longer than 78 characters, LF line ends and no final line end: a
+        # re-serialized message/rfc822 part would refold, re-end and change them.
+        long_id = "<" + "a" * 80 + "@import.hudson.invalid>"
+        data = ("Message-ID: %s\nSubject: exact\n\nline one\nline two" % long_id).encode()
+        status, _, body = self.upload(data)
+        self.assertEqual(status, 200, body)
+        got = self.srv.get("messages", {"q": "rfc822msgid:%s in:anywhere" % long_id}).get("messages", [])
+        self.assertEqual(len(got), 1)
+        raw_got = self.srv.get("messages/" + got[0]["id"], {"format": "raw"})["raw"]
+        self.assertEqual(base64.urlsafe_b64decode(raw_got + "=="), data)
+
     def test_parameters_are_checked_and_applied(self):
         status, _ = self.srv.api("POST", "messages/import", {"internalDateSource": "tomorrow"},
                                  body={"raw": b64(raw("P", "p0"))})

@@ -104,6 +104,30 @@ def store_import(ctx, raw, label_ids, thread_id):
         return 200, out
 
 
+def _part_bytes(body, boundary, index):
+    """The content of part ``index`` of a multipart body, byte for byte (RFC 2046 §5.1.1: a
+    delimiter is CRLF ``--boundary`` at the start of a line; the CRLF before it belongs to it).
+    Python's parser would hand back a message/rfc822 part re-serialized (headers refolded), and
+    Gmail stores the bytes it was given. None when the body cannot be split so."""
+    if not boundary:
+        return None
+    delimiter = b"--" + boundary.encode("latin-1")
+    pieces = body.split(b"\r\n" + delimiter)
+    if body.startswith(delimiter):
+        pieces.insert(0, b"")   # no preamble: the first delimiter has no CRLF before it
+    if len(pieces) < index + 2:
+        return None
+    part = pieces[index + 1]
+    line_end = part.find(b"\r\n")
+    if line_end < 0:
+        return None
+    part = part[line_end + 2:]                # the rest of the delimiter line
+    head_end = part.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    return part[head_end + 4:]
+
+
 def import_message(ctx):
     """POST messages/import: a JSON Message with ``raw``."""
     body = ctx.json_body()
@@ -130,8 +154,10 @@ def upload_import(ctx):
             if not isinstance(meta, dict):
                 raise bad_request("Invalid metadata part")
             media = parts[1].get_payload(decode=True)
-            if media is None:   # a message/rfc822 part parses into a Message
-                media = parts[1].get_payload(0).as_bytes()
+            if media is None:   # a message/rfc822 part: its bytes as sent, not re-serialized
+                media = _part_bytes(ctx.body, parsed.get_boundary(), 1)
+                if media is None:
+                    media = parts[1].get_payload(0).as_bytes()
             return store_import(ctx, media, meta.get("labelIds"), meta.get("threadId"))
         raise bad_request("A multipart upload needs a metadata part and a media part")
     raise bad_request("Unsupported uploadType: %s" % kind)
