@@ -93,6 +93,12 @@ public enum InputFiles {
             let got = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
             if got < 0 {
                 if errno == EINTR { continue }
+                if errno == EAGAIN {
+                    // Standard input may have been left non-blocking by another program.
+                    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&poller, 1, -1)
+                    continue
+                }
                 throw InputFileError(path: path, kind: .unreadable, reason: errnoText())
             }
             if got == 0 { return bytes }
