@@ -62,8 +62,55 @@ public enum ReplyForward {
     }
 
     /// The addresses of one of the original's address fields, read strictly.
+    ///
+    /// The store keeps address fields decoded (RFC 2047), so a display name that was one
+    /// encoded word may now hold a comma and read as two elements:
+    /// `=?UTF-8?Q?M=C3=BCller=2C_J=C3=BCrgen?= <j@example.de>` is stored as
+    /// `Müller, Jürgen <j@example.de>`. When the strict reading fails, such fragments (text
+    /// with no `@`, `<`, `:`, `;` or quote, before a name and address) are put back into the
+    /// name they came from, quoted, and the field is read strictly again. Anything else that
+    /// does not read one way (a group, a control, text that is no address) is still refused.
     public static func recipients(_ field: String, _ value: String) throws(OutgoingMessageError) -> [MailAddress] {
-        do { return try OutgoingAddresses.parse(value) } catch { throw .field(name: field, value: value, error) }
+        do {
+            return try OutgoingAddresses.parse(value)
+        } catch {
+            if let rejoined = rejoiningSplitNames(value), let addresses = try? OutgoingAddresses.parse(rejoined) {
+                return addresses
+            }
+            throw .field(name: field, value: value, error)
+        }
+    }
+
+    /// `value` with each run of name fragments joined to the `Name <address>` element that
+    /// follows it, as one quoted name; nil when there is nothing to join or an element is
+    /// not of that plain form.
+    static func rejoiningSplitNames(_ value: String) -> String? {
+        let elements = value.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimmingWhitespace() }
+        func isFragment(_ element: String) -> Bool {
+            !element.isEmpty && !element.contains { "@<>:;\"\\()".contains($0) }
+        }
+        func isNameAndAddress(_ element: String) -> Bool {
+            guard let open = element.firstIndex(of: "<"), element.last == ">" else { return false }
+            return isFragment(String(element[..<open]).trimmingWhitespace()) || element[..<open].allSatisfy { $0 == " " }
+        }
+        var rebuilt: [String] = []
+        var fragments: [String] = []
+        for element in elements {
+            if isNameAndAddress(element) && !fragments.isEmpty {
+                let open = element.firstIndex(of: "<")!
+                let name = (fragments + [String(element[..<open]).trimmingWhitespace()]).filter { !$0.isEmpty }
+                    .joined(separator: ", ")
+                rebuilt.append("\"\(name)\" \(element[open...])")
+                fragments = []
+            } else if isFragment(element) {
+                fragments.append(element)
+            } else {
+                guard fragments.isEmpty else { return nil }
+                rebuilt.append(element)
+            }
+        }
+        guard fragments.isEmpty, rebuilt.count < elements.count else { return nil }
+        return rebuilt.joined(separator: ", ")
     }
 
     /// "On DATE, SENDER wrote:" and the text quoted with "> ".

@@ -26,6 +26,25 @@ struct ReplyForwardTests {
         #expect(to.map(\.address) == ["bob@example.org"] && cc.map(\.address) == ["carol@example.net"])
     }
 
+    @Test("a name that held a comma in one encoded word, stored decoded, is one name again; other unreadable fields still refused")
+    func decodedNamesWithCommas() throws {
+        let split = try ReplyForward.recipients("From", "Müller, Jürgen <j@example.de>")
+        #expect(split == [MailAddress(name: "Müller, Jürgen", address: "j@example.de")])
+        let several = try ReplyForward.recipients("To", "Doe, Jane, Dr. <jane@example.org>, bob@example.org, Roe, R <r@example.net>")
+        #expect(several.map(\.address) == ["jane@example.org", "bob@example.org", "r@example.net"])
+        #expect(several.map(\.name) == ["Doe, Jane, Dr.", "", "Roe, R"])
+        let (to, cc) = try ReplyForward.replyAll(OriginalHeaders(from: "Müller, Jürgen <j@example.de>", to: "ann@example.com",
+                                                                  cc: "Roe, R <r@example.net>"), own: ["ann@example.com"])
+        #expect(to.map(\.address) == ["j@example.de"] && cc.map(\.address) == ["r@example.net"])
+        // Not a name split by decoding: a group, a trailing fragment, a bare word before a
+        // bare address, a control character.
+        for value in ["demo@hudson.test, Bcc: eve@evil.example", "friends: a@evil.example, b@evil.example;",
+                      "Jane <jane@example.org>, Doe", "Doe, jane@example.org", "Doe, Jane\u{0}x <jane@example.org>",
+                      "Doe\r\nBcc: eve@evil.example, Jane <jane@example.org>"] {
+            #expect(throws: OutgoingMessageError.self, "\(value.debugDescription)") { try ReplyForward.recipients("Cc", value) }
+        }
+    }
+
     @Test("quote: attribution, '> ' per line, '>' alone on empty lines, '>>' before quoted text, no trailing blank lines")
     func quote() {
         let text = ReplyForward.quote("One\r\n\r\n> older\nTwo\n\n\n", original: original)
