@@ -5,7 +5,7 @@
 //
 //   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonOutput
 //   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery <- HudsonSync
-//   HudsonOutput, HudsonStore <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
+//   HudsonOutput, HudsonStore, HudsonMail <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
 //   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
 //   HudsonStore, HudsonMail <- HudsonExport <- HudsonNetworkCommands
 //   HudsonCLI <- HudsonCommands;  HudsonNetworkCLI <- HudsonNetworkCommands
@@ -50,7 +50,7 @@ let package = Package(
         // The per-user quota shared by every process of an account: a small SQLite file that
         // HudsonGmail's QuotaBucket consults through its QuotaLedger protocol.
         .target(name: "HudsonQuotaLedger", dependencies: ["SQLite", "HudsonGmail"]),
-        .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "SQLite"]),
+        .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "HudsonMail", "SQLite"]),
         // hd-export's engine (issue 24 §2): Maildir, mboxrd and .eml exports, incremental by
         // the change sequence; the sources it lacks come from its caller.
         .target(name: "HudsonExport", dependencies: ["HudsonStore", "HudsonMail"]),
@@ -117,7 +117,7 @@ let package = Package(
         .target(name: "HudsonTestSupport", path: "Tests/HudsonTestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonQueryTests", dependencies: ["HudsonQuery"]),
-        .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput"]),
+        .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(name: "HudsonExportTests", dependencies: ["HudsonExport", "HudsonStore", "HudsonTestSupport"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
