@@ -52,13 +52,16 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
             progress: { done, fetched in progress.update("\(account.email): \(done) changes exported · \(fetched) fetched from Gmail") })
     } catch let error as ExportError {
         progress.finish()
+        // What the user named and what the file system holds, escaped (one line, no terminal control).
+        let message = error.description(quoting: { TerminalSafety.quoted($0, limit: 200) })
         switch error {
-        case .busy: throw CommandFailure(.temporaryFailure, error.description)
-        case .notThisExport: throw CommandFailure(.usage, error.description)
+        case .busy: throw CommandFailure(.temporaryFailure, message)
+        case .badTarget, .notThisExport: throw CommandFailure(.usage, message)
+        case .unusableTarget: throw CommandFailure(.configuration, message)
         }
     } catch let error as ExportFileError {
         progress.finish()
-        throw CommandFailure(.configuration, error.description)
+        throw CommandFailure(.configuration, "\(TerminalSafety.quoted(error.path, limit: 200)): \(TerminalSafety.quoted(error.reason, limit: 200))")
     }
     progress.finish()
     var parts = ["\(report.written) written"]
