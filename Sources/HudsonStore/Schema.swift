@@ -51,6 +51,7 @@ enum Schema {
         Migration("022_inbox_listed_from_thread_labels", inboxListedFromThreadLabels),
         Migration("023_triage_rows_cascade_by_trigger", triageRowsCascadeByTrigger),
         Migration("024_rollup_without_message_text", rollupWithoutMessageText),
+        Migration("028_attachment_known", attachmentKnown),
     ]
 
     static let migrator = Migrator(migrations)
@@ -1504,5 +1505,18 @@ enum Schema {
     DROP TABLE thread_rollup;
     ALTER TABLE thread_rollup_v3 RENAME TO thread_rollup;
     CREATE UNIQUE INDEX thread_rollup_by_thread ON thread_rollup (thread_id, account_id);
+    """
+
+    /// Whether `has_attachment` is Gmail's answer or a guess (issue 37 §4). Before a body
+    /// is stored, the flag was a guess from the top-level Content-Type (multipart/mixed),
+    /// wrong for a digest or a mixed message of text parts, and for a lone PDF. It is
+    /// known once the body's parts are stored (a part with a filename, gmail-api.md §8) or
+    /// once Gmail has answered `has:attachment` for the message (HudsonSync's
+    /// AttachmentCensus); search says how many of its matches still rest on a guess. The
+    /// partial index is the census's work-list, newest first.
+    private static let attachmentKnown = """
+    ALTER TABLE messages ADD COLUMN attachment_known INTEGER NOT NULL DEFAULT 0 CHECK (attachment_known IN (0, 1));
+    UPDATE messages SET attachment_known = 1 WHERE body_state = 1;
+    CREATE INDEX messages_attachment_guessed ON messages (account_id, internal_date DESC) WHERE attachment_known = 0;
     """
 }
