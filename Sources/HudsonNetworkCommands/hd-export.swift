@@ -75,7 +75,8 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
         cli.warn("\(report.withoutMessageID) messages have no Message-ID: notmuch-tags cannot name them (notmuch gives them its own id)")
     }
     for (id, reason) in report.failed.sorted(by: { $0.key < $1.key }).prefix(10) {
-        cli.warn("message:\(id): not exported: \(reason)")
+        // The id comes from the store and the reason may quote Gmail: one line each, escaped.
+        cli.warn("message:\(TerminalSafety.quoted(id, limit: 200)): not exported: \(TerminalSafety.quoted(reason, limit: 300))")
     }
     if report.failed.count > 10 { cli.warn("... and \(report.failed.count - 10) more not exported; the next run tries them again") }
     return report.failed.isEmpty ? .success : .partialFailure
