@@ -329,3 +329,36 @@ struct ExportTargetTests {
         #expect(result.status == 0 && result.stdout.hasPrefix("ann@example.com: 6 written"), "\(result)")
     }
 }
+
+@Suite("hd-export killed mid-run (kill -9) in every format: a rerun finishes, each message once", .serialized)
+struct ExportKilledTests {
+    @Test("killed at some point of the run, a rerun completes the export: one copy of each message, nothing half-written",
+          arguments: ["mbox", "eml"])
+    func killedMidRun(format: String) throws {
+        let f = CLIFixture()
+        let fake = try fixedFake()
+        defer { withExtendedLifetime(fake) {} }
+        try f.connect(fake, lookbackDays: 0)
+        #expect(try f.run("hd-sync", "--catch-up", "--prefetch-days", "0").status == 0)
+        let count = try f.run("hd-search", "--messages", "--ids", "-n", "0", "in:anywhere").lines.count
+        try fake.admin("POST", "set", ["latency_ms": 150])  // a run of a second or so, to be killed in
+        let target = f.dir.path(format == "mbox" ? "all.mbox" : "eml")
+        for delay in ["0.2", "0.5", "0.9"] {
+            _ = try f.shell("(hd-export --format \(format) '\(target)' >/dev/null 2>&1 & pid=$!; sleep \(delay); kill -9 $pid; wait $pid) || true")
+        }
+        try fake.admin("POST", "set", ["latency_ms": 0])
+        let rerun = try f.run("hd-export", "--format", format, target)
+        #expect(rerun.status == 0, "\(rerun)")
+        if format == "mbox" {
+            let lines = try String(contentsOfFile: target, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+            let separators = lines.indices.filter { lines[$0].hasPrefix("From ") && ($0 == 0 || lines[$0 - 1].isEmpty) }.count
+            #expect(separators == count, "each message once in the mbox")
+        } else {
+            let files = FileManager.default.enumerator(atPath: target)?.compactMap { $0 as? String } ?? []
+            #expect(files.filter { $0.hasSuffix(".eml") }.count == count)
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: target + "/.hudson-tmp")) ?? []).isEmpty)
+        }
+        let again = try f.run("hd-export", "--format", format, target)
+        #expect(again.status == 0 && again.stdout.hasPrefix("demo@hudson.test: 0 written"), "\(again)")
+    }
+}
