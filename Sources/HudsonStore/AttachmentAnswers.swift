@@ -39,9 +39,14 @@ extension Store {
         let terms = Self.attachmentTerms(query.root)
         guard !terms.isEmpty else { return nil }
         return try db.read {
+            // Nothing rests on a guess when every flag is known and every body stored: two
+            // seeks on the partial indexes of what is not.
             guard try db.scalarInt("""
-                SELECT 1 FROM messages WHERE (attachment_known = 0 OR body_state = 0) AND (?1 IS NULL OR account_id = ?1) LIMIT 1
-                """, options.accountID) != nil else { return nil }
+                SELECT EXISTS (SELECT 1 FROM messages INDEXED BY messages_attachment_guessed
+                                WHERE attachment_known = 0 AND (?1 IS NULL OR account_id = ?1))
+                    OR EXISTS (SELECT 1 FROM messages INDEXED BY messages_needing_body
+                                WHERE body_state = 0 AND (?1 IS NULL OR account_id = ?1))
+                """, options.accountID) == 1 else { return nil }
             func count(_ reading: SearchCompiler.AttachmentReading) throws -> Int {
                 var compiler = try searchCompiler(options)
                 compiler.attachmentReading = reading
