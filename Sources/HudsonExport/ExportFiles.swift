@@ -102,7 +102,7 @@ final class ExportDirectory {
         let sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard sub >= 0 else {
             if errno == ENOENT && !create { return nil }
-            throw ExportFileError(child(name), errno == ENOTDIR ? "not a directory" : String(cString: strerror(errno)))
+            throw errno == ENOTDIR ? ExportFileError(child(name), "not a directory") : ExportFileError(child(name))
         }
         return ExportDirectory(fd: sub, path: child(name))
     }

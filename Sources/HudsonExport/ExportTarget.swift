@@ -6,8 +6,11 @@
 
  - the name: not empty, not `-` (an export is a directory or a file that is read back
    next run, not standard output), no control characters;
- - the directory it goes in (the target's parent): it must exist and be a directory; only
-   the target itself is ever created there;
+ - the directories it goes in: each that exists must be a directory (a link above the
+   target is followed, as the user named the path through it), and the nearest one that
+   exists writable; those missing are created by the run (`mkdir -p`, as `hd-export
+   ~/Mail/gmail` in a nightly script wants), and removed again if it then fails before
+   its first state is saved;
  - the store's own files: the target is not the store's directory, nor named like the
    store's files beside it (`hudson.sqlite3-wal`, `hudson.sqlite3.sync-….lock`): an mbox
    appended to a store's WAL would corrupt it;
@@ -29,6 +32,9 @@ struct ExportTarget {
     /// The directory the target is in, and the target's name there.
     let parent: String
     let name: String
+    /// The directories above the target that do not exist yet, outermost first: the run
+    /// creates them.
+    let missingParents: [String]
     /// Whether the target exists (the directory, or the mbox file).
     let exists: Bool
     /// The export's state, when the target already holds an export.
@@ -77,15 +83,36 @@ struct ExportTarget {
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
         let (parent, name) = split(path)
 
-        // The directory the target goes in: only the target is ever created there.
-        switch try kind(parent, for: given) {
-        case nil: throw ExportError.unusableTarget(path: given, reason: "\(parent): no such directory (create it first)")
+        // The directories the target goes in: those that exist must be directories; the
+        // missing ones are created by the run, under the nearest one that exists.
+        var missingParents: [String] = []
+        var existing = parent
+        // A name under a file is as missing as one under nothing (ENOTDIR): go up to say which.
+        func missing(_ path: String) throws -> Bool {
+            var info = stat()
+            if lstat(path, &info) == 0 { return false }
+            if errno == ENOENT || errno == ENOTDIR { return true }
+            throw ExportError.unusableTarget(path: given, reason: "\(path): \(String(cString: strerror(errno)))")
+        }
+        while try missing(existing) {
+            missingParents.insert(existing, at: 0)
+            let up = split(existing).parent
+            guard up != existing else { break }
+            existing = up
+        }
+        switch try kind(existing, for: given) {
         case .directory?, .symbolicLink?:
             // A link above the target is followed, as the user named the path through it.
             var info = stat()
-            guard stat(parent, &info) == 0 else { throw ExportError.unusableTarget(path: given, reason: "\(parent): \(String(cString: strerror(errno)))") }
-            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw ExportError.unusableTarget(path: given, reason: "\(parent): not a directory") }
-        case let other?: throw ExportError.unusableTarget(path: given, reason: "\(parent): \(other.phrase), not a directory")
+            guard stat(existing, &info) == 0 else { throw ExportError.unusableTarget(path: given, reason: "\(existing): \(String(cString: strerror(errno)))") }
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw ExportError.unusableTarget(path: given, reason: "\(existing): not a directory") }
+        case nil: throw ExportError.unusableTarget(path: given, reason: "\(existing): no such directory")
+        case let other?: throw ExportError.unusableTarget(path: given, reason: "\(existing): \(other.phrase), not a directory")
+        }
+        if !missingParents.isEmpty {
+            guard access(existing, W_OK | X_OK) == 0 else {
+                throw ExportError.unusableTarget(path: given, reason: "\(existing): \(String(cString: strerror(errno)))")
+            }
         }
         try refuseStoreFiles(path: path, parent: parent, name: name, format: format, storePath: storePath, given: given)
 
@@ -109,19 +136,20 @@ struct ExportTarget {
         }
         // Writable: where the target (or for an mbox, its state) is created or renamed.
         let writable = kind == nil || format == .mbox ? parent : path
-        guard access(writable, W_OK | X_OK) == 0 else {
+        guard !missingParents.isEmpty || access(writable, W_OK | X_OK) == 0 else {
             throw ExportError.unusableTarget(path: given, reason: "\(writable): \(String(cString: strerror(errno)))")
         }
 
         let state: ExportState?
-        if format == .mbox {
+        if format == .mbox && missingParents.isEmpty {
             state = try inspectMbox(path: path, parent: parent, name: name, exists: kind != nil, email: email, given: given)
         } else if kind != nil {
             state = try inspectDirectory(path: path, format: format, email: email, given: given)
         } else {
             state = nil
         }
-        return ExportTarget(path: path, format: format, parent: parent, name: name, exists: kind != nil, state: state)
+        return ExportTarget(path: path, format: format, parent: parent, name: name, missingParents: missingParents,
+                            exists: kind != nil, state: state)
     }
 
     /// `dir/name` → ("dir", "name"); "name" → (".", "name"); "/name" → ("/", "name").

@@ -331,10 +331,12 @@ public final class Exporter {
     /// this run created is removed again; a busy lock removes nothing (the other run owns it).
     func open(_ target: ExportTarget) throws -> (Layout, Int32, ExportState) {
         var created: [(directory: ExportDirectory, name: String, isDirectory: Bool)] = []
+        var createdParents: [String] = []
         func undo() {
             for item in created.reversed() {
                 if item.isDirectory { item.directory.removeDirectory(item.name) } else { try? item.directory.remove(item.name) }
             }
+            for path in createdParents.reversed() { rmdir(path) }
         }
         func makeDirectory(_ parent: ExportDirectory, _ name: String) throws -> ExportDirectory {
             let existed = parent.exists(name)
@@ -345,6 +347,13 @@ public final class Exporter {
         let layout: Layout
         let lock: Int32
         do {
+            for path in target.missingParents {
+                guard mkdir(path, 0o700) == 0 else {
+                    if errno == EEXIST { continue }  // made meanwhile by another run
+                    throw ExportFileError(path)
+                }
+                createdParents.append(path)
+            }
             let parent = try ExportDirectory.open(target.parent, followingLink: true)
             let lockName: String
             switch format {

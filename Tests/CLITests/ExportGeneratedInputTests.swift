@@ -57,11 +57,12 @@ private func changedPaths(_ before: [String], _ after: [String]) -> Set<String> 
 }
 
 /// Whether every changed path is inside one of `targets` (given as paths relative to the
-/// workspace root, "./work/x"), or one of the files an mbox export keeps beside it.
+/// workspace root, "./work/x"), one of the files an mbox export keeps beside it, or a
+/// directory above a target (made when it was missing).
 private func inside(_ changed: Set<String>, targets: [String]) -> Bool {
     changed.allSatisfy { path in
         path == "." || path == "./work" || targets.contains { target in
-            path == target || path.hasPrefix(target + "/") || path.hasPrefix(target + ".hudson-export")
+            path == target || path.hasPrefix(target + "/") || path.hasPrefix(target + ".hudson-export") || target.hasPrefix(path + "/")
         }
     }
 }

@@ -179,7 +179,11 @@ struct ExportTargetTests {
             try FileManager.default.moveItem(atPath: w.path("e/2026"), toPath: w.path("outside/2026"))
             try FileManager.default.createSymbolicLink(atPath: w.path("e/2026"), withDestinationPath: "../outside/2026")
         }, arguments: { ["--format", "eml", $0.path("e")] }, status: 78, says: "2026 is not a directory"),
-        Case(name: "a missing parent directory", arguments: { [$0.path("no/such/d")] }, status: 78, says: "no such directory"),
+        Case(name: "missing directories under a FIFO", setup: { w in #expect(mkfifo(w.path("fifo"), 0o600) == 0) },
+             arguments: { [$0.path("fifo/no/such/d")] }, status: 78, says: "a FIFO, not a directory"),
+        Case(name: "missing directories under a dangling link", setup: { w in
+            try FileManager.default.createSymbolicLink(atPath: w.path("link"), withDestinationPath: "nowhere")
+        }, arguments: { ["--format", "mbox", $0.path("link/no/x.mbox")] }, status: 78, says: "link"),
         Case(name: "a parent that is a file", setup: { w in
             try "x".write(toFile: w.path("file"), atomically: false, encoding: .utf8)
         }, arguments: { [$0.path("file/d")] }, status: 78, says: "not a directory"),
@@ -270,9 +274,9 @@ struct ExportTargetTests {
         try FileManager.default.createDirectory(atPath: w.path("ro"), withIntermediateDirectories: true)
         #expect(chmod(w.path("ro"), 0o555) == 0)
         defer { chmod(w.path("ro"), 0o755) }
-        for format in ["maildir", "mbox", "eml"] {
+        for (format, name) in [("maildir", "maildir"), ("mbox", "mbox"), ("eml", "eml"), ("maildir", "missing/below/it")] {
             let before = fileTree(w.f.dir.url.path)
-            let result = try w.export("--format", format, w.path("ro/" + format), timeout: 30)
+            let result = try w.export("--format", format, w.path("ro/" + name), timeout: 30)
             if geteuid() == 0 {
                 #expect(result.status == 0, "\(result)")
             } else {
@@ -280,6 +284,15 @@ struct ExportTargetTests {
                 #expect(fileTree(w.f.dir.url.path) == before)
             }
         }
+    }
+
+    @Test("missing directories above the target are made (mkdir -p), as a nightly hd-export ~/Mail/gmail wants", arguments: ["maildir", "mbox", "eml"])
+    func missingParentsAreMade(format: String) throws {
+        let w = try ExportWorkspace()
+        let target = w.path("new/deeper/" + (format == "mbox" ? "all.mbox" : "out"))
+        let result = try w.export("--format", format, target)
+        #expect(result.status == 0 && result.stdout.hasPrefix("ann@example.com: 6 written"), "\(result)")
+        #expect(FileManager.default.fileExists(atPath: target))
     }
 
     @Test("a linked parent directory is followed, as the user named the path through it; the target itself is made there")
