@@ -163,6 +163,7 @@ public enum Records {
                 ("size", .int(message.sizeEstimate)),
                 ("has_attachment", .bool(message.hasAttachment)),
                 ("body_stored", .bool(message.hydrated)),
+                ("attachment_known", .bool(message.attachmentKnown)),
                 ("labels", .array(labelNames.map { .string($0) })),
                 ("label_ids", .array(message.labels.map { .string($0) })),
             ],

@@ -42,4 +42,22 @@ public enum SearchSupport {
         return "\(missing) message(s) have no stored body; their text was searched in the subject, addresses "
             + "and Gmail's snippet only (hd-sync --catch-up --prefetch-days 0 stores every body)"
     }
+
+    /// The note a search that reads attachments (`has:attachment`, `filename:`) owes its
+    /// reader when some answers rest on a guess (issue 37 §4): how many of its matches, how
+    /// many other messages may match, and how to decide them. Nil when none does.
+    public static func attachmentNote(_ query: Query, store: Store, options: SearchOptions) throws -> String? {
+        guard let guesses = try store.attachmentGuesses(query, options: options) else { return nil }
+        var parts: [String] = []
+        if guesses.guessedMatches > 0 { parts.append("\(guesses.guessedMatches) matching message(s) rest on a guess") }
+        if guesses.mayAlsoMatch > 0 { parts.append("\(guesses.mayAlsoMatch) other message(s) may match") }
+        return parts.joined(separator: " and ") + ": " + guesses.terms.joined(separator: " and ")
+            + " cannot be decided without their attachments, which are not stored (hd-sync --catch-up --prefetch-days 0 stores every body)"
+    }
+
+    /// Every note the search owes (words in body-less mail, guessed attachments), one line each.
+    public static func notes(_ query: Query, store: Store, options: SearchOptions) throws -> [String] {
+        [try bodyNote(query, store: store, accountID: options.accountID), try attachmentNote(query, store: store, options: options)]
+            .compactMap { $0 }
+    }
 }

@@ -61,11 +61,14 @@ public func hdLs() -> Never { Main.run(spec) { cli in
         // Inbox or label, narrowed by a query: the one search translator does it.
         var operands = cli.arguments.operands
         operands.append(cli.arguments.string("label").map { "label:\"\($0.replacingQuotes)\"" } ?? "in:inbox")
+        let query = try SearchSupport.query(operands)
+        let options = SearchSupport.options(accountID: account?.id)
         let threads = try store.searchThreads(
-            try SearchSupport.query(operands), options: SearchSupport.options(accountID: account?.id),
-            limit: limit, after: try SearchSupport.reference(cli.arguments.string("before")))
+            query, options: options, limit: limit, after: try SearchSupport.reference(cli.arguments.string("before")))
         for thread in threads { try sink.emit(Records.thread(thread, labels: names)) }
         try sink.finish()
+        // What the answer could not read (words of body-less mail, guessed attachments), as hd-search says it.
+        for note in try SearchSupport.notes(query, store: store, options: options) { cli.warn(note) }
         return threads.isEmpty ? .noMatch : .success
     }
 

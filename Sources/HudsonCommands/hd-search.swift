@@ -39,7 +39,7 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
         let compiled = try store.compileSearch(query, options: options)
         var text = "query: \(query.simplified())\n\(compiled)\nplan:\n"
         for line in try store.searchPlan(query, options: options) { text += "  \(line)\n" }
-        if let note = try SearchSupport.bodyNote(query, store: store, accountID: account?.id) { text += "note: \(note)\n" }
+        for note in try SearchSupport.notes(query, store: store, options: options) { text += "note: \(note)\n" }
         // The query's own characters are shown as escapes: an explanation must show what
         // was parsed, and a query's ESC or U+202E must not act on the terminal.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
@@ -48,11 +48,11 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
         try cli.stdout.write(lines.joined(separator: "\n"))
         return .success
     }
-    let note = try SearchSupport.bodyNote(query, store: store, accountID: account?.id)
+    let notes = try SearchSupport.notes(query, store: store, options: options)
     if cli.arguments.flag("count") {
         let count = try store.countSearch(query, options: options, threads: !messages)
         try cli.stdout.write("\(count)\n")
-        if let note { cli.warn(note) }
+        for note in notes { cli.warn(note) }
         return count == 0 ? .noMatch : .success
     }
 
@@ -76,6 +76,6 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
         }
     }
     try sink.finish()
-    if let note { cli.warn(note) }
+    for note in notes { cli.warn(note) }
     return found == 0 ? .noMatch : .success
 }}

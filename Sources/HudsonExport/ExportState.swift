@@ -39,7 +39,10 @@ struct ExportState: Equatable {
     static let magic = "hudson-export 1"
 
     /// Parses a state file; nil when it is not one. On bytes, a line at a time: the
-    /// state of a 100,000-message export is read on every run (6 MB).
+    /// state of a 100,000-message export is read on every run (6 MB). The file is
+    /// untrusted (issue 37 §3): every line must be of the documented form, every id one
+    /// that can name a file, and every path one this format writes, inside the export
+    /// (`--mirror` removes what the state names, so `K ID ../../x` must never be read).
     init?(parsing bytes: [UInt8]) {
         var format: ExportFormat?
         var email: String?
@@ -58,29 +61,53 @@ struct ExportState: Equatable {
             switch key.count == 1 ? key.first! : 0 {
             case UInt8(ascii: "M"), UInt8(ascii: "K"):
                 guard let second = rest.firstIndex(of: space) else { return nil }
-                state.entries[String(decoding: rest[rest.startIndex..<second], as: UTF8.self)] = Entry(
+                let id = String(decoding: rest[rest.startIndex..<second], as: UTF8.self)
+                guard MaildirNames.isUsableID(id) else { return nil }
+                state.entries[id] = Entry(
                     status: key.first == UInt8(ascii: "M") ? .live : .kept,
                     path: String(decoding: rest[(second + 1)...], as: UTF8.self))
                 continue
             case UInt8(ascii: "F"):
-                state.failed.insert(String(decoding: rest, as: UTF8.self))
+                let id = String(decoding: rest, as: UTF8.self)
+                guard MaildirNames.isUsableID(id) else { return nil }
+                state.failed.insert(id)
                 continue
             default:
                 break
             }
             let value = String(decoding: rest, as: UTF8.self)
             switch String(decoding: key, as: UTF8.self) {
-            case "format": format = ExportFormat(rawValue: value)
-            case "account": email = value
-            case "seq": guard let number = Int64(value) else { return nil }; state.seq = number
-            case "mbox-size": guard let number = Int64(value) else { return nil }; state.mboxSize = number
+            case "format": guard let known = ExportFormat(rawValue: value) else { return nil }; format = known
+            case "account":
+                guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
+                email = value
+            case "seq": guard let number = Int64(value), number >= 0 else { return nil }; state.seq = number
+            case "mbox-size": guard let number = Int64(value), number >= 0 else { return nil }; state.mboxSize = number
             default: return nil
             }
         }
         guard !first, let format, let email else { return nil }
+        for (id, entry) in state.entries where !Self.isPath(entry.path, of: id, in: format) { return nil }
         state.format = format
         state.email = email
         self = state
+    }
+
+    /// Whether `path` is where this format writes message `id`: `cur/` or `new/` and a
+    /// name of Hudson's for it (MaildirNames), `YYYY/MM/ID.eml`, or `-` in an mbox.
+    static func isPath(_ path: String, of id: String, in format: ExportFormat) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        func digits(_ text: String, _ count: Int) -> Bool { text.utf8.count == count && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
+        switch format {
+        case .mbox:
+            return path == "-"
+        case .eml:
+            return parts.count == 3 && digits(parts[0], 4) && digits(parts[1], 2) && parts[2] == id + ".eml"
+        case .maildir:
+            guard parts.count == 2, parts[0] == "cur" || parts[0] == "new",
+                  let unique = MaildirNames.uniquePart(of: parts[1]) else { return false }
+            return unique.hasSuffix(".hudson-" + id) && !parts[1].unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+        }
     }
 
     /// The file's bytes (entries in no particular order).

@@ -25,17 +25,27 @@ public enum ExportFormat: String, Sendable, CaseIterable {
     case maildir, mbox, eml
 }
 
-/// Why an export could not start.
+/// Why an export could not start. Paths and details quote what the user named and what
+/// the file system holds: `description(quoting:)` lets the caller escape them.
 public enum ExportError: Error, CustomStringConvertible {
+    /// A name that cannot be a target at all (empty, `-`, control characters): a usage error.
+    case badTarget(path: String, reason: String)
     /// The target holds something other than an export of this account in this format.
     case notThisExport(path: String, detail: String)
+    /// The target cannot or must not be written: a device, FIFO, socket or symbolic link,
+    /// a missing or read-only directory, the store's own files.
+    case unusableTarget(path: String, reason: String)
     /// Another hd-export is writing the same export.
     case busy(path: String)
 
-    public var description: String {
+    public var description: String { description(quoting: { $0 }) }
+
+    public func description(quoting quote: (String) -> String) -> String {
         switch self {
-        case .notThisExport(let path, let detail): return "\(path): \(detail)"
-        case .busy(let path): return "\(path): another hd-export is writing this export"
+        case .badTarget(let path, let reason): return "\(path.isEmpty ? "TARGET" : quote(path)): \(quote(reason))"
+        case .notThisExport(let path, let detail): return "\(quote(path)): \(quote(detail))"
+        case .unusableTarget(let path, let reason): return "\(quote(path)): \(quote(reason))"
+        case .busy(let path): return "\(quote(path)): another hd-export is writing this export"
         }
     }
 }
@@ -69,7 +79,7 @@ public final class Exporter {
     let store: Store
     let account: Account
     let format: ExportFormat
-    /// The directory (maildir, eml) or the mbox file.
+    /// The directory (maildir, eml) or the mbox file, as named.
     let path: String
     let mirror: Bool
     let labelNames: [String: String]
@@ -81,59 +91,115 @@ public final class Exporter {
     /// The tag file written beside the Maildir (inside it, where `notmuch new` skips it
     /// as not mail), for `notmuch tag --batch --input=FILE`: each batch's lines appended
     /// before its state is saved, kept until the user consumes (removes) the file.
-    public static let tagFileName = "notmuch-tags"
-    public static let stateFileName = ".hudson-export"
+    nonisolated public static let tagFileName = "notmuch-tags"
+    nonisolated public static let stateFileName = ".hudson-export"
 
     public init(store: Store, account: Account, format: ExportFormat, path: String, mirror: Bool) throws {
         self.store = store
         self.account = account
         self.format = format
-        self.path = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        self.path = path
         self.mirror = mirror
         var names: [String: String] = [:]
         for label in try store.labels(accountID: account.id) { names[label.id] = label.displayName }
         labelNames = names
     }
 
-    var statePath: String { format == .mbox ? path + ".hudson-export" : path + "/" + Self.stateFileName }
-    var temporaryDirectory: String { format == .maildir ? path + "/tmp" : format == .eml ? path + "/.hudson-tmp" : "" }
     public var tagFilePath: String { path + "/" + Self.tagFileName }
+
+    /// The export's files once its target is checked: every operation goes through `root`
+    /// (the export's directory, or the directory an mbox is in) and its subdirectories,
+    /// held open (ExportDirectory), so nothing is followed out of it.
+    final class Layout {
+        let root: ExportDirectory
+        /// The state file's name in `root`: `.hudson-export`, or `NAME.hudson-export` beside an mbox.
+        let stateName: String
+        /// The mbox file's name in `root`.
+        let mboxName: String?
+        /// Where files are written before they are renamed into place (Maildir's tmp/,
+        /// `.hudson-tmp` for .eml files).
+        var temporary: ExportDirectory?
+        private var directories: [String: ExportDirectory] = [:]
+
+        init(root: ExportDirectory, stateName: String, mboxName: String?) {
+            self.root = root
+            self.stateName = stateName
+            self.mboxName = mboxName
+        }
+
+        /// The directory at `relative` (`cur`, `2024/05`), opened once; nil when missing and not `create`.
+        func directory(_ relative: String, create: Bool) throws -> ExportDirectory? {
+            if let known = directories[relative] { return known }
+            var current = root
+            for part in relative.split(separator: "/") {
+                guard let next = try current.subdirectory(String(part), create: create) else { return nil }
+                current = next
+            }
+            directories[relative] = current
+            return current
+        }
+
+        /// The directory holding the file at `relative` (`cur/NAME`), and the file's name.
+        func place(_ relative: String, create: Bool) throws -> (ExportDirectory, String)? {
+            guard let slash = relative.lastIndex(of: "/") else { return (root, relative) }
+            guard let directory = try directory(String(relative[..<slash]), create: create) else { return nil }
+            return (directory, String(relative[relative.index(after: slash)...]))
+        }
+
+        func exists(_ relative: String) -> Bool {
+            guard let (directory, name) = try? place(relative, create: false) else { return false }
+            return directory.exists(name)
+        }
+
+        func read(_ relative: String) throws -> [UInt8] {
+            guard let (directory, name) = try place(relative, create: false) else { throw ExportFileError(relative, errno: ENOENT) }
+            return try directory.read(name)
+        }
+
+        func remove(_ relative: String) throws {
+            guard let (directory, name) = try place(relative, create: false) else { return }
+            try directory.remove(name)
+        }
+
+        func names(in relative: String) throws -> [String] {
+            try directory(relative, create: false)?.names() ?? []
+        }
+    }
 
     /// Runs the export. `fetch` gets the sources the store does not have; `progress` is
     /// told the messages done so far and the sources fetched.
     public func run(fetch: Fetch, progress: (_ done: Int, _ fetched: Int) -> Void = { _, _ in }) async throws -> ExportReport {
         var report = ExportReport()
-        try prepare()
-        guard let lock = try ExportFiles.lock(format == .mbox ? path + ".hudson-export.lock" : path + "/.hudson-export.lock") else {
-            throw ExportError.busy(path: path)
-        }
+        // Checked before anything is created: a refused run leaves the file system as it was.
+        let target = try ExportTarget.inspect(path, format: format, email: account.email, storePath: store.path)
+        let (layout, lock, initial) = try open(target)
         defer { close(lock) }
-        var state = try loadState()
+        var state = initial
         var tagLines: [UInt8] = []
-        let tagFile = format == .maildir ? open(tagFilePath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600) : -1
-        if format == .maildir && tagFile < 0 { throw ExportFileError(tagFilePath) }
+        let tagFile = format == .maildir
+            ? try layout.root.openRegular(Self.tagFileName, flags: O_WRONLY | O_CREAT | O_APPEND) : -1
         defer { if tagFile >= 0 { close(tagFile) } }
         // A marker that lives while a run does: when a run finds one, the run before it was
         // killed, and the Maildir is read to find the files it left under an older name.
-        let marker = statePath + ".running"
-        let interrupted = ExportFiles.exists(marker)
-        try ExportFiles.writeAtomically([], to: marker, temporary: marker + ".tmp")
+        let marker = layout.stateName + ".running"
+        let interrupted = layout.root.exists(marker)
+        try layout.root.writeAtomically([], to: marker, temporary: marker + ".tmp", in: layout.root)
         // A Maildir's files by the unique part of their names (after a killed run only).
         var maildirFiles: [String: [String]] = [:]
         if format == .maildir && interrupted {
             for directory in ["cur", "new"] {
-                for name in try ExportFiles.names(in: path + "/" + directory) {
+                for name in try layout.names(in: directory) {
                     if let unique = MaildirNames.uniquePart(of: name) { maildirFiles[unique, default: []].append(directory + "/" + name) }
                 }
             }
         }
-        if format != .mbox {
+        if let temporary = layout.temporary {
             // What a killed run left half-written.
-            for name in try ExportFiles.names(in: temporaryDirectory) where name.contains("hudson-") {
-                try ExportFiles.remove(temporaryDirectory + "/" + name)
+            for name in try temporary.names() where name.contains("hudson-") {
+                try temporary.remove(name)
             }
         }
-        let mbox = try openMbox(&state)
+        let mbox = try openMbox(layout, &state)
         defer { if mbox >= 0 { close(mbox) } }
 
         var done = 0
@@ -156,12 +222,13 @@ public final class Exporter {
             // Sources: stored, or fetched 500 at a time (at most that many in memory).
             for part in stride(from: 0, to: items.count, by: 500).map({ items[$0..<min($0 + 500, items.count)] }) {
                 var missing: [String] = []
-                for item in part where !item.deleted && state.entries[item.gmailID] == nil && !item.sourceStored {
+                for item in part where !item.deleted && state.entries[item.gmailID] == nil && !item.sourceStored
+                    && MaildirNames.isUsableID(item.gmailID) {
                     missing.append(item.gmailID)
                 }
                 var fetched: [String: [UInt8]] = [:]
                 if !missing.isEmpty {
-                    for (id, result) in try await fetch(missing) {
+                    for (id, result) in try await fetch(missing) where missing.contains(id) {
                         switch result {
                         case .success(let source): fetched[id] = source
                         case .failure(let error): report.failed[id] = String(describing: error)
@@ -179,11 +246,11 @@ public final class Exporter {
                     if item.deleted {
                         guard let entry = state.entries[item.gmailID] else { state.failed.remove(item.gmailID); continue }
                         if mirror && format != .mbox {
-                            if format == .maildir, !ExportFiles.exists(path + "/" + entry.path),
-                               let found = try findMaildirFile(item, &maildirFiles) {
-                                try ExportFiles.remove(path + "/" + found)  // renamed by a killed run
+                            if format == .maildir, !layout.exists(entry.path),
+                               let found = try findMaildirFile(item, layout, &maildirFiles) {
+                                try layout.remove(found)  // renamed by a killed run
                             }
-                            try ExportFiles.remove(path + "/" + entry.path)
+                            try layout.remove(entry.path)
                             state.entries[item.gmailID] = nil
                             report.removed += 1
                         } else if entry.status == .live {
@@ -199,10 +266,10 @@ public final class Exporter {
                         continue
                     }
                     var source: [UInt8]
-                    if let existing, let file = try? ExportFiles.read(path + "/" + existing.path) {
+                    if let existing, let file = try? layout.read(existing.path) {
                         source = MaildirNames.strippingKeywords(file)
-                    } else if existing != nil, let found = try findMaildirFile(item, &maildirFiles),
-                              let file = try? ExportFiles.read(path + "/" + found) {
+                    } else if existing != nil, let found = try findMaildirFile(item, layout, &maildirFiles),
+                              let file = try? layout.read(found) {
                         // A killed run renamed it after the state was last saved: the file is still good.
                         source = MaildirNames.strippingKeywords(file)
                     } else if existing != nil {
@@ -221,7 +288,7 @@ public final class Exporter {
                     }
                     state.failed.remove(item.gmailID)
                     report.failed[item.gmailID] = nil
-                    let relative = try write(item, source: &source, mbox: mbox, state: &state, maildirFiles: &maildirFiles)
+                    let relative = try write(item, source: &source, mbox: mbox, layout: layout, state: &state, maildirFiles: &maildirFiles)
                     state.entries[item.gmailID] = ExportState.Entry(status: .live, path: relative)
                     if existing == nil { report.written += 1 } else { report.relabelled += 1 }
                     if format == .maildir {
@@ -234,27 +301,101 @@ public final class Exporter {
                     }
                 }
             }
-            for id in report.failed.keys { state.failed.insert(id) }
+            // An id that cannot name a file is reported each run, never retried as a file.
+            for id in report.failed.keys where MaildirNames.isUsableID(id) { state.failed.insert(id) }
             done += items.count
             // Only the change-sequence batches move the point; a failed source is in `failed`.
             if !retrying, let last = items.last { state.seq = max(state.seq, last.seq) }
-            if mbox >= 0 { state.mboxSize = ExportFiles.size(path) ?? state.mboxSize }
+            if mbox >= 0, let name = layout.mboxName { state.mboxSize = layout.root.size(name) ?? state.mboxSize }
             // The batch's tag lines reach the disk before the state says it is exported.
             try appendTagLines(&tagLines, to: tagFile)
-            try saveState(state)
+            try saveState(state, layout)
             progress(done, report.fetched)
         }
         if mirror && format != .mbox {
             // Messages kept by earlier runs without --mirror.
             for (id, entry) in state.entries where entry.status == .kept {
-                try ExportFiles.remove(path + "/" + entry.path)
+                try layout.remove(entry.path)
                 state.entries[id] = nil
                 report.removed += 1
             }
-            try saveState(state)
+            try saveState(state, layout)
         }
-        try ExportFiles.remove(marker)
+        try layout.root.remove(marker)
         return report
+    }
+
+    /// Creates what the checked target lacks (the target directory and its subdirectories,
+    /// or nothing beside an mbox but the lock), takes the lock, and reads the state again
+    /// under it (or saves a fresh one). When a step fails before the state is saved, what
+    /// this run created is removed again; a busy lock removes nothing (the other run owns it).
+    func open(_ target: ExportTarget) throws -> (Layout, Int32, ExportState) {
+        var created: [(directory: ExportDirectory, name: String, isDirectory: Bool)] = []
+        var createdParents: [String] = []
+        func undo() {
+            for item in created.reversed() {
+                if item.isDirectory { item.directory.removeDirectory(item.name) } else { try? item.directory.remove(item.name) }
+            }
+            for path in createdParents.reversed() { rmdir(path) }
+        }
+        func makeDirectory(_ parent: ExportDirectory, _ name: String) throws -> ExportDirectory {
+            let existed = parent.exists(name)
+            guard let directory = try parent.subdirectory(name, create: true) else { throw ExportFileError(parent.child(name), errno: ENOENT) }
+            if !existed { created.append((parent, name, true)) }
+            return directory
+        }
+        let layout: Layout
+        let lock: Int32
+        do {
+            for path in target.missingParents {
+                guard mkdir(path, 0o700) == 0 else {
+                    if errno == EEXIST { continue }  // made meanwhile by another run
+                    throw ExportFileError(path)
+                }
+                createdParents.append(path)
+            }
+            let parent = try ExportDirectory.open(target.parent, followingLink: true)
+            let lockName: String
+            switch format {
+            case .maildir, .eml:
+                let root = try makeDirectory(parent, target.name)
+                layout = Layout(root: root, stateName: Self.stateFileName, mboxName: nil)
+                if format == .maildir {
+                    _ = try makeDirectory(root, "cur")
+                    _ = try makeDirectory(root, "new")
+                    layout.temporary = try makeDirectory(root, "tmp")
+                } else {
+                    layout.temporary = try makeDirectory(root, ".hudson-tmp")
+                }
+                lockName = Self.stateFileName + ".lock"
+            case .mbox:
+                layout = Layout(root: parent, stateName: target.name + Self.stateFileName, mboxName: target.name)
+                lockName = layout.stateName + ".lock"
+            }
+            let lockExisted = layout.root.exists(lockName)
+            guard let held = try layout.root.lock(lockName) else { throw ExportError.busy(path: path) }
+            if !lockExisted { created.append((layout.root, lockName, false)) }
+            lock = held
+        } catch ExportError.busy(let path) {
+            throw ExportError.busy(path: path)
+        } catch {
+            undo()
+            throw error
+        }
+        do {
+            // Under the lock: another run may have written the state since it was inspected.
+            if layout.root.exists(layout.stateName) {
+                let state = try ExportTarget.readState(layout.root, layout.stateName, format: format, email: account.email, given: path)
+                return (layout, lock, state)
+            }
+            let state = ExportState(format: format, email: account.email)
+            try saveState(state, layout)
+            return (layout, lock, state)
+        } catch {
+            close(lock)
+            undo()
+            throw error
+        }
     }
 
     /// Appends and fsyncs the tag lines so far; appending never drops lines not yet applied,
@@ -268,17 +409,17 @@ public final class Exporter {
 
     /// A Maildir message's file found by the unique part of its name, relative to the export:
     /// from the listing read after a killed run, else from cur/ and new/ read now.
-    func findMaildirFile(_ item: ExportItem, _ maildirFiles: inout [String: [String]]) throws -> String? {
+    func findMaildirFile(_ item: ExportItem, _ layout: Layout, _ maildirFiles: inout [String: [String]]) throws -> String? {
         guard format == .maildir else { return nil }
         let unique = MaildirNames.unique(gmailID: item.gmailID, internalDate: item.internalDate)
         if maildirFiles[unique] == nil {
             for directory in ["cur", "new"] {
-                for name in try ExportFiles.names(in: path + "/" + directory) where MaildirNames.uniquePart(of: name) == unique {
+                for name in try layout.names(in: directory) where MaildirNames.uniquePart(of: name) == unique {
                     maildirFiles[unique, default: []].append(directory + "/" + name)
                 }
             }
         }
-        return maildirFiles[unique]?.first { ExportFiles.exists(path + "/" + $0) }
+        return maildirFiles[unique]?.first { layout.exists($0) }
     }
 
     /// Lieer-style tags of these labels (MaildirNames).
@@ -292,88 +433,55 @@ public final class Exporter {
     })
 
     /// Writes one message; returns its path relative to the export.
-    func write(_ item: ExportItem, source: inout [UInt8], mbox: Int32, state: inout ExportState,
+    func write(_ item: ExportItem, source: inout [UInt8], mbox: Int32, layout: Layout, state: inout ExportState,
                maildirFiles: inout [String: [String]]) throws -> String {
         switch format {
         case .maildir:
             let unique = MaildirNames.unique(gmailID: item.gmailID, internalDate: item.internalDate)
-            let relative = "cur/" + MaildirNames.fileName(gmailID: item.gmailID, internalDate: item.internalDate, labels: item.labels)
+            let name = MaildirNames.fileName(gmailID: item.gmailID, internalDate: item.internalDate, labels: item.labels)
+            let relative = "cur/" + name
             let header = MaildirNames.keywordsHeader(tags(item.labels).sorted(), newline: MaildirNames.newline(of: source))
-            try ExportFiles.writeAtomically(header + source, to: path + "/" + relative,
-                                            temporary: temporaryDirectory + "/" + unique)
-            for old in maildirFiles[unique] ?? [] where old != relative { try ExportFiles.remove(path + "/" + old) }
-            if let old = state.entries[item.gmailID]?.path, old != relative { try ExportFiles.remove(path + "/" + old) }
+            guard let cur = try layout.directory("cur", create: false), let temporary = layout.temporary else {
+                throw ExportFileError(path + "/cur", errno: ENOENT)
+            }
+            try cur.writeAtomically(header + source, to: name, temporary: unique, in: temporary)
+            for old in maildirFiles[unique] ?? [] where old != relative { try layout.remove(old) }
+            if let old = state.entries[item.gmailID]?.path, old != relative { try layout.remove(old) }
             maildirFiles[unique] = [relative]
             return relative
         case .eml:
             let (year, month) = Self.yearMonth(item.internalDate)
-            let directory = "\(year)/\(month < 10 ? "0" : "")\(month)"
-            try ExportFiles.makeDirectories(path + "/" + directory)
-            let relative = directory + "/" + item.gmailID + ".eml"
-            try ExportFiles.writeAtomically(source, to: path + "/" + relative, temporary: temporaryDirectory + "/" + item.gmailID + ".hudson-tmp")
-            return relative
+            let directoryName = "\(year)/\(month < 10 ? "0" : "")\(month)"
+            guard let directory = try layout.directory(directoryName, create: true), let temporary = layout.temporary else {
+                throw ExportFileError(path + "/" + directoryName, errno: ENOENT)
+            }
+            try directory.writeAtomically(source, to: item.gmailID + ".eml", temporary: item.gmailID + ".hudson-tmp", in: temporary)
+            return directoryName + "/" + item.gmailID + ".eml"
         case .mbox:
-            let sender = MailAddress.parseList(item.sender ?? "").first?.address ?? ""
-            try ExportFiles.writeAll(mbox, Mbox.entry(source, sender: sender, date: item.internalDate), path: path)
+            try ExportFiles.writeAll(mbox, Mbox.entry(source, sender: Self.envelopeSender(item.sender), date: item.internalDate), path: path)
             return "-"
         }
     }
 
-    /// Creates the export's directories; refuses a target that holds something else.
-    func prepare() throws {
-        switch format {
-        case .maildir:
-            try ExportFiles.makeDirectories(path)
-            for sub in ["cur", "new", "tmp"] { try ExportFiles.makeDirectory(path + "/" + sub) }
-        case .eml:
-            try ExportFiles.makeDirectories(path)
-            try ExportFiles.makeDirectory(temporaryDirectory)
-        case .mbox:
-            let parent = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            if !parent.isEmpty { try ExportFiles.makeDirectories(parent) }
-        }
+    /// The address of an mbox `From ` line: the sender's address when it is one word of
+    /// printable ASCII (a space, a line break or a control would split the separator line,
+    /// whatever a message's From header holds), else none (Mbox writes MAILER-DAEMON).
+    static func envelopeSender(_ header: String?) -> String {
+        let address = MailAddress.parseList(header ?? "").first?.address ?? ""
+        return address.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) ? address : ""
     }
 
-    func loadState() throws -> ExportState {
-        guard ExportFiles.exists(statePath) else {
-            if format == .mbox, let size = ExportFiles.size(path), size > 0 {
-                throw ExportError.notThisExport(path: path, detail: "a file that no hd-export wrote (no \(statePath))")
-            }
-            if format != .mbox {
-                let foreign = try ExportFiles.names(in: path).filter { !["cur", "new", "tmp", ".hudson-tmp", ".hudson-export.lock", ".hudson-export.tmp", ".hudson-export.running", ".hudson-export.running.tmp", Self.tagFileName].contains($0) }
-                let strangers = try ExportFiles.names(in: path + "/cur").contains { MaildirNames.uniquePart(of: $0) == nil }
-                if !foreign.isEmpty || strangers {
-                    throw ExportError.notThisExport(path: path, detail: "not empty and not an export (no \(Self.stateFileName))")
-                }
-            }
-            let state = ExportState(format: format, email: account.email)
-            try saveState(state)
-            return state
-        }
-        guard let state = ExportState(parsing: try ExportFiles.read(statePath)) else {
-            throw ExportError.notThisExport(path: path, detail: "\(statePath) cannot be read as an export's state")
-        }
-        guard state.format == format else {
-            throw ExportError.notThisExport(path: path, detail: "holds a \(state.format.rawValue) export, not \(format.rawValue)")
-        }
-        guard state.email.lowercased() == account.email.lowercased() else {
-            throw ExportError.notThisExport(path: path, detail: "holds the export of \(state.email)")
-        }
-        return state
-    }
-
-    func saveState(_ state: ExportState) throws {
-        ExportFiles.flush(format == .mbox ? statePath : path)
-        try ExportFiles.writeAtomically(state.bytes, to: statePath, temporary: statePath + ".tmp")
+    func saveState(_ state: ExportState, _ layout: Layout) throws {
+        layout.root.flush()
+        try layout.root.writeAtomically(state.bytes, to: layout.stateName, temporary: layout.stateName + ".tmp", in: layout.root)
     }
 
     /// Opens the mbox for appending, cut back to the length the state recorded (what a
     /// killed run appended after its last saved batch is written again).
-    func openMbox(_ state: inout ExportState) throws -> Int32 {
-        guard format == .mbox else { return -1 }
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ExportFileError(path) }
-        if let size = ExportFiles.size(path), size != state.mboxSize {
+    func openMbox(_ layout: Layout, _ state: inout ExportState) throws -> Int32 {
+        guard let name = layout.mboxName else { return -1 }
+        let fd = try layout.root.openRegular(name, flags: O_WRONLY | O_CREAT | O_APPEND)
+        if let size = layout.root.size(name), size != state.mboxSize {
             guard size > state.mboxSize, ftruncate(fd, off_t(state.mboxSize)) == 0 else {
                 close(fd)
                 throw ExportError.notThisExport(path: path, detail: "shorter than its export recorded: changed by another program")
@@ -382,8 +490,10 @@ public final class Exporter {
         return fd
     }
 
+    /// The year and month of a date, for `.eml` directories: years 1970 to 9999, so every
+    /// directory is `YYYY/MM` (a date Gmail gave outside them is put at the nearer end).
     static func yearMonth(_ milliseconds: Int64) -> (Int, Int) {
-        var time = time_t(milliseconds / 1000)
+        var time = time_t(max(0, min(milliseconds / 1000, 253_402_300_799)))
         var parts = tm()
         gmtime_r(&time, &parts)
         return (Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1)

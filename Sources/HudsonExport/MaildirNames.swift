@@ -84,17 +84,50 @@ public enum MaildirNames {
         return output + newline
     }
 
-    /// The source without the `X-Keywords:` header an export put above it.
+    /// The source without the `X-Keywords:` header an export put above it: the first line
+    /// and as many folded lines as make exactly the header `keywordsHeader` writes for the
+    /// tags they hold. A source whose own first lines start with a space (a malformed
+    /// header, or mail built to look like a fold) keeps them: the fewest lines that
+    /// regenerate are the header, since a header cut short at a fold ends in a comma.
     public static func strippingKeywords(_ file: [UInt8]) -> [UInt8] {
         let prefix = Array("X-Keywords:".utf8)
         guard file.starts(with: prefix) else { return file }
+        var end = 0
+        while let newline = file[end...].firstIndex(of: UInt8(ascii: "\n")) {
+            end = newline + 1
+            let candidate = Array(file[..<end])
+            let lineEnd: [UInt8] = newline > 0 && file[newline - 1] == UInt8(ascii: "\r") ? [13, 10] : [10]
+            if keywordsHeader(tags(inHeader: candidate, newline: lineEnd), newline: lineEnd) == candidate {
+                return Array(file[end...])
+            }
+            // Only a folded line (starting with a space) can continue the header.
+            guard end < file.count, file[end] == UInt8(ascii: " ") else { break }
+        }
+        // Not a header this export wrote (or cut short): the old rule, the first line and its folds.
         var index = 0
-        // The header and its folded lines (each continuation starts with a space).
         while let newline = file[index...].firstIndex(of: UInt8(ascii: "\n")) {
             index = newline + 1
             guard index < file.count, file[index] == UInt8(ascii: " ") || file[index] == UInt8(ascii: "\t") else { break }
         }
         return Array(file[index...])
+    }
+
+    /// The tags a header of `keywordsHeader`'s holds: unfolded, split at commas, each
+    /// without the one space written before it.
+    static func tags(inHeader header: [UInt8], newline: [UInt8]) -> [String] {
+        var body = Array(header.dropFirst("X-Keywords:".utf8.count))
+        if body.count >= newline.count, Array(body.suffix(newline.count)) == newline { body.removeLast(newline.count) }
+        var unfolded: [UInt8] = []
+        var index = 0
+        while index < body.count {
+            if body[index...].starts(with: newline) { index += newline.count; continue }
+            unfolded.append(body[index])
+            index += 1
+        }
+        guard !unfolded.isEmpty else { return [] }
+        return unfolded.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map { part in
+            String(decoding: part.first == UInt8(ascii: " ") ? part.dropFirst() : part[...], as: UTF8.self)
+        }
     }
 
     /// The line ending a source uses (CRLF when its first line ends so).
@@ -132,7 +165,11 @@ public enum NotmuchBatch {
     public static func messageID(_ header: String?) -> String? {
         guard var text = header?.trimmingSpaces, !text.isEmpty else { return nil }
         if text.hasPrefix("<"), let end = text.firstIndex(of: ">") { text = String(text[text.index(after: text.startIndex)..<end]) }
-        return text.isEmpty || text.contains(where: { $0 == "\n" || $0 == "\r" }) ? nil : text
+        // A control character or a line separator (a line break above all) would break the
+        // tag file's line.
+        return text.isEmpty || text.unicodeScalars.contains(where: {
+            $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029
+        }) ? nil : text
     }
 
     /// One line: add `tags`, remove every other tag of `managed`, for `id:"<messageID>"`.

@@ -39,9 +39,7 @@ public final class SourceFetch {
             for id in chunk {
                 switch results[id] {
                 case .success(let message)?:
-                    if let raw = message.raw { answers[id] = .success(Base64.decode(raw)) } else {
-                        answers[id] = .failure(GmailError.invalidResponse("no raw message in the response"))
-                    }
+                    answers[id] = Self.source(of: message, requested: id)
                 case .failure(let error)?:
                     if error.isAccountWide { throw error }
                     answers[id] = .failure(error)
@@ -55,6 +53,19 @@ public final class SourceFetch {
         }
         if !ids.isEmpty, transport.count == ids.count, let first = transport.first { throw first }
         return answers
+    }
+
+    /// The source a `format=raw` answer carries, or why it cannot be one: an answer about
+    /// another message (the id is the only thing that says whose source it is, gmail-api.md
+    /// §2.3), or one without `raw`, or whose `raw` decodes to nothing.
+    static func source(of message: GmailMessage, requested id: String) -> Result<[UInt8], any Error> {
+        guard message.id == id else {
+            return .failure(GmailError.invalidResponse("Gmail answered with another message's source"))
+        }
+        guard let raw = message.raw else { return .failure(GmailError.invalidResponse("no raw message in the response")) }
+        let source = Base64.decode(raw)
+        guard !source.isEmpty else { return .failure(GmailError.invalidResponse("an empty raw message in the response")) }
+        return .success(source)
     }
 }
 

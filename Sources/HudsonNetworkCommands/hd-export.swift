@@ -52,13 +52,16 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
             progress: { done, fetched in progress.update("\(account.email): \(done) changes exported · \(fetched) fetched from Gmail") })
     } catch let error as ExportError {
         progress.finish()
+        // What the user named and what the file system holds, escaped (one line, no terminal control).
+        let message = error.description(quoting: { TerminalSafety.quoted($0, limit: 200) })
         switch error {
-        case .busy: throw CommandFailure(.temporaryFailure, error.description)
-        case .notThisExport: throw CommandFailure(.usage, error.description)
+        case .busy: throw CommandFailure(.temporaryFailure, message)
+        case .badTarget, .notThisExport: throw CommandFailure(.usage, message)
+        case .unusableTarget: throw CommandFailure(.configuration, message)
         }
     } catch let error as ExportFileError {
         progress.finish()
-        throw CommandFailure(.configuration, error.description)
+        throw CommandFailure(.configuration, "\(TerminalSafety.quoted(error.path, limit: 200)): \(TerminalSafety.quoted(error.reason, limit: 200))")
     }
     progress.finish()
     var parts = ["\(report.written) written"]
@@ -72,7 +75,8 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
         cli.warn("\(report.withoutMessageID) messages have no Message-ID: notmuch-tags cannot name them (notmuch gives them its own id)")
     }
     for (id, reason) in report.failed.sorted(by: { $0.key < $1.key }).prefix(10) {
-        cli.warn("message:\(id): not exported: \(reason)")
+        // The id comes from the store and the reason may quote Gmail: one line each, escaped.
+        cli.warn("message:\(TerminalSafety.quoted(id, limit: 200)): not exported: \(TerminalSafety.quoted(reason, limit: 300))")
     }
     if report.failed.count > 10 { cli.warn("... and \(report.failed.count - 10) more not exported; the next run tries them again") }
     return report.failed.isEmpty ? .success : .partialFailure

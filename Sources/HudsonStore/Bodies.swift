@@ -75,7 +75,7 @@ extension Store {
         }
         // Gmail's attachment: a part with a non-empty filename (gmail-api.md §8; migration 014).
         let hasAttachment = body.attachments.contains { !$0.filename.isEmpty }
-        try db.execute("UPDATE messages SET body_state = 1, has_attachment = ? WHERE id = ?", hasAttachment, row.key)
+        try db.execute("UPDATE messages SET body_state = 1, has_attachment = ?, attachment_known = 1 WHERE id = ?", hasAttachment, row.key)
         if let source { try saveSource(source, messageKey: row.key) }
         try unpark(gmailID: gmailID, accountID: accountID, stage: .body)
         try bumpSequence(messageKey: row.key)

@@ -24,6 +24,9 @@ public struct MessageSummary: Equatable, Sendable {
     public var hydrated: Bool
     /// Effective label ids, sorted.
     public var labels: [String]
+    /// Whether `hasAttachment` is Gmail's answer (the stored parts, or Gmail's own
+    /// has:attachment) rather than a guess from the Content-Type (migration 028).
+    public var attachmentKnown: Bool = true
 }
 
 extension Store {
@@ -226,7 +229,8 @@ extension Store {
         m.id, m.gmail_id, m.account_id, m.thread_id, m.internal_date, m.subject, m.sender,
         \(listing ? "NULL, ''" : "m.to_header, m.snippet"),
         m.size_estimate, m.has_attachment, m.body_state,
-        (SELECT group_concat(el.label, ' ') FROM \(source) AS el WHERE el.message_id = m.id)
+        (SELECT group_concat(el.label, ' ') FROM \(source) AS el WHERE el.message_id = m.id),
+        m.attachment_known
         """
     }
 
@@ -237,7 +241,7 @@ extension Store {
             accountID: row.int64(2), messageID: row.string(1), threadID: row.string(3), internalDate: row.int64(4),
             subject: row.optionalString(5), sender: sender, senderName: displaySenderCached(sender),
             to: row.optionalString(7), snippet: row.string(8), sizeEstimate: row.int64(9), hasAttachment: row.bool(10),
-            hydrated: row.int(11) == 1, labels: labels)
+            hydrated: row.int(11) == 1, labels: labels, attachmentKnown: row.bool(13))
     }
 
     /// A space-separated label list, split and sorted, once per distinct list.

@@ -120,7 +120,18 @@ struct SearchCompiler {
     /// size index beats walking the mail newest first.
     let isRareSize: (Int64) -> Bool
 
+    /// How `has:attachment` and `filename:` read a message whose attachments are not known
+    /// (no stored body, no answer from Gmail): as stored (the guess), or each term as the
+    /// value that lets the most (`most`) or the fewest (`least`) messages match, by the
+    /// term's polarity. The query is monotone in each term once its negations are counted,
+    /// so least ⊆ stored ⊆ most, and the differences are the matches that rest on a guess
+    /// and the messages that may match too (`Store.attachmentGuesses`).
+    enum AttachmentReading: Sendable { case stored, most, least }
+    var attachmentReading = AttachmentReading.stored
+
     private var arguments: [SQLiteValue] = []
+    /// Whether the term being compiled is under an odd number of negations.
+    private var negated = false
     /// Message-key bounds implied by the query's top-level dates (lower inclusive, upper
     /// exclusive), when keys follow dates.
     private var keyBounds: (lower: Int64?, upper: Int64?)?
@@ -272,6 +283,8 @@ struct SearchCompiler {
         case .or(let children):
             return "(" + (try children.map { try condition($0) }).joined(separator: " OR ") + ")"
         case .not(let child):
+            negated.toggle()
+            defer { negated.toggle() }
             return "NOT " + (try condition(child))
         case .term(let term):
             if let expression = FullText.expression(node) {
@@ -483,7 +496,7 @@ struct SearchCompiler {
             }
         case .has(let kind):
             switch kind {
-            case .attachment: return "m.has_attachment = 1"
+            case .attachment: return judged("m.has_attachment = 1", unknown: Self.attachmentUnknown)
             case .userLabels, .noUserLabels:
                 let exists = "EXISTS (SELECT 1 FROM \(labelSource) AS el JOIN \(Store.shownLabels) AS l ON l.account_id = m.account_id AND l.id = el.label WHERE el.message_id = m.id AND l.type = 'user')"
                 return kind == .userLabels ? exists : "NOT " + exists
@@ -494,7 +507,8 @@ struct SearchCompiler {
             arguments.append(.text("%" + Self.escapeLike(lowered) + "%"))
             arguments.append(.text(lowered))
             // Only a part with a name is an attachment (has:attachment, migration 014).
-            return "EXISTS (SELECT 1 FROM attachments AS a WHERE a.message_id = m.id AND a.filename <> '' AND (lower(a.filename) LIKE ? ESCAPE '\\' OR a.mime_type LIKE '%/' || ?))"
+            return judged("EXISTS (SELECT 1 FROM attachments AS a WHERE a.message_id = m.id AND a.filename <> '' AND (lower(a.filename) LIKE ? ESCAPE '\\' OR a.mime_type LIKE '%/' || ?))",
+                          unknown: Self.filenameUnknown)
         case .after(let value): return bound("m.internal_date >= ?", .integer(dayStart(value)))
         case .before(let value): return bound("m.internal_date < ?", .integer(dayStart(value)))
         case .newerThan(let age): return bound("m.internal_date >= ?", .integer(ageCutoff(age)))
@@ -517,6 +531,21 @@ struct SearchCompiler {
             // List-Id carries the list address with '@' as '.': dev@lists.example.org → <dev.lists.example.org>
             let dotted = list.lowercased().replacingAll("@", with: ".")
             return bound("lower(m.list_id) LIKE ? ESCAPE '\\'", .text("%" + Self.escapeLike(dotted) + "%"))
+        }
+    }
+
+    /// A message whose `has_attachment` is still the guess from its Content-Type.
+    static let attachmentUnknown = "m.attachment_known = 0"
+    /// A message whose attachments' names are not stored: no body, and not known to have
+    /// no attachment at all (then no `filename:` matches it, whatever the name).
+    static let filenameUnknown = "(m.body_state = 0 AND NOT (m.attachment_known = 1 AND m.has_attachment = 0))"
+
+    /// `stored`, or as `attachmentReading` asks for messages that are `unknown`.
+    private func judged(_ stored: String, unknown: String) -> String {
+        switch (attachmentReading, negated) {
+        case (.stored, _): return stored
+        case (.most, false), (.least, true): return "(\(stored) OR \(unknown))"
+        case (.most, true), (.least, false): return "(\(stored) AND NOT \(unknown))"
         }
     }
 

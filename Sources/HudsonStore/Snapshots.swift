@@ -218,6 +218,8 @@ extension Store {
         ) { (key: $0.int64(0), historyID: $0.int64(1), threadID: $0.string(2), bodyState: $0.int(3)) }
 
         let headers = snapshot.headers
+        // A guess until the body's parts or Gmail's own has:attachment decide it
+        // (`attachment_known`, migration 028); search counts the matches that rest on it.
         let multipartMixed = headers.contentType.map { $0.lowercased().hasPrefix("multipart/mixed") } ?? false
         let key: Int64
         if let existing {
@@ -227,7 +229,7 @@ extension Store {
                 UPDATE messages SET thread_id = ?, history_id = ?, internal_date = ?, size_estimate = ?, snippet = ?,
                        subject = ?, sender = ?, to_header = ?, cc_header = ?, bcc_header = ?, reply_to = ?,
                        date_header = ?, message_id_header = ?, in_reply_to = ?, references_header = ?, list_id = ?,
-                       content_type = ?, has_attachment = CASE WHEN body_state = 1 THEN has_attachment ELSE ? END
+                       content_type = ?, has_attachment = CASE WHEN attachment_known = 1 THEN has_attachment ELSE ? END
                  WHERE id = ?
                 """, arguments: [
                     snapshot.threadID, snapshot.historyID, snapshot.internalDate, snapshot.sizeEstimate, snapshot.snippet,

@@ -42,12 +42,27 @@ struct ExportRulesTests {
         #expect(MaildirNames.newline(of: source) == [13, 10] && MaildirNames.newline(of: Array("a\nb".utf8)) == [10])
     }
 
+    @Test("a source whose first lines start with a space keeps them when the header comes off (a relabel rewrites it)")
+    func keywordsBeforeLinesThatLookFolded() {
+        for tags in [[], ["inbox"], (1...20).map { "label number \($0)" }] {
+            for newline: [UInt8] in [[10], [13, 10]] {
+                let source = Array(" looks folded\(newline == [10] ? "\n" : "\r\n")\tand this\(newline == [10] ? "\n" : "\r\n")Subject: x\n\nbody".utf8)
+                let header = MaildirNames.keywordsHeader(tags, newline: newline)
+                #expect(MaildirNames.strippingKeywords(header + source) == source, "\(tags.count) tags, \(newline)")
+            }
+        }
+    }
+
     @Test("a batch line sets the message's tags, clears the others, hex-encodes tags and quotes the id")
     func batchLine() {
         let line = NotmuchBatch.line(messageID: "we\"ird id@x", tags: ["inbox", "Travel/2026"], managed: ["inbox", "unread", "Travel/2026", "Work Stuff"])
         #expect(line == "+Travel%2f2026 +inbox -Work%20Stuff -unread -- id:\"we\"\"ird id@x\"\n")
         #expect(NotmuchBatch.messageID(" <abc@x> ") == "abc@x")
         #expect(NotmuchBatch.messageID("") == nil && NotmuchBatch.messageID(nil) == nil)
+        // A line break of any kind would split the tag file's line: no id then.
+        for broken in ["<a\nb@x>", "<a\rb@x>", "<a\u{85}b@x>", "<a\u{2028}b@x>", "<a\u{0}b@x>", "<a\u{1B}b@x>"] {
+            #expect(NotmuchBatch.messageID(broken) == nil, "\(broken.debugDescription)")
+        }
     }
 
     @Test("the state round-trips and refuses what is not one")

@@ -27,6 +27,9 @@ reader() {
             1) hd-search -n 10 'from:ada OR subject:re OR is:unread' >/dev/null 2>"$err"; status=$?
                check "$loop" hd-search "$status" "$err" ;;
             2) hd-search --count --messages 'has:attachment' >/dev/null 2>"$err"; status=$?
+               # Its note on body-less mail (hd-search(1), "Attachments of mail whose body is
+               # not stored") is documented output, not a failure.
+               sed -i '/cannot be decided without their attachments/d' "$err"
                check "$loop" hd-search-count "$status" "$err" ;;
             3) thread="$(hd-ls -n 5 --ids 2>"$err" | tail -n 1)"; status=$?
                check "$loop" hd-ls-ids "$status" "$err"

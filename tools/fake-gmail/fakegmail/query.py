@@ -5,12 +5,18 @@ Terms are ANDed.  Supported: ``after:`` / ``before:`` (also ``newer:`` /
 (midnight UTC; real Gmail uses midnight PST, §6), ``rfc822msgid:`` (brackets
 optional), ``in:inbox|sent|trash|spam|anywhere|drafts|starred``, ``label:``
 (name, ``-`` for spaces and ``/``, or id), ``is:unread|read|starred|important``,
-``from:`` (substring of the decoded From header; ``from:me`` = the owner).
+``from:`` (substring of the decoded From header; ``from:me`` = the owner),
+``has:attachment`` (a part with a non-empty filename, §8), ``filename:`` (an
+attachment whose name contains the value, or whose MIME subtype is it, as in
+``filename:pdf``), ``larger:`` / ``smaller:`` / ``size:`` (``size`` is
+``larger``) against ``sizeEstimate``, in bytes or with a ``K`` / ``M`` suffix of
+1024 / 1024² (Gmail does not document the unit; Hudson reads it so).
 Values may be double-quoted.  Anything else is 400 "Invalid query".
 """
 import calendar
 import re
 
+from . import mime
 from .util import bad_request
 
 _TOKEN = re.compile(r'(?:[^\s"]+|"[^"]*")+')
@@ -18,6 +24,7 @@ _IN = {"inbox": "INBOX", "sent": "SENT", "trash": "TRASH", "spam": "SPAM",
        "drafts": "DRAFT", "draft": "DRAFT", "starred": "STARRED",
        "important": "IMPORTANT", "chats": "CHAT", "unread": "UNREAD"}
 _IS = {"unread": "UNREAD", "starred": "STARRED", "important": "IMPORTANT"}
+_SIZE = re.compile(r"^(\d{1,12})([kKmM]?)$")
 
 
 def _invalid():
@@ -55,6 +62,10 @@ class Query:
         self.any_of = []          # list of sets: one label of each set required
         self.none_of = set()      # labels that must be absent
         self.allow_spam_trash = False
+        self.has_attachment = False
+        self.filenames = []
+        self.larger = None        # bytes: sizeEstimate must be above
+        self.smaller = None       # bytes: sizeEstimate must be below
         for token in _TOKEN.findall(self.source):
             self._term(token, labels, account)
 
@@ -100,6 +111,21 @@ class Query:
                 self.allow_spam_trash = True
         elif op == "from":
             self.froms.append(account.lower() if low == "me" else low)
+        elif op == "has":
+            if low != "attachment":
+                raise _invalid()
+            self.has_attachment = True
+        elif op == "filename":
+            self.filenames.append(low)
+        elif op in ("larger", "size", "smaller"):
+            m = _SIZE.match(value)
+            if not m:
+                raise _invalid()
+            size = int(m.group(1)) * {"": 1, "k": 1024, "m": 1024 * 1024}[m.group(2).lower()]
+            if op == "smaller":
+                self.smaller = size if self.smaller is None else min(self.smaller, size)
+            else:
+                self.larger = size if self.larger is None else max(self.larger, size)
         else:
             raise _invalid()
 
@@ -121,4 +147,16 @@ class Query:
             frm = m.from_text.lower()
             if any(f not in frm for f in self.froms):
                 return False
+        if self.larger is not None and not m.size_estimate() > self.larger:
+            return False
+        if self.smaller is not None and not m.size_estimate() < self.smaller:
+            return False
+        if self.has_attachment or self.filenames:
+            parts = [n for n in mime.walk(m.payload()) if n.get("filename")]
+            if not parts:
+                return False
+            for want in self.filenames:
+                if not any(want in n["filename"].lower()
+                           or (n.get("mimeType") or "").lower().endswith("/" + want) for n in parts):
+                    return False
         return True
