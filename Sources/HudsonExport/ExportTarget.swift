@@ -15,8 +15,9 @@
    store's files beside it (`hudson.sqlite3-wal`, `hudson.sqlite3.sync-….lock`): an mbox
    appended to a store's WAL would corrupt it;
  - the target: absent, or of its format's kind — a directory for a Maildir or `.eml`
-   tree, a regular file for an mbox. A symbolic link, a device, a FIFO or a socket is
-   refused; so is a directory that holds anything but an export (or an empty one);
+   tree, a regular file for an mbox; a symbolic link is followed once, to what it names
+   (a dangling one is refused). A device, a FIFO or a socket is refused; so is a
+   directory that holds anything but an export (or an empty one);
  - an export's own files, each by kind: `cur`, `new` and `tmp` are directories, the state
    and its lock are regular files, none a link (a link inside would point the export's
    writes, or `--mirror`'s removals, outside it);
@@ -81,6 +82,16 @@ struct ExportTarget {
         }
         var path = given
         while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
+        // A target that is a symbolic link is followed once, as the user named it
+        // (`~/Mail/gmail -> /data/mail/gmail`, as mutt and notmuch follow one): what it points
+        // to is inspected as the target. Links inside an export are never followed.
+        var linkInfo = stat()
+        if lstat(path, &linkInfo) == 0 && (linkInfo.st_mode & S_IFMT) == S_IFLNK {
+            guard let resolved = realPath(path) else {
+                throw ExportError.unusableTarget(path: given, reason: "a symbolic link (to \(linkDestination(path))) to nothing")
+            }
+            path = resolved
+        }
         let (parent, name) = split(path)
 
         // The directories the target goes in: those that exist must be directories; the
@@ -121,10 +132,8 @@ struct ExportTarget {
         case nil:
             break
         case .symbolicLink?:
-            var buffer = [CChar](repeating: 0, count: 4097)
-            let length = readlink(path, &buffer, 4096)
-            let destination = length > 0 ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
-            throw ExportError.unusableTarget(path: given, reason: "a symbolic link (to \(destination)), which an export does not follow; name what it points to")
+            // Replaced since it was resolved above.
+            throw ExportError.unusableTarget(path: given, reason: "a symbolic link (to \(linkDestination(path))), changed while it was being checked")
         case .device?, .fifo?, .socket?, .other?:
             throw ExportError.unusableTarget(path: given, reason: "\(kind!.phrase), not \(format == .mbox ? "a regular file" : "a directory")")
         case .regular? where format != .mbox:
@@ -184,6 +193,13 @@ struct ExportTarget {
         if names.contains(where: { $0.hasPrefix(storeName) }) {
             throw ExportError.unusableTarget(path: given, reason: "named like the store's own files (\(storeName)...) beside it")
         }
+    }
+
+    /// What the symbolic link `path` names, as written, for messages.
+    static func linkDestination(_ path: String) -> String {
+        var buffer = [CChar](repeating: 0, count: 4097)
+        let length = readlink(path, &buffer, 4096)
+        return length > 0 ? String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
     }
 
     static func realPath(_ path: String) -> String? {

@@ -120,14 +120,19 @@ struct ExportTargetTests {
         Case(name: "a foreign non-empty file as an mbox", setup: { w in
             try "not mail\n".write(toFile: w.path("other"), atomically: false, encoding: .utf8)
         }, arguments: { ["--format", "mbox", $0.path("other")] }, status: 64, says: "no hd-export wrote"),
-        Case(name: "a symbolic link to an empty directory", setup: { w in
+        Case(name: "a symbolic link to a foreign directory", setup: { w in
             try FileManager.default.createDirectory(atPath: w.path("real"), withIntermediateDirectories: true)
+            try "mine\n".write(toFile: w.path("real/notes.txt"), atomically: false, encoding: .utf8)
             try FileManager.default.createSymbolicLink(atPath: w.path("link"), withDestinationPath: "real")
-        }, arguments: { [$0.path("link")] }, status: 78, says: "a symbolic link (to real)"),
+        }, arguments: { [$0.path("link")] }, status: 64, says: "not empty and not an export"),
+        Case(name: "a symbolic link to a FIFO, as an mbox", setup: { w in
+            #expect(mkfifo(w.path("fifo"), 0o600) == 0)
+            try FileManager.default.createSymbolicLink(atPath: w.path("link.mbox"), withDestinationPath: "fifo")
+        }, arguments: { ["--format", "mbox", $0.path("link.mbox")] }, status: 78, says: "FIFO"),
         Case(name: "a symbolic link to a file, as an mbox", setup: { w in
             try "x\n".write(toFile: w.path("victim"), atomically: false, encoding: .utf8)
             try FileManager.default.createSymbolicLink(atPath: w.path("link.mbox"), withDestinationPath: "victim")
-        }, arguments: { ["--format", "mbox", $0.path("link.mbox")] }, status: 78, says: "a symbolic link"),
+        }, arguments: { ["--format", "mbox", $0.path("link.mbox")] }, status: 64, says: "no hd-export wrote"),
         Case(name: "a dangling symbolic link", setup: { w in
             try FileManager.default.createSymbolicLink(atPath: w.path("link"), withDestinationPath: "nowhere")
         }, arguments: { [$0.path("link")] }, status: 78, says: "a symbolic link"),
@@ -303,6 +308,31 @@ struct ExportTargetTests {
         let result = try w.export(w.path("parent/Mail/"))
         #expect(result.status == 0 && result.stdout.hasPrefix("ann@example.com: 6 written"), "\(result)")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: w.path("real/Mail/cur"))) ?? []).count == 6)
+    }
+
+    @Test("a target that is a symbolic link is followed once: the export is made, and later updated, where it points",
+          arguments: ["maildir", "mbox", "eml"])
+    func linkedTargetIsFollowed(format: String) throws {
+        let w = try ExportWorkspace()
+        try FileManager.default.createDirectory(atPath: w.path("disk"), withIntermediateDirectories: true)
+        if format == "mbox" {
+            #expect(FileManager.default.createFile(atPath: w.path("disk/all.mbox"), contents: Data()))
+        } else {
+            try FileManager.default.createDirectory(atPath: w.path("disk/mail"), withIntermediateDirectories: true)
+        }
+        let real = format == "mbox" ? "disk/all.mbox" : "disk/mail"
+        try FileManager.default.createSymbolicLink(atPath: w.path("link"), withDestinationPath: real)
+        for run in 1...2 {
+            let result = try w.export("--format", format, w.path("link"))
+            #expect(result.status == 0, "run \(run): \(result)")
+        }
+        let link = try FileManager.default.attributesOfItem(atPath: w.path("link"))
+        #expect(link[.type] as? FileAttributeType == .typeSymbolicLink, "the link itself was replaced")
+        let made = try FileManager.default.attributesOfItem(atPath: w.path(real))
+        #expect((made[.size] as? Int ?? 0) > 0 || format != "mbox", "\(made)")
+        if format == "maildir" {
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: w.path("disk/mail/cur"))) ?? []).count == 6)
+        }
     }
 
     @Test("a second export of the same target while one runs: 75, and it changes nothing", arguments: ["maildir", "mbox", "eml"])
