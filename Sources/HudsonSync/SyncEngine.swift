@@ -207,7 +207,8 @@ public actor SyncEngine {
     /// §2): a page without one, with one before the cursor or the previous page's, or with
     /// one the profile contradicts fails the poll (`SyncError.invalidHistoryID`, 75) before
     /// anything of that page is written; a page HudsonGmail cannot read as documented fails
-    /// it the same way. A profile that cannot be read must not stop polling (issue 17 §0):
+    /// it the same way. The one way back is the documented one: a cursor the profile shows
+    /// to be past the mailbox (stored by an older Hudson) is reset like an expired cursor. A profile that cannot be read must not stop polling (issue 17 §0):
     /// then no record id is trusted — every message the page names is fetched again, so new
     /// mail still arrives — and the cursor stays where it was.
     func pollHistory(_ account: Account, report: inout SyncReport) async throws -> Bool {
@@ -216,8 +217,8 @@ public actor SyncEngine {
         let accountID = account.id
         var pageToken: String?
         var latest = cursor
-        /// The newest history id getProfile reported during this poll, and whether every
-        /// page so far was within one.
+        // The newest history id getProfile reported during this poll, and whether every
+        // page so far was within one.
         var profileBound: Int64?
         var vouched = true
         var seenTokens = Set<String>()
@@ -236,8 +237,20 @@ public actor SyncEngine {
                 return true
             }
             let pageHistoryID = try parseHistoryID(page.historyId)
-            guard pageHistoryID >= latest else { throw SyncError.invalidHistoryID(page.historyId) }
-            if vouched && pageHistoryID > (profileBound ?? 0) {
+            if pageHistoryID < latest {
+                // The mailbox says it is before the cursor: this page is wrong, or the cursor
+                // is (a store whose cursor an older Hudson moved past Gmail's, issue 37).
+                // getProfile decides; a cursor past the mailbox's is reset like an expired
+                // one, with the re-list that settles what it skipped.
+                if pageToken == nil, let current = try await currentHistoryID(), current < cursor {
+                    try database.write { try $0.resetForExpiredCursor(accountID: accountID, freshHistoryID: current) }
+                    return true
+                }
+                throw SyncError.invalidHistoryID(page.historyId)
+            }
+            // A page that moves nothing (the mailbox still at the cursor, which a profile
+            // vouched for when it was stored) needs no profile: an idle poll costs no unit more.
+            if vouched && pageHistoryID > cursor && pageHistoryID > (profileBound ?? 0) {
                 profileBound = try await currentHistoryID()
                 if let profileBound, pageHistoryID > profileBound { throw SyncError.invalidHistoryID(page.historyId) }
                 vouched = profileBound != nil

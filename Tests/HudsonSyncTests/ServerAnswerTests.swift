@@ -4,7 +4,7 @@
 // confirmed gone on every read path, so it never jams a catch-up; what Gmail fails for ever
 // stays parked and told until the user drops it, and a dropped message is fetched again
 // only when history names it. (The same against the built binaries and the fake over HTTP:
-// CLITests/ParkedDropCommandTests, ReliabilityTests/ServerAnswerGeneratedTests.)
+// ReliabilityTests/ServerAnswerCommandTests, CLITests/GmailIDCommandTests.)
 import Foundation
 import HudsonGmail
 import HudsonStore
@@ -75,6 +75,30 @@ struct ServerAnswerTests {
         } }
         await #expect(throws: SyncError.self) { _ = try await engine.syncOnce() }
         #expect(try f.account().historyID == cursor)
+    }
+
+    @Test("a store whose cursor is past the mailbox's (an older Hudson stored a record id): getProfile confirms it, and a re-list heals it")
+    func cursorPastTheMailbox() async throws {
+        let (f, engine) = try await synced()
+        let accountID = try f.account().id
+        try f.database.write { try $0.advanceCursor(accountID: accountID, to: 999_999_999_999) }
+        f.gmail.deliver("new")
+        f.gmail.change("m0", add: ["STARRED"])
+        _ = try await engine.syncOnce()  // the reset; the re-list follows
+        #expect(try f.account().historyID == Int64(f.gmail.currentHistoryID))
+        try await f.syncUntilComplete(engine)
+        #expect(try f.storedIDs().contains("new"))
+        #expect(try f.canonical("m0")?.contains("STARRED") == true)
+        // A page that only says less than a sound cursor, with the profile at the cursor, is refused instead.
+        let cursor = try #require(try f.account().historyID)
+        f.gmail.deliver("later")
+        f.gmail.historyPageHook.withLock { $0 = { page in
+            var page = page
+            page.historyId = String(cursor - 5)
+            return page
+        } }
+        await #expect(throws: SyncError.invalidHistoryID(String(cursor - 5))) { _ = try await engine.syncOnce() }
+        #expect(try f.account().historyID == cursor && f.account().backfillState == .complete)
     }
 
     @Test("a getProfile that cannot be read does not stop polling: every message a page names is fetched instead, and the cursor waits",
