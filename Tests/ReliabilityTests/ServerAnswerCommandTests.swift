@@ -4,7 +4,7 @@
 // completes, killed or not; what fails for ever on any read path (backfill, history,
 // hydration, a re-list) is parked, told, keeps the rest going, and can be dropped with
 // `hd-pending --parked --drop`; and generated answers — random and adversarial history,
-// list and message JSON — never crash or hang hd-sync, give one line of error and 0 or
+// list, message, label and profile JSON — never crash or hang hd-sync, give one line of error and 0 or
 // 75, never move the cursor past what Gmail gave, lose no queued change and leave a sound
 // store.
 import Foundation
@@ -306,6 +306,28 @@ struct ServerAnswerCommandTests {
             return page
         }
 
+        mutating func labels() -> Any {
+            if chance(0.05) { return pick([[], "labels", NSNull()] as [Any]) }
+            var entries: [Any] = ["INBOX", "UNREAD", "STARRED", "SENT", "SPAM", "TRASH"].map { ["id": $0, "name": $0, "type": "system"] }
+            entries.append(["id": "Label_1", "name": "Work", "type": "user"])
+            for _ in 0..<Int.random(in: 0...4, using: &random) {
+                var label: [String: Any] = ["id": chance(0.7) ? hostileID() : "Label_\(Int.random(in: 2...99, using: &random))"]
+                if chance(0.8) { label["name"] = pick(["New", "", "\u{1B}[31mred", 5, "a/b/c"] as [Any]) }
+                if chance(0.3) { label["messagesTotal"] = pick([-1, "3", 3] as [Any]) }
+                if chance(0.2) { label["color"] = pick([["textColor": 5], "red", ["backgroundColor": "#ffffff"]] as [Any]) }
+                entries.insert(label, at: Int.random(in: 0...entries.count, using: &random))
+            }
+            return chance(0.05) ? ["labels": "none"] : ["labels": entries]
+        }
+
+        mutating func profile() -> Any {
+            if chance(0.05) { return pick([[], "profile", 3] as [Any]) }
+            var profile: [String: Any] = ["emailAddress": "demo@hudson.test"]
+            if chance(0.9) { profile["historyId"] = chance(0.3) ? String(cursor) : badHistoryID() }
+            if chance(0.3) { profile["messagesTotal"] = pick([-1, "12", 12] as [Any]) }
+            return profile
+        }
+
         mutating func message() -> Any {
             if chance(0.05) { return pick([[], "message", 3] as [Any]) }
             var message = messageRef(realAllowed: false)
@@ -318,7 +340,7 @@ struct ServerAnswerCommandTests {
         }
     }
 
-    @Test("generated history, list and message answers: no crash, no hang, one line of error, 0 or 75, the cursor never past Gmail's, no queued change lost, a sound store")
+    @Test("generated history, list, message, label and profile answers: no crash, no hang, one line of error, 0 or 75, the cursor never past Gmail's, no queued change lost, a sound store")
     func generatedAnswers() throws {
         let seed = UInt64(ProcessInfo.processInfo.environment["HUDSON_GENERATED_SEED"] ?? "") ?? 3737
         let cases = Scale.pick(90, long: 600)
@@ -332,10 +354,18 @@ struct ServerAnswerCommandTests {
             let before = try #require(try cursor(rig))
             let current = try serverHistoryID(fake)
             var generator = AnswerGenerator(random: random, real: real, cursor: before, current: current)
-            let kind = index % 3
+            let kind = index % 5
             let rule: [String: Any]
             let arguments: [String]
             switch kind {
+            case 3:
+                rule = ["path": "/labels$", "mode": "body", "body": generator.labels(), "times": 1]
+                arguments = ["--prefetch-days", "0"]
+            case 4:
+                // New mail, so the poll asks getProfile whether the page's history id is one.
+                _ = try deliver(fake, "generated-profile-\(seed)-\(index)")
+                rule = ["path": "/profile$", "mode": "body", "body": generator.profile(), "times": Int.random(in: 1...3, using: &random)]
+                arguments = ["--prefetch-days", "0"]
             case 0:
                 rule = ["path": "/history$", "mode": "body", "body": generator.historyPage(), "times": Int.random(in: 1...3, using: &random)]
                 arguments = ["--prefetch-days", "0"]
