@@ -3,7 +3,8 @@
 // Hudson: a local-first Gmail toolkit of small Unix commands over one SQLite file.
 // Dependencies point one way only (docs/architecture.md):
 //
-//   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonOutput
+//   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonOutput, GmailIDShape
+//   GmailIDShape <- HudsonGmail
 //   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery <- HudsonSync
 //   HudsonOutput, HudsonStore, HudsonMail <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
 //   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
@@ -29,7 +30,7 @@ let package = Package(
     name: "Hudson",
     products: [
         .library(name: "HudsonCore", targets: [
-            "SQLite", "HudsonQuery", "HudsonMail", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonExport",
+            "SQLite", "GmailIDShape", "HudsonQuery", "HudsonMail", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonExport",
             "HudsonSync", "HudsonQuotaLedger", "HudsonNetworkCLI",
         ]),
     ],
@@ -42,10 +43,13 @@ let package = Package(
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         .target(name: "HudsonQuery"),
         .target(name: "HudsonMail"),
+        // The shape of a Gmail id (issue 37 §1): the one rule for the ids users type (the
+        // store's references), the ids put in requests and the ids read from answers.
+        .target(name: "GmailIDShape"),
         // HudsonOutput: the index holds text as TerminalSafety shows it (migration 009).
-        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery", "HudsonOutput"]),
+        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery", "HudsonOutput", "GmailIDShape"]),
         .target(name: "HudsonOutput"),
-        .target(name: "HudsonGmail"),
+        .target(name: "HudsonGmail", dependencies: ["GmailIDShape"]),
         .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail", "HudsonQuery"]),
         // The per-user quota shared by every process of an account: a small SQLite file that
         // HudsonGmail's QuotaBucket consults through its QuotaLedger protocol.
@@ -56,7 +60,7 @@ let package = Package(
         .target(name: "HudsonExport", dependencies: ["HudsonStore", "HudsonMail"]),
         // CLI support for the commands that talk to Gmail (only they link Foundation's networking).
         .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail", "HudsonQuery",
-                                                         "HudsonQuotaLedger"]),
+                                                         "HudsonQuotaLedger", "GmailIDShape"]),
 
         // The commands' bodies, one file each (Sources/HudsonCommands/hd-ls.swift...): the local
         // commands, which link no network code, and those that talk to Gmail.
@@ -120,7 +124,7 @@ let package = Package(
         .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(name: "HudsonExportTests", dependencies: ["HudsonExport", "HudsonStore", "HudsonTestSupport"]),
-        .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail"]),
+        .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail", "GmailIDShape"]),
         .testTarget(name: "HudsonQuotaLedgerTests", dependencies: ["HudsonQuotaLedger", "HudsonGmail", "SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonQuery", "HudsonTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonTestSupport"], exclude: ["Snapshots"]),

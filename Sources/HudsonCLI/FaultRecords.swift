@@ -7,9 +7,12 @@ import HudsonOutput
 import HudsonStore
 
 extension Records {
-    /// `message:ID  parked  STAGE  attempts  next-attempt  account  error`
+    /// `message:ID  parked  STAGE  attempts  next-attempt  account  error`; a dropped one
+    /// (`hd-pending --parked --drop`) says `dropped` where the next attempt goes, and has
+    /// no `next_attempt` (JSON null) since there is none.
     public static func parked(_ entry: ParkedMessage, now: Int64) -> Record {
         let wait = max(0, entry.nextAttemptAt - now)
+        let next = entry.isDropped ? "dropped" : wait == 0 ? "due" : "in " + age(milliseconds: wait)
         return Record(
             type: "parked", id: "message:\(entry.gmailID)",
             fields: [
@@ -19,10 +22,10 @@ extension Records {
                 ("attempts", .int(Int64(entry.attempts))),
                 ("first_failed", .string(DateText.rfc3339UTC(milliseconds: entry.firstFailedAt))),
                 ("last_failed", .string(DateText.rfc3339UTC(milliseconds: entry.lastFailedAt))),
-                ("next_attempt", .string(DateText.rfc3339UTC(milliseconds: entry.nextAttemptAt))),
+                ("next_attempt", entry.isDropped ? .null : .string(DateText.rfc3339UTC(milliseconds: entry.nextAttemptAt))),
+                ("dropped", .bool(entry.isDropped)),
             ],
-            columns: ["parked", entry.stage.rawValue, String(entry.attempts), wait == 0 ? "due" : "in " + age(milliseconds: wait),
-                      entry.accountEmail, entry.error])
+            columns: ["parked", entry.stage.rawValue, String(entry.attempts), next, entry.accountEmail, entry.error])
     }
 
     /// `message:ID  -LABEL  rejected  age  action:N  account  reason`

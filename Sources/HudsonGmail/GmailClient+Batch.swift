@@ -18,7 +18,9 @@ extension GmailClient {
     }
 
     /// Fetches every distinct id in `ids`; each gets a result, `.notFound` for a 404 part.
-    /// Ids not finished when the task is cancelled get `.cancelled`.
+    /// An id of another shape than Gmail's is not sent (a batch part's path is a URL path
+    /// too) and gets `GmailError.malformedID`. Ids not finished when the task is cancelled
+    /// get `.cancelled`.
     public func getMessages(ids: [String], format: String) async -> [String: Result<GmailMessage, GmailError>] {
         var seen = Set<String>()
         let unique = ids.filter { seen.insert($0).inserted }
@@ -28,11 +30,15 @@ extension GmailClient {
         } catch {
             return Dictionary(uniqueKeysWithValues: unique.map { ($0, .failure(error)) })
         }
-        let items = unique.enumerated().map { BatchItem(contentID: "item-\($0.offset)", id: $0.element) }
+        var results: [String: Result<GmailMessage, GmailError>] = [:]
+        var sendable: [String] = []
+        for id in unique {
+            do { _ = try Endpoint.segment(id, .message); sendable.append(id) } catch { results[id] = .failure(error) }
+        }
+        let items = sendable.enumerated().map { BatchItem(contentID: "item-\($0.offset)", id: $0.element) }
         let size = configuration.batchSize
         let batches = stride(from: 0, to: items.count, by: size).map { Array(items[$0..<min($0 + size, items.count)]) }
 
-        var results: [String: Result<GmailMessage, GmailError>] = [:]
         await withTaskGroup(of: [String: Result<GmailMessage, GmailError>].self) { group in
             var next = 0
             // A sliding window: a new batch starts only when one finishes.
@@ -104,6 +110,7 @@ extension GmailClient {
                 if (200..<300).contains(part.status) {
                     do {
                         let message: GmailMessage = try Self.decodeBody(part.body)
+                        try Self.checkAnswer(message, for: item.id)
                         results[item.id] = .success(message)
                     } catch {
                         results[item.id] = .failure(error)
@@ -164,8 +171,8 @@ extension GmailClient {
     private func sendBatch(_ items: [BatchItem], format: String) async throws
         -> (parts: [String: BatchPartResponse], token: String, started: Duration) {
         let boundary = "batch_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let parts = items.map {
-            BatchCodec.Part(contentID: $0.contentID, target: Endpoint.getMessage(id: $0.id, format: format).target)
+        let parts = try items.map {
+            BatchCodec.Part(contentID: $0.contentID, target: try Endpoint.getMessage(id: $0.id, format: format).target)
         }
         // The outer URL carries no query: `prettyPrint=false` rides on each inner request,
         // which is where the JSON bodies come from.

@@ -71,7 +71,9 @@ public final class GmailClient: GmailAPI {
 
     public func getMessage(id: String, format: String) async throws -> GmailMessage {
         try Self.checkFormat(format)
-        return try await decode(Endpoint.getMessage(id: id, format: format))
+        let message: GmailMessage = try await decode(try Endpoint.getMessage(id: id, format: format))
+        try Self.checkAnswer(message, for: id)
+        return message
     }
 
     public func listHistory(startHistoryID: String, pageToken: String?, labelID: String?) async throws -> HistoryPage {
@@ -86,7 +88,7 @@ public final class GmailClient: GmailAPI {
     /// Success is any 2xx, whatever its body: Gmail promises only a minimal message there
     /// (§2.5), and nothing of it is used.
     public func modify(id: String, addLabelIDs: [String], removeLabelIDs: [String]) async throws {
-        _ = try await perform(Endpoint.modify(id: id, add: addLabelIDs, remove: removeLabelIDs))
+        _ = try await perform(try Endpoint.modify(id: id, add: addLabelIDs, remove: removeLabelIDs))
     }
 
     /// Sends nothing for no ids, and requests of at most 1000 ids each (§2.6). Success is any
@@ -99,7 +101,7 @@ public final class GmailClient: GmailAPI {
     }
 
     public func getAttachment(messageID: String, attachmentID: String) async throws -> AttachmentBody {
-        try await decode(Endpoint.attachment(messageID: messageID, attachmentID: attachmentID))
+        try await decode(try Endpoint.attachment(messageID: messageID, attachmentID: attachmentID))
     }
 
     /// Retried only after rate-limit refusals, never after a timeout or 5xx: the message may
@@ -117,12 +119,12 @@ public final class GmailClient: GmailAPI {
     }
 
     public func patchLabel(id: String, name: String?, color: LabelColor?) async throws -> GmailLabel {
-        try await decode(Endpoint.patchLabel(id: id, name: name, color: color))
+        try await decode(try Endpoint.patchLabel(id: id, name: name, color: color))
     }
 
     /// Success is any 2xx (Gmail answers 204, no body).
     public func deleteLabel(id: String) async throws {
-        _ = try await perform(Endpoint.deleteLabel(id: id))
+        _ = try await perform(try Endpoint.deleteLabel(id: id))
     }
 
     // MARK: - The request loop
@@ -273,9 +275,13 @@ public final class GmailClient: GmailAPI {
             throw .invalidResponse("body is not valid JSON")
         } catch DecodingError.keyNotFound(let key, let context) {
             throw .invalidResponse("missing field \(path(context.codingPath + [key]))")
+        } catch DecodingError.dataCorrupted(let context) where context.debugDescription == WireRange.outOfRange {
+            throw .invalidResponse("field \(path(context.codingPath)) is out of range")
         } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
                 DecodingError.dataCorrupted(let context) {
             throw .invalidResponse("field \(path(context.codingPath)) has the wrong type")
+        } catch let error as UnusableID {
+            throw .invalidResponse("field \(path(error.codingPath)) is not a Gmail \(error.kind) id")
         } catch {
             throw .invalidResponse("undecodable body")
         }
@@ -284,6 +290,12 @@ public final class GmailClient: GmailAPI {
     private static func path(_ keys: [any CodingKey]) -> String {
         let text = keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
         return text.hasPrefix(".") ? String(text.dropFirst()) : (text.isEmpty ? "(root)" : text)
+    }
+
+    /// A `messages.get` answer must be the message asked for: one about another id (a
+    /// proxy's mix-up, a duplicated part) would be stored under the wrong id.
+    static func checkAnswer(_ message: GmailMessage, for id: String) throws(GmailError) {
+        guard message.id == id else { throw .invalidResponse("the answer is about another message") }
     }
 
     static func checkFormat(_ format: String) throws(GmailError) {

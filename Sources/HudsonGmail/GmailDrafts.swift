@@ -7,6 +7,7 @@
  message before anything is repeated.
  */
 import Foundation
+import GmailIDShape
 
 /// A `Draft`: its id and its message (list entries carry only the message's id and thread).
 public struct GmailDraft: Codable, Sendable, Equatable {
@@ -17,12 +18,25 @@ public struct GmailDraft: Codable, Sendable, Equatable {
         self.id = id
         self.message = message
     }
+
+    enum CodingKeys: String, CodingKey { case id, message }
+
+    /// An `id` of another shape than a Gmail draft id's is `UnusableID` (WireValidation.swift):
+    /// a draft id goes into paths (drafts.get, drafts.update, drafts.delete).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decodeID(.id, .draft)
+        message = try c.decodeIfPresent(GmailMessage.self, forKey: .message)
+    }
 }
 
 /// One page of `drafts.list`.
 public struct DraftListPage: Codable, Sendable, Equatable {
     public var drafts: [GmailDraft]
     public var nextPageToken: String?
+    /// Drafts whose id (or whose message's) has not a Gmail id's shape: left out of
+    /// `drafts`, never requested.
+    public var unusableIDs: [String] = []
 
     public init(drafts: [GmailDraft] = [], nextPageToken: String? = nil) {
         self.drafts = drafts
@@ -34,8 +48,8 @@ public struct DraftListPage: Codable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         // Empty fields are left out (§1): no "drafts" key means no drafts.
-        drafts = try container.decodeIfPresent([GmailDraft].self, forKey: .drafts) ?? []
-        nextPageToken = try container.decodeIfPresent(String.self, forKey: .nextPageToken)
+        (drafts, unusableIDs) = [GmailDraft].kept(try container.decodeIfPresent([Skippable<GmailDraft>].self, forKey: .drafts))
+        nextPageToken = try container.decodePageToken(.nextPageToken)
     }
 }
 
@@ -83,13 +97,13 @@ extension GmailClient: GmailDraftsAPI {
 
     public func updateDraft(id: String, raw: [UInt8], threadID: String?) async throws -> GmailDraft {
         let body = DraftRequest(id: id, message: .init(raw: Endpoint.base64URL(raw), threadId: threadID))
-        let path = "/drafts/\(Endpoint.percentEncode(id))"
+        let path = "/drafts/\(try Endpoint.segment(id, .draft))"
         return try Self.decodeBody(try await perform(Endpoint.draftRequest(.draftsUpdate, "PUT", path, body)).body)
     }
 
     public func getDraft(id: String, format: String) async throws -> GmailDraft {
         try Self.checkFormat(format)
-        let path = "/drafts/\(Endpoint.percentEncode(id))"
+        let path = "/drafts/\(try Endpoint.segment(id, .draft))"
         let request = Endpoint.draftRequest(.draftsGet, "GET", path, nil, [QueryItem(name: "format", value: format)])
         return try Self.decodeBody(try await perform(request).body)
     }
@@ -102,11 +116,13 @@ extension GmailClient: GmailDraftsAPI {
     }
 
     public func sendDraft(id: String) async throws -> GmailMessage {
+        // The id goes in the body, not the path; it is still an id Gmail must have given.
+        _ = try Endpoint.segment(id, .draft)
         let request = Endpoint.draftRequest(.draftsSend, "POST", "/drafts/send", DraftRequest(id: id))
         return try Self.decodeBody(try await perform(request).body)
     }
 
     public func deleteDraft(id: String) async throws {
-        _ = try await perform(Endpoint.draftRequest(.draftsDelete, "DELETE", "/drafts/\(Endpoint.percentEncode(id))", nil))
+        _ = try await perform(Endpoint.draftRequest(.draftsDelete, "DELETE", "/drafts/\(try Endpoint.segment(id, .draft))", nil))
     }
 }

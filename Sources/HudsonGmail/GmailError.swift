@@ -5,6 +5,7 @@
  failed and what to do, and never contain an access token or mail content: server messages
  are trimmed and scrubbed before they are stored (see ErrorClassification.swift).
  */
+import GmailIDShape
 
 /// A failure talking to Gmail.
 public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -73,6 +74,41 @@ public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A request Hudson did not send because an id it would carry has not the shape of a
+    /// Gmail id (GmailIDShape; issue 37 §1). A 400 in every way that matters to a caller —
+    /// the request itself is wrong, retrying cannot help, and Gmail applied nothing — so it
+    /// is one: a refusal (`isRefusal`), exit 65; only its words say it never left.
+    public static func malformedID(_ id: String, kind: GmailID.Kind) -> GmailError {
+        let problem = GmailID.problem(with: id, as: kind) ?? "not a Gmail \(kind) id"
+        return .badRequest(message: notSentPrefix + "\(kind) id \(shown(id)): \(problem)")
+    }
+
+    /// Whether this is `malformedID`: refused here, never sent.
+    public var isMalformedID: Bool {
+        if case .badRequest(let message) = self { return message.hasPrefix(Self.notSentPrefix) }
+        return false
+    }
+
+    /// The words that begin a `malformedID`'s message, and that keep "rejected by Gmail" out
+    /// of its description.
+    static let notSentPrefix = "not sent: "
+
+    /// An id as an error shows it: quoted, cut short, and every byte outside printable
+    /// ASCII (and `"`, `\`) as `\xHH`, so a hostile id cannot drive a terminal.
+    static func shown(_ id: String) -> String {
+        var out = "\""
+        for (index, byte) in id.utf8.enumerated() {
+            if index == 40 { out += "…"; break }
+            if byte >= 0x20 && byte < 0x7F && byte != 0x22 && byte != 0x5C {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                out += "\\x" + (hex.count == 1 ? "0" + hex : hex)
+            }
+        }
+        return out + "\""
+    }
+
     /// Whether repeating the same request later may succeed.
     ///
     /// Rate limits, 5xx and network failures are transient (§4 table, "Retry?" column).
@@ -116,7 +152,7 @@ public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
         case .server(let status):
             return "Gmail server error (\(status)): retry later"
         case .badRequest(let message):
-            return "request rejected by Gmail: \(message)"
+            return message.hasPrefix(Self.notSentPrefix) ? message : "request rejected by Gmail: \(message)"
         case .network(let detail):
             return "network error: \(detail)"
         case .invalidResponse(let detail):

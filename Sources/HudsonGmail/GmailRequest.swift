@@ -5,9 +5,13 @@
  Gmail intact (`+` would otherwise read as a space); repeated parameters repeat the key (§1);
  `prettyPrint=false` goes on every request to save bytes. The same path-and-query string is
  what a batch part carries (§1 "Batch endpoint"), so single and batched gets cannot diverge.
+ Every id that goes into a path passes `segment` first, the one check of GmailIDShape: an id
+ of another shape (`..`, `a/b`, `%2e`, empty, too long) is refused before anything is sent,
+ since percent-encoding leaves `.` and `..` as dot-segments that URL resolution removes.
  */
 
 import Foundation
+import GmailIDShape
 
 /// One query parameter; repeated parameters are separate items with the same name.
 struct QueryItem: Sendable, Equatable {
@@ -69,6 +73,13 @@ enum Endpoint {
         return out
     }
 
+    /// `id` as one path segment: the id itself, once GmailIDShape has it as a Gmail id of
+    /// this kind (its alphabet needs no percent-encoding); `GmailError.malformedID` otherwise.
+    static func segment(_ id: String, _ kind: GmailID.Kind) throws(GmailError) -> String {
+        guard GmailID.isWellFormed(id, as: kind) else { throw GmailError.malformedID(id, kind: kind) }
+        return id
+    }
+
     private static func json<T: Encodable>(_ value: T) -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -97,12 +108,12 @@ enum Endpoint {
     }
 
     /// `format` must be one of `messageFormats` (checked by the caller).
-    static func getMessage(id: String, format: String) -> GmailRequest {
+    static func getMessage(id: String, format: String) throws(GmailError) -> GmailRequest {
         var items = [QueryItem(name: "format", value: format)]
         if format == "metadata" {
             items += metadataHeaders.map { QueryItem(name: "metadataHeaders", value: $0) }
         }
-        return get(.messagesGet, "/messages/\(percentEncode(id))", items)
+        return get(.messagesGet, "/messages/\(try segment(id, .message))", items)
     }
 
     /// `startHistoryId` goes on the query string: sent any other way Gmail answers 400
@@ -117,16 +128,16 @@ enum Endpoint {
 
     static func listLabels() -> GmailRequest { get(.labelsList, "/labels") }
 
-    static func modify(id: String, add: [String], remove: [String]) -> GmailRequest {
-        post(.messagesModify, "/messages/\(percentEncode(id))/modify", ModifyMessageRequest(addLabelIds: add, removeLabelIds: remove))
+    static func modify(id: String, add: [String], remove: [String]) throws(GmailError) -> GmailRequest {
+        post(.messagesModify, "/messages/\(try segment(id, .message))/modify", ModifyMessageRequest(addLabelIds: add, removeLabelIds: remove))
     }
 
     static func batchModify(ids: [String], add: [String], remove: [String]) -> GmailRequest {
         post(.messagesBatchModify, "/messages/batchModify", BatchModifyMessagesRequest(ids: ids, addLabelIds: add, removeLabelIds: remove))
     }
 
-    static func attachment(messageID: String, attachmentID: String) -> GmailRequest {
-        get(.attachmentsGet, "/messages/\(percentEncode(messageID))/attachments/\(percentEncode(attachmentID))")
+    static func attachment(messageID: String, attachmentID: String) throws(GmailError) -> GmailRequest {
+        get(.attachmentsGet, "/messages/\(try segment(messageID, .message))/attachments/\(try segment(attachmentID, .attachment))")
     }
 
     static func send(raw: [UInt8], threadID: String?) -> GmailRequest {
@@ -137,14 +148,14 @@ enum Endpoint {
         post(.labelsCreate, "/labels", CreateLabelRequest(name: name, color: color))
     }
 
-    static func patchLabel(id: String, name: String?, color: LabelColor?) -> GmailRequest {
-        var request = post(.labelsPatch, "/labels/\(percentEncode(id))", PatchLabelRequest(name: name, color: color))
+    static func patchLabel(id: String, name: String?, color: LabelColor?) throws(GmailError) -> GmailRequest {
+        var request = post(.labelsPatch, "/labels/\(try segment(id, .label))", PatchLabelRequest(name: name, color: color))
         request.httpMethod = "PATCH"
         return request
     }
 
-    static func deleteLabel(id: String) -> GmailRequest {
-        GmailRequest(method: .labelsDelete, httpMethod: "DELETE", path: userRoot + "/labels/\(percentEncode(id))",
+    static func deleteLabel(id: String) throws(GmailError) -> GmailRequest {
+        GmailRequest(method: .labelsDelete, httpMethod: "DELETE", path: userRoot + "/labels/\(try segment(id, .label))",
                      units: GmailMethod.labelsDelete.units)
     }
 

@@ -3,17 +3,25 @@
  sends (gmail-api.md §2.5–§2.10). As with the message shapes, every response field is optional
  or defaulted: an empty history poll is just `{"historyId": "…"}` (§9.3), and a page may carry
  a `nextPageToken` with no `history` at all (§9.1), which must read as an empty page, not fail.
+ Every field is validated as it is decoded (WireValidation.swift).
  */
 
 import Foundation
+import GmailIDShape
 
 /// `ListHistoryResponse` (§2.9).
+///
+/// Read strictly (issue 37 §2): a page whose fields have the wrong types, whose `historyId`
+/// is not a history id, or whose records carry ids that are not, or that come after the
+/// page's own `historyId` (the mailbox's current one, which no record can pass), cannot be
+/// read as documented and fails to decode; the poll then fails and moves nothing. Only an
+/// id of a wrong shape is set aside without failing the page (WireValidation.swift).
 public struct HistoryPage: Codable, Sendable, Equatable {
     /// Chronological; empty when Google left the key out (§9.1, §9.3).
     public var history: [HistoryRecord]
     public var nextPageToken: String?
     /// The mailbox's *current* history id, repeated on every page: commit it only after the
-    /// last page has been applied (§9.9).
+    /// last page has been applied (§9.9). Validated when present; sync requires it.
     public var historyId: String?
 
     public init(history: [HistoryRecord] = [], nextPageToken: String? = nil, historyId: String? = nil) {
@@ -22,21 +30,31 @@ public struct HistoryPage: Codable, Sendable, Equatable {
         self.historyId = historyId
     }
 
+    enum CodingKeys: String, CodingKey { case history, nextPageToken, historyId }
+
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         history = try c.decodeIfPresent([HistoryRecord].self, forKey: .history) ?? []
-        nextPageToken = try c.decodeIfPresent(String.self, forKey: .nextPageToken)
-        // A history id of the wrong type reads as absent, not as an unreadable page: sync
-        // then falls back on the records' own ids, and polling goes on (issue 17 §0).
-        historyId = (try? c.decodeIfPresent(String.self, forKey: .historyId)) ?? nil
+        nextPageToken = try c.decodePageToken(.nextPageToken)
+        historyId = try c.decodeHistoryIDIfPresent(.historyId)
+        if let current = WireInteger.unsigned(historyId) {
+            for (index, record) in history.enumerated() where (record.idValue ?? 0) > current {
+                throw WireRange.error(c.codingPath + [CodingKeys.history, WireKey(intValue: index), HistoryRecord.CodingKeys.id])
+            }
+        }
     }
 
     /// `historyId` as a number, or nil when absent or not a plain decimal.
     public var historyIDValue: UInt64? { WireInteger.unsigned(historyId) }
+
+    /// Every id of a wrong shape the page's records named, set aside (never requested).
+    public var unusableIDs: [String] { history.flatMap(\.unusableIDs) }
 }
 
 /// One `History` record. Typed lists are preferred over `messages`, which may duplicate them.
 public struct HistoryRecord: Codable, Sendable, Equatable {
+    /// Required, and a history id (WireValidation.swift): a record that cannot be
+    /// version-guarded cannot be applied, and must not be guessed at.
     public var id: String?
     public var messages: [GmailMessage]
     public var messagesAdded: [HistoryMessageChange]
@@ -44,11 +62,14 @@ public struct HistoryRecord: Codable, Sendable, Equatable {
     public var messagesDeleted: [HistoryMessageChange]
     public var labelsAdded: [HistoryLabelChange]
     public var labelsRemoved: [HistoryLabelChange]
-    /// Part of the record could not be read (an element or a list of the wrong shape):
-    /// its changes cannot all be applied as such, and its messages must be fetched again.
+    /// A change of the record names a message by a usable id but carries another id of a
+    /// wrong shape (its thread's, a label's): the record cannot be applied as such, and its
+    /// messages must be fetched again, which gives Gmail's state whole.
     public var isDamaged = false
-    /// The ids of messages named by elements that could not be read otherwise.
+    /// The ids of the messages such changes name.
     public var damagedMessageIDs: [String] = []
+    /// Message ids of a wrong shape: their changes are set aside, never requested.
+    public var unusableIDs: [String] = []
 
     enum CodingKeys: String, CodingKey {
         case id, messages, messagesAdded, messagesDeleted, labelsAdded, labelsRemoved
@@ -69,54 +90,60 @@ public struct HistoryRecord: Codable, Sendable, Equatable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        // An id of the wrong type reads as absent: the record's messages are then fetched
-        // again rather than the page refused (HistoryMapping).
-        id = (try? c.decodeIfPresent(String.self, forKey: .id)) ?? nil
-        messages = (try? c.decodeIfPresent([GmailMessage].self, forKey: .messages)) ?? []
-        // Element by element: one change Gmail sent in an unexpected shape must not make the
-        // page unreadable, which would stop history polling for as long as Gmail serves it.
-        var damaged = false
+        guard let id = try c.decodeHistoryIDIfPresent(.id) else {
+            throw DecodingError.keyNotFound(CodingKeys.id, DecodingError.Context(codingPath: c.codingPath, debugDescription: "no id"))
+        }
+        self.id = id
         var damagedIDs: [String] = []
-        func list<T: Decodable>(_ key: CodingKeys) -> [T] {
-            guard c.contains(key) else { return [] }
-            guard let elements = try? c.decode([Lenient<T>].self, forKey: key) else {
-                damaged = true
-                return []
-            }
-            for element in elements where element.value == nil {
-                damaged = true
-                if let id = element.messageID { damagedIDs.append(id) }
+        var unusable: [String] = []
+        func list<T: Decodable>(_ key: CodingKeys) throws -> [T] {
+            guard let elements = try c.decodeIfPresent([HistoryElement<T>].self, forKey: key) else { return [] }
+            for element in elements {
+                if let id = element.refetch, !damagedIDs.contains(id) { damagedIDs.append(id) }
+                if let id = element.unusable { unusable.append(id) }
             }
             return elements.compactMap(\.value)
         }
-        messagesAdded = list(.messagesAdded)
-        messagesDeleted = list(.messagesDeleted)
-        labelsAdded = list(.labelsAdded)
-        labelsRemoved = list(.labelsRemoved)
-        isDamaged = damaged
+        messages = try list(.messages)
+        messagesAdded = try list(.messagesAdded)
+        messagesDeleted = try list(.messagesDeleted)
+        labelsAdded = try list(.labelsAdded)
+        labelsRemoved = try list(.labelsRemoved)
+        isDamaged = !damagedIDs.isEmpty
         damagedMessageIDs = damagedIDs
+        unusableIDs = unusable
     }
 
     /// The record id as a number, or nil when absent or not a plain decimal.
     public var idValue: UInt64? { WireInteger.unsigned(id) }
 }
 
-/// One element of a history list: the element, or, when it does not decode, the id of
-/// the message it names if even that can be read.
-struct Lenient<T: Decodable>: Decodable {
+/// One element of a history list: the element; or, when it names its message by an id of a
+/// wrong shape, that id (the change is set aside); or, when its message id is usable but
+/// another id in it is not, the message id, so that the message is fetched again. Faults of
+/// type or range are not caught: they make the page unreadable.
+struct HistoryElement<T: Decodable>: Decodable {
     var value: T?
-    var messageID: String?
+    var refetch: String?
+    var unusable: String?
 
     private struct Reference: Decodable {
-        struct Message: Decodable { var id: String? }
+        struct Message: Decodable { var id: String }
         var message: Message?
+        var id: String?
     }
 
     init(from decoder: any Decoder) throws {
-        if let value = try? T(from: decoder) {
-            self.value = value
-        } else {
-            messageID = (try? Reference(from: decoder))?.message?.id.flatMap { $0.isEmpty ? nil : $0 }
+        do {
+            value = try T(from: decoder)
+        } catch let error as UnusableID {
+            if error.kind == .message {
+                unusable = error.id
+            } else {
+                // The message's own id was read before any other id, so it is a usable one.
+                let reference = try Reference(from: decoder)
+                refetch = reference.message?.id ?? reference.id
+            }
         }
     }
 }
@@ -145,7 +172,7 @@ public struct HistoryLabelChange: Codable, Sendable, Equatable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         message = try c.decodeIfPresent(GmailMessage.self, forKey: .message)
-        labelIds = try c.decodeIfPresent([String].self, forKey: .labelIds) ?? []
+        labelIds = try c.decodeLabelIDs(.labelIds)
     }
 }
 
@@ -181,6 +208,26 @@ public struct GmailLabel: Codable, Sendable, Equatable {
         self.threadsUnread = threadsUnread
         self.color = color
     }
+    enum CodingKeys: String, CodingKey {
+        case id, name, type, messageListVisibility, labelListVisibility, messagesTotal, messagesUnread, threadsTotal,
+             threadsUnread, color
+    }
+
+    /// An `id` of another shape than a Gmail label id's is `UnusableID` (a label id goes into
+    /// paths: labels.patch, labels.delete).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decodeID(.id, .label)
+        name = try c.decodeIfPresent(String.self, forKey: .name)
+        type = try c.decodeIfPresent(String.self, forKey: .type)
+        messageListVisibility = try c.decodeIfPresent(String.self, forKey: .messageListVisibility)
+        labelListVisibility = try c.decodeIfPresent(String.self, forKey: .labelListVisibility)
+        messagesTotal = try c.decodeCountIfPresent(.messagesTotal)
+        messagesUnread = try c.decodeCountIfPresent(.messagesUnread)
+        threadsTotal = try c.decodeCountIfPresent(.threadsTotal)
+        threadsUnread = try c.decodeCountIfPresent(.threadsUnread)
+        color = try c.decodeIfPresent(LabelColor.self, forKey: .color)
+    }
 }
 
 /// `LabelColor`: values come from a fixed palette.
@@ -194,13 +241,15 @@ public struct LabelColor: Codable, Sendable, Equatable {
     }
 }
 
-/// `ListLabelsResponse`: `{"labels": [...]}`, no paging.
+/// `ListLabelsResponse`: `{"labels": [...]}`, no paging. A label whose id has not a Gmail
+/// label id's shape is left out (it could never be named in a request).
 struct LabelList: Decodable {
     var labels: [GmailLabel]
+    var unusableIDs: [String]
 
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        labels = try c.decodeIfPresent([GmailLabel].self, forKey: .labels) ?? []
+        (labels, unusableIDs) = [GmailLabel].kept(try c.decodeIfPresent([Skippable<GmailLabel>].self, forKey: .labels))
     }
 
     private enum CodingKeys: String, CodingKey { case labels }

@@ -5,9 +5,12 @@
  an empty default; only the identity key `id` of a message is required, because a message
  without one cannot be stored and is a wrong-shape response. `int64`/`uint64` values arrive as
  JSON strings and stay strings here; the `…Value`/`…Milliseconds` accessors parse them strictly.
+ Every field is validated as it is decoded (WireValidation.swift): types, ranges, and the
+ shape of every id.
  */
 
 import Foundation
+import GmailIDShape
 
 /// Strict parsing of Google's decimal-string integers (gmail-api.md §1, §5).
 ///
@@ -45,6 +48,16 @@ public struct Profile: Codable, Sendable, Equatable {
 
     /// `historyId` as a number, or nil when absent or not a plain decimal.
     public var historyIDValue: UInt64? { WireInteger.unsigned(historyId) }
+
+    enum CodingKeys: String, CodingKey { case emailAddress, messagesTotal, threadsTotal, historyId }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        emailAddress = try c.decodeIfPresent(String.self, forKey: .emailAddress)
+        messagesTotal = try c.decodeCountIfPresent(.messagesTotal)
+        threadsTotal = try c.decodeCountIfPresent(.threadsTotal)
+        historyId = try c.decodeHistoryIDIfPresent(.historyId)
+    }
 }
 
 /// One entry of a `messages.list` page: only `id` and `threadId` are populated (§2.2).
@@ -56,6 +69,17 @@ public struct MessageRef: Codable, Sendable, Equatable {
         self.id = id
         self.threadId = threadId
     }
+
+    enum CodingKeys: String, CodingKey { case id, threadId }
+
+    /// An `id` of another shape than a Gmail message id's is `UnusableID` (the page skips
+    /// the entry). `threadId` is not used (the message's own answer gives its thread), so
+    /// one of a wrong shape reads as absent.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decodeID(.id, .message)
+        threadId = try c.decodeIfPresent(String.self, forKey: .threadId).flatMap { GmailID.isWellFormed($0, as: .thread) ? $0 : nil }
+    }
 }
 
 /// `ListMessagesResponse` (§2.2). An empty mailbox is `{"resultSizeEstimate": 0}` with no `messages`.
@@ -64,18 +88,29 @@ public struct MessageListPage: Codable, Sendable, Equatable {
     /// Absent on the last page: stop paging then (never loop on `resultSizeEstimate`).
     public var nextPageToken: String?
     public var resultSizeEstimate: Int?
+    /// Entries whose id has not a Gmail message id's shape: left out of `messages`, never
+    /// requested (WireValidation.swift).
+    public var unusableIDs: [String] = []
 
-    public init(messages: [MessageRef] = [], nextPageToken: String? = nil, resultSizeEstimate: Int? = nil) {
+    public init(messages: [MessageRef] = [], nextPageToken: String? = nil, resultSizeEstimate: Int? = nil,
+                unusableIDs: [String] = []) {
         self.messages = messages
         self.nextPageToken = nextPageToken
         self.resultSizeEstimate = resultSizeEstimate
+        self.unusableIDs = unusableIDs
     }
 
+    enum CodingKeys: String, CodingKey { case messages, nextPageToken, resultSizeEstimate }
+
+    /// A message listed twice is kept once, where it first appears.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        messages = try c.decodeIfPresent([MessageRef].self, forKey: .messages) ?? []
-        nextPageToken = try c.decodeIfPresent(String.self, forKey: .nextPageToken)
-        resultSizeEstimate = try c.decodeIfPresent(Int.self, forKey: .resultSizeEstimate)
+        let (refs, unusable) = [MessageRef].kept(try c.decodeIfPresent([Skippable<MessageRef>].self, forKey: .messages))
+        var seen = Set<String>()
+        messages = refs.filter { seen.insert($0.id).inserted }
+        unusableIDs = unusable
+        nextPageToken = try c.decodePageToken(.nextPageToken)
+        resultSizeEstimate = try c.decodeCountIfPresent(.resultSizeEstimate)
     }
 }
 
@@ -113,15 +148,21 @@ public struct GmailMessage: Codable, Sendable, Equatable {
         self.raw = raw
     }
 
+    enum CodingKeys: String, CodingKey {
+        case id, threadId, labelIds, snippet, historyId, internalDate, sizeEstimate, payload, raw
+    }
+
+    /// Ids of another shape than Gmail's (the message's, its thread's, a label's, an
+    /// attachment's in the payload) are `UnusableID`; a label listed twice counts once.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        id = try c.decode(String.self, forKey: .id)
-        threadId = try c.decodeIfPresent(String.self, forKey: .threadId)
-        labelIds = try c.decodeIfPresent([String].self, forKey: .labelIds) ?? []
+        id = try c.decodeID(.id, .message)
+        threadId = try c.decodeIDIfPresent(.threadId, .thread)
+        labelIds = try c.decodeLabelIDs(.labelIds)
         snippet = try c.decodeIfPresent(String.self, forKey: .snippet)
-        historyId = try c.decodeIfPresent(String.self, forKey: .historyId)
-        internalDate = try c.decodeIfPresent(String.self, forKey: .internalDate)
-        sizeEstimate = try c.decodeIfPresent(Int.self, forKey: .sizeEstimate)
+        historyId = try c.decodeHistoryIDIfPresent(.historyId)
+        internalDate = try c.decodeInt64StringIfPresent(.internalDate, in: WireRange.internalDate)
+        sizeEstimate = try c.decodeCountIfPresent(.sizeEstimate)
         payload = try c.decodeIfPresent(MessagePart.self, forKey: .payload)
         raw = try c.decodeIfPresent(String.self, forKey: .raw)
     }
@@ -219,6 +260,17 @@ public struct MessagePartBody: Codable, Sendable, Equatable {
         self.size = size
         self.data = data
     }
+
+    enum CodingKeys: String, CodingKey { case attachmentId, size, data }
+
+    /// An `attachmentId` is put in a request's path later (attachments.get): one of another
+    /// shape than Gmail's is `UnusableID` now.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        attachmentId = try c.decodeIDIfPresent(.attachmentId, .attachment)
+        size = try c.decodeCountIfPresent(.size)
+        data = try c.decodeIfPresent(String.self, forKey: .data)
+    }
 }
 
 /// The body returned by `messages.attachments.get` (§2.4), a `MessagePartBody` that may echo
@@ -233,5 +285,17 @@ public struct AttachmentBody: Codable, Sendable, Equatable {
         self.attachmentId = attachmentId
         self.size = size
         self.data = data
+    }
+
+    enum CodingKeys: String, CodingKey { case attachmentId, size, data }
+
+    /// The echoed `attachmentId` is not used (ids change between fetches, §2.4): one of
+    /// another shape reads as absent.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        attachmentId = try c.decodeIfPresent(String.self, forKey: .attachmentId)
+            .flatMap { GmailID.isWellFormed($0, as: .attachment) ? $0 : nil }
+        size = try c.decodeCountIfPresent(.size)
+        data = try c.decodeIfPresent(String.self, forKey: .data)
     }
 }

@@ -8,6 +8,7 @@
  a sent draft no longer exists. Deleting is idempotent: a draft already gone (404) is done.
  */
 import Glibc
+import GmailIDShape
 import HudsonCLI
 import HudsonGmail
 import HudsonMail
@@ -17,11 +18,12 @@ import HudsonSync
 
 @MainActor
 public enum DraftsCommand {
-    /// `draft:ID` or a bare draft id.
+    /// `draft:ID` or a bare draft id, of the shape every Gmail id has (GmailIDShape): the id
+    /// goes into the request's path, where `draft:..` once sent `DELETE …/users/me/`.
     static func draftID(_ text: String) throws -> String {
         let id = text.hasPrefix("draft:") ? String(text.dropFirst("draft:".count)) : text
-        guard !id.isEmpty, !id.contains(":"), id.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value < 127 }) else {
-            throw UsageError("\(TerminalSafety.quoted(text)): not a draft (draft:ID)")
+        if let problem = GmailID.problem(with: id, as: .draft) {
+            throw UsageError("\(TerminalSafety.quoted(text)): not a draft (draft:ID): \(problem)")
         }
         return id
     }

@@ -199,6 +199,19 @@ extension Store {
         }
     }
 
+    /// Gmail refused the page token the listing stored (a 400 or 404 for a token it gave
+    /// itself: expired, or garbled): the listing of the same window starts again from its
+    /// first page. Nothing stored is lost, and the version guard makes listing a message
+    /// again harmless; keeping the token would fail every pass for good.
+    public func restartBackfillListing(accountID: Int64) throws {
+        try db.write {
+            try db.execute("""
+                UPDATE accounts SET backfill_page_token = NULL, backfill_listed = 0
+                 WHERE id = ? AND backfill_state <> 'complete'
+                """, accountID)
+        }
+    }
+
     /// Widens the backfill window to `lookbackDays` (0 = the whole mailbox). Only the
     /// older range is listed — `after:<new bound> before:<old bound>`, both fixed once
     /// chosen — so nothing already stored is fetched again. A listing in progress

@@ -7,6 +7,7 @@
  touch the newest message only (CONTRACT.md, "Ids and input"). Nothing is queued
  when the effective labels already satisfy the action (notmuch's `_optimize_tag_query`).
  */
+import GmailIDShape
 import SQLite
 
 /// A typed reference, as the first field of every text record (CONTRACT.md).
@@ -29,11 +30,10 @@ public enum Reference: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Gmail ids are opaque, but they are short runs of letters, digits, '-' and '_'.
+    /// Whether `id` has the shape of a Gmail message or thread id: the one rule every id
+    /// that may reach a request follows (GmailIDShape).
     static func isPlausibleID(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 256 && id.unicodeScalars.allSatisfy {
-            ($0 >= "a" && $0 <= "z") || ($0 >= "A" && $0 <= "Z") || ($0 >= "0" && $0 <= "9") || $0 == "-" || $0 == "_"
-        }
+        GmailID.isWellFormed(id, as: .message)
     }
 
     public var id: String {

@@ -3,12 +3,17 @@
  typed arrays are used, not `messages` (Google recommends the typed fields); the
  `labelIds` next to `message` are the labels that changed.
 
- A record whose id is missing or not a positive integer cannot be version-guarded, and a
- record part of which could not be read cannot be applied whole, so their changes are not
- applied as such; but refusing the page would stop history polling for
- the account for as long as Gmail serves that record (issue 17 §0). Instead every message
- it names is fetched again: a snapshot carries its own history id and goes through the
- version guard, and a 404 tombstones a message the record deleted.
+ HudsonGmail has read the page strictly (issue 37 §2): every record has a history id no
+ later than the page's, and an id of a wrong shape has been set aside. Two cases remain in
+ which a record's changes are not applied as such, and every message it names is fetched
+ again instead — a snapshot carries its own history id and goes through the version guard,
+ and a 404 tombstones a message the record deleted:
+ - a record Gmail's profile could not vouch for (`trusted` false: getProfile did not
+   answer, so no record id can be checked against the mailbox's), whose id could poison
+   the version guard of every message it names;
+ - a record part of which names its message by a usable id but carries another id of a
+   wrong shape (a label's, a thread's): it cannot be applied whole.
+ A record without a usable id (only a scripted server builds one) is treated the same.
  */
 import HudsonGmail
 import HudsonStore
@@ -16,20 +21,17 @@ import HudsonStore
 public enum HistoryMapping {
     /// A page's records, mapped.
     public struct Mapped: Equatable, Sendable {
-        /// The changes of the records with a usable id, in order.
+        /// The changes of the records applied as such, in order.
         public var changes: [HistoryChange] = []
-        /// Messages named by records without a usable id: to be fetched again.
+        /// Messages named by the other records: to be fetched again.
         public var refetch: [String] = []
-        /// The highest usable record id: everything up to it is on this page or before.
-        public var newestRecordID: Int64?
     }
 
-    public static func map(_ records: [HistoryRecord]) -> Mapped {
+    /// - Parameter trusted: whether the records' ids are vouched for (see the file's comment).
+    public static func map(_ records: [HistoryRecord], trusted: Bool = true) -> Mapped {
         var mapped = Mapped()
         for record in records {
-            let usableID = try? parseHistoryID(record.id)
-            if let usableID { mapped.newestRecordID = max(mapped.newestRecordID ?? 0, usableID) }
-            guard let historyID = usableID, !record.isDamaged else {
+            guard trusted, let historyID = try? parseHistoryID(record.id), !record.isDamaged else {
                 mapped.refetch += messageIDs(of: record).filter { !mapped.refetch.contains($0) }
                 continue
             }

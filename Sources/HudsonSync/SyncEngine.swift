@@ -15,9 +15,15 @@
  same transaction as the page or poll it came from, and the pass goes on: history is
  applied and the cursor advances, the listing moves on, hydration takes the next body.
  Parked messages are fetched again when their back-off is over, in later passes and
- processes. A failure that is not the message's (the network, a rate limit, a token
- Gmail refuses) stops the pass before the cursor or the listing moves: nothing is lost,
- and the next pass resumes.
+ processes, until the user drops them (`hd-pending --parked --drop`). A failure that is
+ not the message's (the network, a rate limit, a token Gmail refuses) stops the pass
+ before the cursor or the listing moves: nothing is lost, and the next pass resumes.
+
+ An id Gmail itself calls gone (404) or invalid (400), and one Hudson would not send
+ (GmailIDShape), is confirmed gone like a deleted message (issue 37 §2): it is never
+ parked, so it cannot keep a catch-up from completing. Ids of a wrong shape in a list
+ page or a history record were set aside when the answer was read, and are counted in
+ the report (`unusableIDs`).
  Single-flight: a second call while a pass runs returns an empty report at once
  (actors are re-entrant, so the guard is explicit).
  */
@@ -31,8 +37,12 @@ public struct SyncReport: Sendable, Equatable {
     public var eventsApplied = 0
     public var bodiesHydrated = 0
     public var backfillComplete = false
-    /// Messages of the account parked after a failure when the pass ended.
+    /// Messages of the account parked after a failure when the pass ended (not those
+    /// the user dropped).
     public var parked = 0
+    /// Ids of a wrong shape in Gmail's answers this pass (list pages, history records),
+    /// set aside and never requested (HudsonGmail's WireValidation).
+    public var unusableIDs = 0
 
     public init() {}
 }
@@ -125,7 +135,8 @@ public actor SyncEngine {
     /// Whether this account is caught up: backfill complete, a re-list settled, no body
     /// missing in the prefetch window and no message parked. A message or body that
     /// failed is not done: it waits for its retry (a parked body outside the window is
-    /// forgotten by hydration, like any older body).
+    /// forgotten by hydration, like any older body), unless the user dropped it: a
+    /// dropped entry is never due, so it is in neither the work-list nor the count.
     public func isCaughtUp() throws -> Bool {
         let account = try currentAccount()
         guard account.backfillState == .complete else { return false }
@@ -133,7 +144,7 @@ public actor SyncEngine {
         let accountID = account.id
         return try database.read { store in
             try store.messagesUnconfirmedByRelist(accountID: accountID, limit: 1).isEmpty
-                && store.messagesNeedingBodies(accountID: accountID, since: since, limit: 1, includingParked: true).isEmpty
+                && store.messagesNeedingBodies(accountID: accountID, since: since, limit: 1).isEmpty
                 && store.parkedCount(accountID: accountID) == 0
         }
     }
@@ -191,30 +202,61 @@ public actor SyncEngine {
     /// applies each page (cursor untouched), then advances the cursor exactly once.
     /// Returns true when the cursor had expired and was reset.
     ///
-    /// Nothing malformed in an answer stops polling: a page whose `historyId` is missing
-    /// or unusable leaves the cursor to the newest usable record id seen (everything up to
-    /// it has been applied; with neither, it stays and the next poll re-reads from it); a
-    /// record without a usable id has its messages fetched again; a message that cannot
-    /// be fetched is parked.
+    /// The cursor only ever moves to a history id Gmail gave as the mailbox's (the last
+    /// page's `historyId`), never back, and never past what `getProfile` reports (issue 37
+    /// §2): a page without one, with one before the cursor or the previous page's, or with
+    /// one the profile contradicts fails the poll (`SyncError.invalidHistoryID`, 75) before
+    /// anything of that page is written; a page HudsonGmail cannot read as documented fails
+    /// it the same way. The one way back is the documented one: a cursor the profile shows
+    /// to be past the mailbox (stored by an older Hudson) is reset like an expired cursor. A profile that cannot be read must not stop polling (issue 17 §0):
+    /// then no record id is trusted — every message the page names is fetched again, so new
+    /// mail still arrives — and the cursor stays where it was.
     func pollHistory(_ account: Account, report: inout SyncReport) async throws -> Bool {
         guard let cursor = account.historyID else { return false }
         let start = String(cursor)
         let accountID = account.id
         var pageToken: String?
-        var latest: Int64?
-        var newestRecord: Int64?
+        var latest = cursor
+        // The newest history id getProfile reported during this poll, and whether every
+        // page so far was within one.
+        var profileBound: Int64?
+        var vouched = true
         var seenTokens = Set<String>()
         repeat {
             let page: HistoryPage
             do {
                 page = try await api.listHistory(startHistoryID: start, pageToken: pageToken)
+            } catch let error as GmailError where pageToken != nil && Self.refusesPageToken(error) {
+                // Gmail refused the token of its own previous page: the poll fails (75) and
+                // moves nothing; the next one starts again from the cursor.
+                throw GmailError.invalidResponse("Gmail refused the page token it gave (\(error))")
             } catch GmailError.notFound {
                 // Only a 404 from history.list means the cursor aged out ("Cursor expiry").
                 let fresh = try parseHistoryID(try await api.getProfile().historyId)
                 try database.write { try $0.resetForExpiredCursor(accountID: accountID, freshHistoryID: fresh) }
                 return true
             }
-            let mapped = HistoryMapping.map(page.history)
+            let pageHistoryID = try parseHistoryID(page.historyId)
+            if pageHistoryID < latest {
+                // The mailbox says it is before the cursor: this page is wrong, or the cursor
+                // is (a store whose cursor an older Hudson moved past Gmail's, issue 37).
+                // getProfile decides; a cursor past the mailbox's is reset like an expired
+                // one, with the re-list that settles what it skipped.
+                if pageToken == nil, let current = try await currentHistoryID(), current < cursor {
+                    try database.write { try $0.resetForExpiredCursor(accountID: accountID, freshHistoryID: current) }
+                    return true
+                }
+                throw SyncError.invalidHistoryID(page.historyId)
+            }
+            // A page that moves nothing (the mailbox still at the cursor, which a profile
+            // vouched for when it was stored) needs no profile: an idle poll costs no unit more.
+            if vouched && pageHistoryID > cursor && pageHistoryID > (profileBound ?? 0) {
+                profileBound = try await currentHistoryID()
+                if let profileBound, pageHistoryID > profileBound { throw SyncError.invalidHistoryID(page.historyId) }
+                vouched = profileBound != nil
+            }
+            let mapped = HistoryMapping.map(page.history, trusted: vouched)
+            report.unusableIDs += page.unusableIDs.count
             let changes = mapped.changes
             let applied = try database.write { try $0.applyHistoryChanges(changes, accountID: accountID) }
             report.eventsApplied += applied.applied
@@ -222,20 +264,35 @@ public actor SyncEngine {
             if !toFetch.isEmpty {
                 report.eventsApplied += try await fetchAndApply(toFetch, accountID: accountID)
             }
-            if let id = try? parseHistoryID(page.historyId) { latest = max(latest ?? 0, id) }
-            if let id = mapped.newestRecordID { newestRecord = max(newestRecord ?? 0, id) }
+            latest = pageHistoryID
             pageToken = page.nextPageToken
             if let token = pageToken, !seenTokens.insert(token).inserted { break }  // a looping server
         } while pageToken != nil
-        if let end = latest ?? newestRecord {
+        if vouched && latest > cursor {
+            let end = latest
             try database.write { try $0.advanceCursor(accountID: accountID, to: end) }
         }
         return false
     }
 
+    /// The mailbox's current history id from `getProfile`, or nil when Gmail's answer does
+    /// not give one (unreadable, missing, a server error). A failure of the whole account,
+    /// or of the network or the task, is thrown: it stops the pass like any other request's.
+    private func currentHistoryID() async throws -> Int64? {
+        do {
+            return try parseHistoryID(try await api.getProfile().historyId)
+        } catch let error as GmailError where Self.stopsPass(error) {
+            throw error.unwrapped
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            return nil
+        }
+    }
+
     /// Fetches messages (format=metadata) that a history page mentioned and the store
     /// lacks, or a parked message due again, and applies them through the version guard.
-    /// A 404 tombstones the message (it vanished between the event and the fetch). A
+    /// A message Gmail calls gone or invalid is tombstoned (`isGone`). A
     /// failure of the message's own parks it, in the same transaction as the rest; one
     /// that is not (`stopsPass`) throws before anything is written, so the cursor stays
     /// and the next pass re-polls. Returns the number of messages stored.
@@ -252,7 +309,7 @@ public actor SyncEngine {
                 } catch {
                     failures.append(ParkingFailure(gmailID: id, stage: .message, error: String(describing: error)))
                 }
-            case .failure(.notFound)?:
+            case .failure(let error)? where Self.isGone(error):
                 vanished.append(id)
             case .failure(let error)? where Self.stopsPass(error):
                 throw error.unwrapped
@@ -284,6 +341,31 @@ public actor SyncEngine {
         }
     }
 
+    /// Whether a list call that carried a page token Gmail gave was refused for it: a 400
+    /// ("Invalid pageToken") or a 404. Only the token varies between such a call and the
+    /// first page's, which Gmail answered.
+    static func refusesPageToken(_ error: GmailError) -> Bool {
+        switch error {
+        case .notFound, .badRequest: return true
+        default: return false
+        }
+    }
+
+    /// Whether the answer to one message's `messages.get` says Gmail will never serve that
+    /// id, so the message is confirmed gone, as if deleted (issue 37 §2), rather than
+    /// parked to be asked again for ever: a 404 ("drop it from the local store", §4), or a
+    /// 400, with which Gmail calls the id invalid — the format and headers of the request
+    /// are Hudson's constants, so the id is the only part it can refuse, and a refusal of
+    /// the whole account would have failed the pass's labels.list before any fetch — or an
+    /// id Hudson would not send (`GmailError.malformedID`). A batch that failed as a whole
+    /// (`batchFailed`) says nothing of its items and is not one.
+    static func isGone(_ error: GmailError) -> Bool {
+        switch error {
+        case .notFound, .badRequest: return true
+        default: return false
+        }
+    }
+
     // MARK: - parked messages
 
     /// Fetches again the parked messages whose back-off is over (at most
@@ -306,6 +388,8 @@ public actor SyncEngine {
         var failures: [ParkingFailure]
         var nextPageToken: String?
         var estimate: Int?
+        /// Listed ids of a wrong shape, set aside unrequested.
+        var unusableIDs = 0
     }
 
     /// Lists up to `maxPages` pages of the fixed window, fetching each message at
@@ -320,11 +404,20 @@ public actor SyncEngine {
         var account = start
         let accountID = account.id
         let query = account.backfillQuery
-        var next: Task<Result<FetchedPage, any Error>, Never>? = fetchPage(token: account.backfillPageToken, query: query)
+        var pendingToken = account.backfillPageToken
+        var next: Task<Result<FetchedPage, any Error>, Never>? = fetchPage(token: pendingToken, query: query)
         defer { next?.cancel() }
         for index in 0..<maxPages {
             guard let pending = next else { break }
-            let page = try await Self.result(of: pending).get()
+            let page: FetchedPage
+            do {
+                page = try await Self.result(of: pending).get()
+            } catch let error as GmailError where pendingToken != nil && Self.refusesPageToken(error) {
+                // Gmail refused a page token it gave: the listing starts over next pass.
+                try database.write { try $0.restartBackfillListing(accountID: accountID) }
+                return
+            }
+            pendingToken = page.nextPageToken
             next = page.nextPageToken != nil && index + 1 < maxPages
                 ? fetchPage(token: page.nextPageToken, query: query) : nil
             let snapshots = page.snapshots
@@ -334,6 +427,7 @@ public actor SyncEngine {
                                          listed: page.listed, estimate: page.estimate, parking: failures)
             }
             report.backfilledThisPass += applied.applied
+            report.unusableIDs += page.unusableIDs
             account = try currentAccount()
             progress?(SyncProgress(account: email, backfilled: account.backfillListed,
                                    backfillEstimate: account.backfillEstimate, bodiesHydrated: 0, bodiesRemaining: 0))
@@ -368,7 +462,7 @@ public actor SyncEngine {
                     failures.append(ParkingFailure(gmailID: id, stage: .message, error: String(describing: error)))
                 }
                 settled.append(id)
-            case .failure(.notFound)?:
+            case .failure(let error)? where Self.isGone(error):
                 if try database.write({ try $0.deleteVanishedMessage(gmailID: id, accountID: accountID) }) { changed += 1 }
             case .failure(let error)? where Self.stopsPass(error):
                 throw error.unwrapped  // not this message's fault: ask again next pass
@@ -416,8 +510,8 @@ public actor SyncEngine {
                 } catch {
                     failures.append(ParkingFailure(gmailID: id, stage: .message, error: String(describing: error)))
                 }
-            case .failure(.notFound)?:
-                continue  // gone since it was listed
+            case .failure(let error)? where isGone(error):
+                continue  // gone since it was listed, or an id Gmail calls invalid
             case .failure(let error)? where stopsPass(error):
                 // Not this message's fault: leave the token where it is and re-list later.
                 throw error.unwrapped
@@ -431,7 +525,7 @@ public actor SyncEngine {
             }
         }
         return FetchedPage(listed: ids.count, snapshots: snapshots, failures: failures, nextPageToken: page.nextPageToken,
-                           estimate: page.resultSizeEstimate)
+                           estimate: page.resultSizeEstimate, unusableIDs: page.unusableIDs.count)
     }
 
     /// Waits for a prefetch, cancelling it if this task is cancelled meanwhile.
@@ -531,7 +625,7 @@ public actor SyncEngine {
                 case .success(let message)?:
                     fetched.hydrations.append(Hydration(gmailID: id, snapshot: SnapshotMapping.snapshot(from: message),
                                                         body: BodyMapping.body(from: message)))
-                case .failure(.notFound)?:
+                case .failure(let error)? where Self.isGone(error):
                     fetched.notFound.append(id)
                 case .failure(.cancelled)?:
                     fetched.cancelled = true
@@ -567,8 +661,8 @@ public actor SyncEngine {
     }
 
     /// The same pipeline for one message, on demand (someone opened it). It rethrows
-    /// everything but a 404, which tombstones the message and returns false: a single
-    /// call has no "next id" to fall through to.
+    /// everything but an answer that says the message is gone (`isGone`), which tombstones
+    /// it and returns false: a single call has no "next id" to fall through to.
     public func hydrate(messageID: String) async throws -> Bool {
         let account = try currentAccount()
         let accountID = account.id
@@ -581,7 +675,7 @@ public actor SyncEngine {
                 return try await persistRaw(messageID, accountID: accountID, api: onDemandAPI)
             }
             return try persistFull(message, accountID: accountID)
-        } catch GmailError.notFound {
+        } catch let error as GmailError where Self.isGone(error) {
             try database.write { _ = try $0.deleteVanishedMessage(gmailID: messageID, accountID: accountID) }
             return false
         }

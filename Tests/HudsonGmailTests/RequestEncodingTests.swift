@@ -7,6 +7,7 @@
  */
 
 import Foundation
+import GmailIDShape
 import Testing
 @testable import HudsonGmail
 
@@ -41,7 +42,7 @@ struct RequestEncodingTests {
         defer { server.stop() }
         let client = try makeClient(server)
         for format in ["minimal", "full", "raw"] {
-            _ = try await client.getMessage(id: "a", format: format)
+            _ = try await client.getMessage(id: "18c9a4f0e2b1d3c7", format: format)
         }
         #expect(server.requests.map { $0.values("format") } == [["minimal"], ["full"], ["raw"]])
         #expect(server.requests.allSatisfy { $0.values("metadataHeaders").isEmpty })
@@ -187,12 +188,36 @@ struct RequestEncodingTests {
         #expect(server.requests.first?.path == "/proxy/gmail/v1/users/me/profile")
     }
 
-    @Test("ids are percent-encoded as path segments")
-    func idsAreEscaped() async throws {
-        let server = try TestHTTPServer(script: [.json(200, Fixture.minimalMessage)])
+    @Test("an id of another shape than Gmail's goes into no path: refused before anything is sent, for every method that takes one",
+          arguments: ["..", ".", "a/b", "%2e", "%2E%2E", "a?b", "a#b", "", String(repeating: "a", count: 300), "ü", "a b", "a\u{1B}[0m"])
+    func malformedIDsAreNotSent(_ id: String) async throws {
+        let server = try TestHTTPServer { _ in .json(200, Fixture.minimalMessage) }
         defer { server.stop() }
         let client = try makeClient(server)
-        _ = try await client.getMessage(id: "../x?y", format: "minimal")
-        #expect(server.requests.first?.path == "/gmail/v1/users/me/messages/..%2Fx%3Fy")
+        let calls: [(GmailID.Kind, () async throws -> Void)] = [
+            (.message, { _ = try await client.getMessage(id: id, format: "full") }),
+            (.message, { try await client.modify(id: id, addLabelIDs: ["STARRED"], removeLabelIDs: []) }),
+            (.message, { _ = try await client.getAttachment(messageID: id, attachmentID: "ANGjdJ8w") }),
+            (.attachment, { _ = try await client.getAttachment(messageID: "18c9a4f0e2b1d3c7", attachmentID: id) }),
+            (.label, { _ = try await client.patchLabel(id: id, name: "New", color: nil) }),
+            (.label, { try await client.deleteLabel(id: id) }),
+            (.draft, { _ = try await client.getDraft(id: id, format: "minimal") }),
+            (.draft, { _ = try await client.updateDraft(id: id, raw: Array("Subject: x\r\n\r\nx".utf8), threadID: nil) }),
+            (.draft, { try await client.deleteDraft(id: id) }),
+            (.draft, { _ = try await client.sendDraft(id: id) }),
+        ]
+        for (kind, call) in calls where !GmailID.isWellFormed(id, as: kind) {
+            let error = await gmailError(call)
+            #expect(error == .malformedID(id, kind: kind), "\(kind)")
+            #expect(error?.isMalformedID == true && error?.isRefusal == true && error?.isRetryable == false)
+            #expect(error?.description.hasPrefix("not sent: \(kind) id ") == true, "\(error?.description ?? "")")
+            // Shown safely: no control character, cut short.
+            #expect(error?.description.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7F } == true)
+            #expect((error?.description.count ?? 0) < 160)
+        }
+        // A batch sends the well-formed ids and answers the others without sending them.
+        let results = await client.getMessages(ids: [id], format: "metadata")
+        #expect(results[id].map { if case .failure(let e) = $0 { return e.isMalformedID } else { return false } } == true)
+        #expect(server.requests.isEmpty, "\(server.requests.map(\.target))")
     }
 }

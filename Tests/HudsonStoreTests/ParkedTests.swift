@@ -109,4 +109,50 @@ struct ParkedTests {
         #expect(try f.store.removeAccount(email: f.account.email))
         #expect(try f.store.parkedCount() == 0)
     }
+
+    // MARK: - Dropping (issue 37 §2: hd-pending --parked --drop)
+
+    @Test("a dropped message is never due, not counted, not reported, not made due by --retry-parked; it is still listed, as dropped")
+    func dropped() throws {
+        let f = try StoreFixture()
+        try park(f, "m1")
+        try park(f, "m2")
+        _ = try f.store.takeUnreportedParked(accountID: f.account.id)
+        let dropped = try f.store.dropParked(gmailIDs: ["m1", "nope"], accountID: f.account.id)
+        #expect(dropped.map(\.gmailID) == ["m1"] && dropped.allSatisfy(\.isDropped))
+        #expect(try f.store.parkedCount(accountID: f.account.id) == 1)
+        #expect(try f.store.parkedMessages(accountID: f.account.id).map(\.gmailID) == ["m2"])
+        #expect(try f.store.parkedMessages(accountID: f.account.id, includingDropped: true).map(\.gmailID) == ["m1", "m2"])
+        f.clock.advance(by: 3_600_000)
+        #expect(try f.store.dueParkedMessages(accountID: f.account.id, stage: .message, limit: 10) == ["m2"])
+        #expect(try f.store.makeParkedDue(accountID: f.account.id) == 0)
+        #expect(try f.store.takeUnreportedParked(accountID: f.account.id).isEmpty)
+        // Dropping again changes nothing; another account's id is not touched.
+        #expect(try f.store.dropParked(gmailIDs: ["m1"], accountID: f.account.id).first?.isDropped == true)
+    }
+
+    @Test("a dropped body leaves hydration's work-list for good; storing the body forgets it")
+    func droppedBody() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("old", minute: 1), f.snapshot("new", minute: 2))
+        try park(f, "new", .body)
+        _ = try f.store.dropParked(gmailIDs: ["new"], accountID: f.account.id)
+        f.clock.advance(by: 30 * 86_400_000)
+        #expect(try f.store.messagesNeedingBodies(accountID: f.account.id, since: nil, limit: 10) == ["old"])
+        #expect(try f.store.parkedCount(accountID: f.account.id) == 0)
+        try f.store.saveBody(MessageBody(text: "hello"), gmailID: "new", accountID: f.account.id)
+        #expect(try f.store.parkedMessages(accountID: f.account.id, includingDropped: true).isEmpty)
+    }
+
+    @Test("a dropped message that fails again (history named it) is parked again and told again")
+    func droppedThenFailsAgain() throws {
+        let f = try StoreFixture()
+        try park(f, "m1")
+        _ = try f.store.takeUnreportedParked(accountID: f.account.id)
+        _ = try f.store.dropParked(gmailIDs: ["m1"], accountID: f.account.id)
+        try park(f, "m1", error: "Gmail server error (503)")
+        let entry = try #require(try f.store.parkedMessages(accountID: f.account.id).first)
+        #expect(!entry.isDropped && entry.attempts == 2 && entry.error == "Gmail server error (503)")
+        #expect(try f.store.takeUnreportedParked(accountID: f.account.id).map(\.gmailID) == ["m1"])
+    }
 }

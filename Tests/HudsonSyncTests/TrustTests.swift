@@ -56,19 +56,23 @@ struct TrustTests {
         #expect(try f.queue().isEmpty && accountID > 0)
     }
 
-    @Test("a history page without a usable historyId advances the cursor to its newest record, not nowhere")
+    @Test("a history page without a usable historyId fails the poll and moves nothing (issue 37 §2); once Gmail gives one, the mail arrives")
     func pageWithoutHistoryID() async throws {
         let (f, engine) = try await synced()
         f.gmail.deliver("new")
-        let newest = Int64(f.gmail.currentHistoryID)
+        let cursor = try f.account().historyID
         f.gmail.historyPageHook.withLock { $0 = { page in
             var page = page
             page.historyId = "oops"
             return page
         } }
+        await #expect(throws: SyncError.invalidHistoryID("oops")) { _ = try await engine.syncOnce() }
+        #expect(try !f.storedIDs().contains("new"))
+        #expect(try f.account().historyID == cursor)
+        f.gmail.historyPageHook.withLock { $0 = nil }
         _ = try await engine.syncOnce()
         #expect(try f.storedIDs().contains("new"))
-        #expect(try f.account().historyID == newest)
+        #expect(try f.account().historyID == Int64(f.gmail.currentHistoryID))
     }
 
     @Test("a history record without a usable id: its messages are fetched again and the poll goes on")
@@ -160,8 +164,7 @@ struct TrustTests {
     // MARK: §2 — one bad message never stalls the account
 
     @Test("a new message Gmail answers with an error every time is parked; the cursor advances and later mail arrives",
-          arguments: [GmailError.server(status: 500), GmailError.badRequest(message: "Invalid id"),
-                      GmailError.invalidResponse("not JSON")])
+          arguments: [GmailError.server(status: 500), GmailError.invalidResponse("not JSON")])
     func badNewMessageParked(_ failure: GmailError) async throws {
         let (f, engine) = try await synced()
         f.gmail.deliver("bad")

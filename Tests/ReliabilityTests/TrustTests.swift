@@ -197,9 +197,10 @@ struct TrustUnderFaultsTests {
 
     // MARK: §2
 
+    // A 400 ("Invalid id value") is not here: issue 37 made an id Gmail calls invalid a
+    // message confirmed gone, not parked (ServerAnswerCommandTests.invalidIDsInTheListing).
     static let failingMessages: [FailingMessage] = [
         FailingMessage(name: "500 every time", rule: #"{"status": 500}"#),
-        FailingMessage(name: "a 400 every time", rule: #"{"status": 400, "message": "Invalid id value"}"#),
         FailingMessage(name: "an answer that is not JSON", rule: #"{"mode": "invalid_json"}"#),
     ]
 

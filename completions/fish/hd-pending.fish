@@ -29,6 +29,7 @@ complete -c hd-pending -f
 complete -c hd-pending -l count -s c -d 'Print only the number of records (queued changes and messages, or with --parked or --rejected, those).'
 complete -c hd-pending -l rejected -d 'List the changes Gmail refused for good in the last week, with its reason.'
 complete -c hd-pending -l parked -d 'List the messages hd-sync parked after Gmail would not serve them.'
+complete -c hd-pending -l drop -d 'With --parked: stop fetching the parked messages named, for good.'
 complete -c hd-pending -l json -d 'Print NDJSON records (docs/json.md).'
 complete -c hd-pending -l ids -d 'Print only the ids, one per line.'
 complete -c hd-pending -l null -s 0 -d 'With --ids, end each id with a NUL byte instead of a newline.'

@@ -101,6 +101,40 @@ class FaultTests(ServerTestCase):
         token = json.loads(body)
         self.assertEqual((status, len(token["access_token"]), token["token_type"]), (200, 5005, "Bearer"))
 
+    def test_body_answers_the_rules_json(self):
+        self.srv.token()
+        self.srv.admin("DELETE", "requests")
+        page = {"historyId": "-1", "history": [{"id": "999999999999", "messagesAdded": [{"message": {"id": ".."}}]}]}
+        self.faults({"path": "/history$", "mode": "body", "body": page},
+                    {"path": "/labels$", "mode": "body", "body": None, "status": 503},
+                    {"path": "/profile$", "mode": "body", "body": ["a", 1]})
+        status, _, body = self.srv.request("GET", API + "history?startHistoryId=1", headers=self.auth())
+        self.assertEqual((status, json.loads(body)), (200, page))
+        status, _, body = self.srv.request("GET", API + "labels", headers=self.auth())
+        self.assertEqual((status, body), (503, b"null"))
+        status, _, body = self.srv.request("GET", API + "profile", headers=self.auth())
+        self.assertEqual((status, json.loads(body)), (200, ["a", 1]))
+        # Once the rules are spent, the real answers again; the log names the fault.
+        self.assertEqual(self.srv.api("GET", "profile")[1]["emailAddress"], "demo@hudson.test")
+        entry = [e for e in self.srv.admin("GET", "requests") if e.get("fault")][0]
+        self.assertEqual((entry["fault"], entry["path"]), ("body", "/gmail/v1/users/me/history"))
+        # A body rule without a body is refused.
+        status, _, _ = self.srv.request("POST", "/_admin/faults", {"rules": [{"mode": "body"}]})
+        self.assertEqual(status, 400)
+
+    def test_body_in_a_batch_answers_only_its_own_part(self):
+        ids = [m["id"] for m in self.srv.get("messages", {"maxResults": 2})["messages"]]
+        self.faults({"path": "/messages/%s$" % ids[0], "mode": "body", "body": {"id": "a/b", "internalDate": "-1"}})
+        from test_batch import batch_body, parse_response
+        calls = [("c%d" % n, "GET", "/gmail/v1/users/me/messages/%s?format=minimal" % i, None) for n, i in enumerate(ids)]
+        status, headers, body = self.srv.request(
+            "POST", "/batch/gmail/v1", batch_body(calls),
+            {"Content-Type": "multipart/mixed; boundary=batch_test_boundary", **self.auth()})
+        self.assertEqual(status, 200)
+        parts = {cid: (code, answer) for cid, code, _, answer in parse_response(headers["content-type"], body)}
+        self.assertEqual(parts["<response-c0>"], (200, {"id": "a/b", "internalDate": "-1"}))
+        self.assertEqual((parts["<response-c1>"][0], parts["<response-c1>"][1]["id"]), (200, ids[1]))
+
     def test_apply_then_drop_send(self):
         self.srv.token()
         raw = (b"From: demo@hudson.test\r\nTo: x@example.org\r\nSubject: once\r\n"

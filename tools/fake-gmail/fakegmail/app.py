@@ -170,6 +170,9 @@ class App:
                                            "scope": ["gmail.modify"], "token_type": "Bearer"})
             else:
                 resp = json_response(200, {"id": 42, "threadId": False, "labelIds": "INBOX"})
+        elif mode == "body":
+            # Encoded here, so that a body of null or [] is sent as such.
+            resp = json_response(rule.status, json_bytes(rule.body))
         elif mode == "oversized":
             filler = b"y" * rule.size
             if req.path in TOKEN_PATHS:

@@ -16,6 +16,9 @@ Fields: ``status`` (default 500), ``reason``, ``message``, ``retry_after``
 - ``wrong_shape``: 200 with valid JSON of the wrong shape (a list);
 - ``wrong_type``: 200 with a JSON object whose members have the wrong types (for
   /token, an ``access_token`` that is a number);
+- ``body``: the rule's ``body`` (any JSON value) as the answer, with status 200 or
+  the rule's ``status`` when given: an answer a test writes itself (a history page
+  whose ids are out of range, a list of ids of a wrong shape, ...);
 - ``oversized``: 200 with a well-formed answer of about ``size`` bytes (default
   64 MiB): for /token a token answer whose ``access_token`` is that long, elsewhere
   an object with one long ``filler`` string;
@@ -36,9 +39,9 @@ import threading
 from .util import ApiError
 
 MODES = {"status", "drop", "hang", "truncate", "invalid_json", "wrong_shape", "wrong_type", "oversized",
-         "apply_then_drop", "apply_then_status", "delay"}
+         "body", "apply_then_drop", "apply_then_status", "delay"}
 FIELDS = {"method", "path", "status", "reason", "message", "retry_after", "times",
-          "every", "delay_ms", "mode", "size"}
+          "every", "delay_ms", "mode", "size", "body"}
 # Modes after which the request itself is still carried out.
 APPLYING_MODES = {"truncate", "apply_then_drop", "apply_then_status", "delay"}
 # OAuth error codes used when a /token request is faulted with a status.
@@ -67,7 +70,10 @@ class Rule:
         if mode not in MODES:
             raise ValueError("unknown mode: %s" % mode)
         self.mode = mode
-        self.status = _int(spec.get("status", 500), "status", 100, 599)
+        self.status = _int(spec.get("status", 200 if mode == "body" else 500), "status", 100, 599)
+        if mode == "body" and "body" not in spec:
+            raise ValueError('mode "body" needs a "body" (the JSON answer)')
+        self.body = spec.get("body")
         self.reason = spec.get("reason")
         self.message = spec.get("message")
         self.retry_after = spec.get("retry_after")
