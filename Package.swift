@@ -5,10 +5,10 @@
 //
 //   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonOutput, GmailIDShape
 //   GmailIDShape <- HudsonGmail
-//   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery <- HudsonSync
+//   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery, GmailIDShape <- HudsonSync
 //   HudsonOutput, HudsonStore, HudsonMail <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
 //   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
-//   HudsonStore, HudsonMail <- HudsonExport <- HudsonNetworkCommands
+//   HudsonStore, HudsonMail, GmailIDShape <- HudsonExport <- HudsonNetworkCommands
 //   HudsonCLI <- HudsonCommands;  HudsonNetworkCLI <- HudsonNetworkCommands
 //
 // The local commands link HudsonCLI only, so they start without Foundation; the
@@ -50,14 +50,14 @@ let package = Package(
         .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery", "HudsonOutput", "GmailIDShape"]),
         .target(name: "HudsonOutput"),
         .target(name: "HudsonGmail", dependencies: ["GmailIDShape"]),
-        .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail", "HudsonQuery"]),
+        .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail", "HudsonQuery", "GmailIDShape"]),
         // The per-user quota shared by every process of an account: a small SQLite file that
         // HudsonGmail's QuotaBucket consults through its QuotaLedger protocol.
         .target(name: "HudsonQuotaLedger", dependencies: ["SQLite", "HudsonGmail"]),
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "HudsonMail", "SQLite"]),
         // hd-export's engine (issue 24 §2): Maildir, mboxrd and .eml exports, incremental by
         // the change sequence; the sources it lacks come from its caller.
-        .target(name: "HudsonExport", dependencies: ["HudsonStore", "HudsonMail"]),
+        .target(name: "HudsonExport", dependencies: ["HudsonStore", "HudsonMail", "GmailIDShape"]),
         // CLI support for the commands that talk to Gmail (only they link Foundation's networking).
         .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail", "HudsonQuery",
                                                          "HudsonQuotaLedger", "GmailIDShape"]),
@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "HudsonExportTests", dependencies: ["HudsonExport", "HudsonStore", "HudsonTestSupport"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail", "GmailIDShape"]),
         .testTarget(name: "HudsonQuotaLedgerTests", dependencies: ["HudsonQuotaLedger", "HudsonGmail", "SQLite", "HudsonTestSupport"]),
-        .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonQuery", "HudsonTestSupport"]),
+        .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonQuery", "HudsonTestSupport", "GmailIDShape"]),
         .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonTestSupport"], exclude: ["Snapshots"]),
         // Concurrency, crash, fault, file and hostile-input suites (docs/reliability.md).
         .testTarget(name: "ReliabilityTests", dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"]),

@@ -10,6 +10,7 @@
    names, user labels by name), in an `X-Keywords:` header written above the source (mu
    reads it as tags) and in a `notmuch tag --batch` file.
  */
+import GmailIDShape
 
 public enum MaildirNames {
     /// Gmail's system labels → lieer's tag names.
@@ -30,12 +31,11 @@ public enum MaildirNames {
         }))
     }
 
-    /// Whether a Gmail id can be part of a file name as it is (Gmail's are hex; anything
-    /// else, a `/` above all, is refused rather than written somewhere unexpected).
+    /// Whether a Gmail id can be part of a file name as it is: of a Gmail id's shape (the
+    /// one rule, GmailIDShape: no `/`, no dot-segment), and short enough that the whole name
+    /// stays under the 255 bytes a file name may have.
     public static func isUsableID(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 128 && id.utf8.allSatisfy {
-            ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == 0x2D || $0 == 0x5F
-        }
+        GmailID.isWellFormed(id, as: .message) && id.utf8.count <= 128
     }
 
     /// The part of a file name fixed by the message.

@@ -69,25 +69,38 @@ public enum AttachmentCensus {
         return AttachmentAnswers(with: listed, without: complete ? asked.subtracting(listed) : [])
     }
 
-    /// Decides the account's guessed messages, newest first, at most `maxChunks` chunks of
-    /// `chunkSize`; returns how many were decided. Store errors are thrown; a Gmail error
-    /// ends the step (what was decided stays), since nothing here is lost by waiting.
+    /// Decides the account's guessed messages, newest first, at most `maxChunks` list
+    /// walks; returns how many were decided. A chunk whose listing did not end (a range
+    /// dense with attachments) is asked again in halves, so a pass always makes progress and
+    /// the next pass does not repeat the same undecidable walk. Store errors and
+    /// cancellation are thrown; a Gmail error ends the step (what was decided stays), since
+    /// nothing here is lost by waiting.
     public static func decideGuessed(database: HudsonDatabase, api: any GmailAPI, accountID: Int64,
                                      maxChunks: Int = 10) async throws -> Int {
         var decided = 0
-        var asked = Set<String>()
+        var settled = Set<String>()
+        var size = chunkSize
         for _ in 0..<maxChunks {
-            let chunk = try database.read { try $0.messagesWithGuessedAttachment(accountID: accountID, limit: chunkSize + asked.count) }
-                .filter { !asked.contains($0.gmailID) }.prefix(chunkSize)
+            let chunk = try database.read { try $0.messagesWithGuessedAttachment(accountID: accountID, limit: size + settled.count) }
+                .filter { !settled.contains($0.gmailID) }.prefix(size)
             guard !chunk.isEmpty else { break }
-            asked.formUnion(chunk.map(\.gmailID))
             let answers: AttachmentAnswers
             do {
                 answers = try await ask(api, about: Array(chunk))
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
                 break
             }
             decided += try database.write { try $0.recordAttachmentAnswers(with: answers.with, without: answers.without, accountID: accountID) }
+            let undecided = chunk.filter { !answers.with.contains($0.gmailID) && !answers.without.contains($0.gmailID) }
+            if undecided.isEmpty || size == 1 {
+                settled.formUnion(chunk.map(\.gmailID))
+            } else {
+                // Listed ones are decided; the rest are asked again over a narrower range.
+                settled.formUnion(answers.with)
+                size = max(1, size / 2)
+            }
         }
         return decided
     }

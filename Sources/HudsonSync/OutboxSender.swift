@@ -40,6 +40,7 @@
  the read and the write (the API offers nothing shorter); it is one request long.
  */
 import Foundation
+import GmailIDShape
 import HudsonGmail
 import HudsonMail
 import HudsonStore
@@ -178,8 +179,8 @@ public actor OutboxSender {
             report.deferred += 1
             return .next
         }
-        guard Self.isUsableID(response.id), response.threadID.map(Self.isUsableID) ?? true,
-              response.draftID.map(Self.isUsableID) ?? true else {
+        guard GmailID.isWellFormed(response.id, as: .message), response.threadID.map({ GmailID.isWellFormed($0, as: .thread) }) ?? true,
+              response.draftID.map({ GmailID.isWellFormed($0, as: .draft) }) ?? true else {
             // Not an answer as documented: what Gmail did is not known, so the entry is probed.
             try uncertain(claim, error: "Gmail's answer had an id of the wrong shape", delay: 0)
             report.deferred += 1
@@ -234,7 +235,7 @@ public actor OutboxSender {
             // Only a 404 says the draft is gone: an answer without its message's id is not
             // one Gmail documents, and decides nothing.
             guard let read = try await draftsAPI().getDraft(id: draftID, format: "metadata").message,
-                  Self.isUsableID(read.id), read.threadId.map(Self.isUsableID) ?? true else {
+                  GmailID.isWellFormed(read.id, as: .message), read.threadId.map({ GmailID.isWellFormed($0, as: .thread) }) ?? true else {
                 throw GmailError.invalidResponse("drafts.get gave no message id, or one of the wrong shape")
             }
             current = read
@@ -283,16 +284,6 @@ public actor OutboxSender {
         claim.entry.note = why
         report.kept.append(id)
         return nil
-    }
-
-    /// Whether an id from Gmail's answer can be recorded, printed and put in a URL path
-    /// later: Gmail's ids are opaque (gmail-api.md §1: hex for messages and threads, `r-`
-    /// and digits for drafts, but not promised), so only what no id can be is refused —
-    /// empty, over 512 bytes, anything but printable ASCII, blanks, and the characters a
-    /// path or a terminal would read (`/ ? # % \`), and `.` or `..`.
-    public static func isUsableID(_ id: String) -> Bool {
-        guard !id.isEmpty, id.utf8.count <= 512, id != ".", id != ".." else { return false }
-        return id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && !"/?#%\\\"<>".utf8.contains($0) }
     }
 
     private func draftsAPI() throws -> any GmailDraftsAPI {
@@ -345,7 +336,8 @@ public actor OutboxSender {
             let page = try await draftsAPI().listDrafts(pageToken: nil, query: "rfc822msgid:\(claim.entry.messageID)")
             let found = page.drafts.first { $0.id == claim.entry.draftID } ?? page.drafts.first
             guard let found, let message = found.message, !message.id.isEmpty else { return nil }
-            guard Self.isUsableID(found.id), Self.isUsableID(message.id), message.threadId.map(Self.isUsableID) ?? true else {
+            guard GmailID.isWellFormed(found.id, as: .draft), GmailID.isWellFormed(message.id, as: .message),
+                  message.threadId.map({ GmailID.isWellFormed($0, as: .thread) }) ?? true else {
                 throw GmailError.invalidResponse("drafts.list gave an id of the wrong shape")
             }
             return (message.id, message.threadId, found.id)
@@ -353,7 +345,7 @@ public actor OutboxSender {
         let query = "rfc822msgid:\(claim.entry.messageID) " + (claim.entry.kind == .draftSend ? "in:sent" : "in:anywhere")
         let page = try await api.listMessages(pageToken: nil, maxResults: 10, query: query)
         if let found = page.messages.first {
-            guard Self.isUsableID(found.id), found.threadId.map(Self.isUsableID) ?? true else {
+            guard GmailID.isWellFormed(found.id, as: .message), found.threadId.map({ GmailID.isWellFormed($0, as: .thread) }) ?? true else {
                 throw GmailError.invalidResponse("messages.list gave an id of the wrong shape")
             }
             return (found.id, found.threadId, claim.entry.draftID)
@@ -400,7 +392,8 @@ public actor OutboxSender {
             switch results[id] {
             case .success(let message)?:
                 if message.header(named: "Message-ID")?.trimmingCharacters(in: .whitespaces) == wanted {
-                    guard Self.isUsableID(message.id), message.threadId.map(Self.isUsableID) ?? true else {
+                    guard GmailID.isWellFormed(message.id, as: .message),
+                          message.threadId.map({ GmailID.isWellFormed($0, as: .thread) }) ?? true else {
                         throw GmailError.invalidResponse("messages.get gave an id of the wrong shape")
                     }
                     return (message.id, message.threadId)

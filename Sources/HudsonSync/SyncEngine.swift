@@ -117,6 +117,9 @@ public actor SyncEngine {
         report.backfillComplete = account.backfillState == .complete
         report.eventsApplied += try await retryParkedMessages(account)
         report.bodiesHydrated = try await hydrateBodies(account)
+        // Gmail's own has:attachment for what backfill stored without a body (issue 37 §4):
+        // a list call per 500 messages; a Gmail error leaves them guessed until a later pass.
+        _ = try await AttachmentCensus.decideGuessed(database: database, api: api, accountID: account.id)
         let accountID = account.id
         report.parked = try database.write { store in
             try store.recordSyncPass(accountID: accountID)

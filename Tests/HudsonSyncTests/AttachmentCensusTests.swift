@@ -150,6 +150,37 @@ struct AttachmentCensusTests {
         }
     }
 
+    @Test("a range too dense to list within the page limit is asked again in halves, so the pass decides it")
+    func denseRangeNarrowed() async throws {
+        let (dir, database, accountID) = try store(count: 40)
+        defer { withExtendedLifetime(dir) {} }
+        // Gmail lists endless pages for a range wider than a week (a mailbox dense with
+        // attachments there), and for a narrower one an answer that ends: m0005 has one.
+        let gmail = ListingGmail { query, token in
+            let (after, before) = Self.range(query)
+            if let after, let before, before - after <= 9 * 86_400 {
+                let listed = ["m0005"].filter { id in
+                    let seconds = (start + 5 * day) / 1000
+                    return seconds > after && seconds < before && id == "m0005"
+                }
+                return MessageListPage(messages: listed.map { MessageRef(id: $0, threadId: $0) })
+            }
+            return MessageListPage(messages: [], nextPageToken: String((Int(token ?? "0") ?? 0) + 1))
+        }
+        let decided = try await AttachmentCensus.decideGuessed(database: database, api: gmail, accountID: accountID, maxChunks: 20)
+        #expect(decided > 0)
+        let firstPass = try database.read { try $0.guessedAttachmentCount(accountID: accountID) }
+        #expect(firstPass < 40, "the narrowed chunks were decided")
+        // Later passes finish the rest; the walks per pass stay bounded.
+        var passes = 1
+        while try database.read({ try $0.guessedAttachmentCount(accountID: accountID) }) > 0 && passes < 10 {
+            _ = try await AttachmentCensus.decideGuessed(database: database, api: gmail, accountID: accountID, maxChunks: 20)
+            passes += 1
+        }
+        #expect(try database.read { try $0.guessedAttachmentCount(accountID: accountID) } == 0, "after \(passes) passes")
+        #expect(try hasAttachment(database, accountID) == ["m0005"])
+    }
+
     @Test("a Gmail error ends the step without failing it; what was decided stays", arguments: [
         GmailError.server(status: 503), .network("down"), .rateLimited(retryAfter: 1), .badRequest(message: "Invalid query"),
         .unauthorized, .invalidResponse("wrong type"),

@@ -4,6 +4,7 @@
 // recorded or printed; the entry stays "outcome unknown" and the probe decides, so the
 // message is in the mailbox once. Fixed seed, printed on failure (HUDSON_TEST_SEED).
 import Foundation
+import GmailIDShape
 import HudsonGmail
 import HudsonStore
 import HudsonSync
@@ -95,11 +96,11 @@ struct OutboxAnswerTests {
             let context = "seed \(seed) round \(round): \(id.debugDescription) as \(inThread ? "thread" : "message") id"
             #expect(first.deferred == 1 && first.sent == 0, "\(context)")
             let unknown = try #require(try f.database.read { try $0.outboxEntry(id: entry.id) })
-            #expect(unknown.gmailID == nil || OutboxSender.isUsableID(unknown.gmailID!), "\(context)")
+            #expect(unknown.gmailID == nil || GmailID.isWellFormed(unknown.gmailID!, as: .message), "\(context)")
             api.answer.withLock { $0 = nil }
             _ = try await sender.sendDue(only: [entry.id])
             let after = try #require(try f.database.read { try $0.outboxEntry(id: entry.id) })
-            #expect(after.state == .sent && OutboxSender.isUsableID(after.gmailID ?? ""), "\(context)")
+            #expect(after.state == .sent && GmailID.isWellFormed(after.gmailID ?? "", as: .message), "\(context)")
             #expect(f.gmail.copies(of: messageID) == 1, "\(context)")
         }
     }
@@ -107,8 +108,8 @@ struct OutboxAnswerTests {
     @Test("the id rule: Gmail's own shapes pass; what a path, a query or a terminal would read does not")
     func idRule() {
         for id in ["18c9a4f0e2b1d3c7", "r-7031000000000007919", "r5893190862344731526", "AB_cd-12"] {
-            #expect(OutboxSender.isUsableID(id), "\(id)")
+            #expect(GmailID.isWellFormed(id, as: .message), "\(id)")
         }
-        for id in Self.hostileIDs { #expect(!OutboxSender.isUsableID(id), "\(id.debugDescription)") }
+        for id in Self.hostileIDs { #expect(!GmailID.isWellFormed(id, as: .message), "\(id.debugDescription)") }
     }
 }
