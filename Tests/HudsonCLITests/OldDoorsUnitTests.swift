@@ -47,6 +47,42 @@ struct OldDoorsUnitTests {
         }
     }
 
+    @Test("NDJSON lines of standard input, generated and mutated: parsed or refused with JSONParseError, never a crash")
+    func ndjsonLines() {
+        var state: UInt64 = ProcessInfo.processInfo.environment["HUDSON_TEST_SEED"].flatMap { UInt64($0) } ?? 0x4E44_4A53_4F4E
+        func next() -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
+        }
+        let seeds = [#"{"id":"thread:1a2b"}"#, #"{"id":"message:x","labels":["INBOX",1,null,true,{"a":[1e999,-0.0,1E-400]}]}"#,
+                     #"{"id":"\ud83d\ude00\u0000\ud800\udc00\"\\\/\b\f\n\r\t"}"#, #"[1,2,{"id":5}]"#, #"{"a":{"b":{"c":{}}}}"#]
+        let pieces = ["{", "}", "[", "]", "\"", "\\", #"\u"#, #"\ud800"#, #"\uZZZZ"#, ":", ",", "1e999999999", "-", "0.", "tru", "null",
+                      "\u{0}", "\u{1B}", "\u{202E}", "資", " ", "\n", "9223372036854775808", String(repeating: "[", count: 300),
+                      String(repeating: "{\"a\":", count: 300)]
+        for iteration in 0..<20_000 {
+            var text = Array(seeds[next() % seeds.count].unicodeScalars)
+            for _ in 0..<(1 + next() % 4) {
+                let at = text.isEmpty ? 0 : next() % (text.count + 1)
+                switch next() % 3 {
+                case 0 where !text.isEmpty: text.remove(at: min(at, text.count - 1))
+                case 1: text.insert(contentsOf: pieces[next() % pieces.count].unicodeScalars, at: at)
+                default: text = Array(text.prefix(at))
+                }
+            }
+            let line = String(String.UnicodeScalarView(text))
+            do {
+                _ = try JSONValue.parse(line)
+                _ = try Input.referenceText(line: line)
+            } catch is JSONParseError {
+            } catch {
+                Issue.record("iteration \(iteration): \(line.debugDescription): \(error)")
+            }
+        }
+    }
+
     @Test("--save-attachments DIR: refused when empty, when a part is not a directory or loops, when it cannot be written; a missing one is fine")
     func attachmentDirectories() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("hudson-doors-\(UUID().uuidString)").path

@@ -639,6 +639,32 @@ struct OldDoorsTests {
         try StoreDump.expectSound(world.rig.storePath)
     }
 
+    @Test("known, in others' files: --before REF quoted whole; a refresh-token file of 3 MB or with spaces sent to Google as a token")
+    func knownIssuesInOthersFiles() throws {
+        let world = try DoorWorld(count: 5)
+        let long = "thread:" + String(repeating: "\u{1B}[2J", count: 2_500)
+        for command in ["hd-ls", "hd-search"] {
+            let result = world.run(command, ["--before", long] + (command == "hd-search" ? ["x"] : []))
+            #expect(result.status == 64)
+            withKnownIssue("SearchSupport.reference quotes --before REF whole and unescaped (cut only at 2,000 characters); the fix belongs in HudsonCLI/SearchSupport.swift") {
+                #expect(result.stderrLines.first.map { $0.unicodeScalars.count <= 500 && $0.contains(#"\e[2J"#) } == true, "\(result)")
+            }
+        }
+        try world.fake.clientSecretJSON.write(toFile: world.path("client_secret.json"), atomically: true, encoding: .utf8)
+        for (name, token) in [("huge", String(repeating: "a", count: 3 << 20)), ("spaced", "not a token\u{1}at all")] {
+            try token.write(toFile: world.path(name), atomically: false, encoding: .utf8)
+            try world.fake.clearRequests()
+            let result = world.run("hd-auth", ["add", world.fake.email, "--client-secret", world.path("client_secret.json"),
+                                               "--refresh-token-file", world.path(name)])
+            checkDoor(result, "hd-auth", "hd-auth add --refresh-token-file \(name)")
+            let requests = try world.fake.requests()
+            withKnownIssue("hd-auth add reads the refresh-token file whole and sends whatever text it holds to the token endpoint, so a file that cannot be a token is answered 77 ('Google no longer accepts...') instead of 78; the fix belongs in HudsonNetworkCommands/hd-auth.swift") {
+                #expect(result.status == 78, "\(name): \(result)")
+                #expect(requests.isEmpty, "\(name): sent to the token endpoint")
+            }
+        }
+    }
+
     // MARK: - Environment
 
     @Test("the environment every command reads: store and configuration paths that are not files, control characters, invalid UTF-8; HOME, TZ, COLUMNS, NO_COLOR, LANG and the HUDSON_* tunables")
@@ -672,6 +698,7 @@ struct OldDoorsTests {
             "HUDSON_DEBUG": texts(["1", "", "yes"]),
             "HUDSON_GMAIL_URL": texts(["garbage", "file:///etc/passwd", "http://\u{1B}[31m", "http://127.0.0.1:1"]),
             "HUDSON_OAUTH_TOKEN_URL": texts(["garbage", "http://127.0.0.1:1/token"]),
+            "HUDSON_OAUTH_AUTH_URL": texts(["garbage", "javascript:alert(1)", "http://\u{202E}x"]),
         ]
         let commands: [(String, [String])] = [
             ("hd-ls", []), ("hd-ls", ["-n", "3", "after:2025/1/1"]), ("hd-search", ["in:anywhere"]), ("hd-search", ["--explain", "x"]),
@@ -758,6 +785,34 @@ struct OldDoorsTests {
         let home = world.run("hd-ls", [] as [String], environment: ["HUDSON_DB": nil, "HOME": [0x2F, 0xFF]])
         #expect(home.status == 78 && home.stderrText.contains("HOME is not valid UTF-8"), "\(home)")
         #expect(world.run("hd-ls", ["-n", "1"], environment: ["HOME": [0x2F, 0xFF]]).status == 0, "HOME is not read when HUDSON_DB names the store")
+    }
+
+    @Test("on a terminal of 0 or 1 columns, COLUMNS past every bound: no crash, no hang, nothing that drives the terminal")
+    func terminalWidths() throws {
+        let world = try DoorWorld(count: 20)
+        world.fake.stop()
+        let commands = [["hd-ls"], ["hd-search", "-m", "in:anywhere"], ["hd-show", "--no-fetch", world.threads[0]], ["hd-labels"],
+                        ["hd-pending"], ["hd-undo", "--list"], ["hd-auth", "list"]]
+        for columns in ["-1", "0", "1", "1000000000000", "9223372036854775807", "99999999999999999999", "abc"] {
+            for size in ["0", "1"] {
+                for command in commands {
+                    let line = ([BuiltProducts.executable(command[0]).path] + command.dropFirst()).map { "'\($0)'" }.joined(separator: " ")
+                    var environment = world.baseEnvironment
+                    environment["COLUMNS"] = Array(columns.utf8)
+                    environment["TERM"] = Array("xterm".utf8)
+                    let pairs = environment.sorted { $0.key < $1.key }.map { Array($0.key.utf8) + [UInt8(ascii: "=")] + $0.value }
+                    // script(1) gives the command a terminal of the size stty sets (0 columns: COLUMNS decides).
+                    let result = RawCommand.run("/usr/bin/script", ["-qec", "stty cols \(size) rows 50; exec \(line)", "/dev/null"].map { Array($0.utf8) },
+                                                environment: pairs, directory: world.work, timeout: 30)
+                    let context = "\(command) on a terminal of \(size) columns, COLUMNS=\(columns)"
+                    #expect(!result.timedOut && result.signal == nil && result.status == 0, "\(context): \(result)")
+                    // Colour is allowed here (TERM=xterm, no NO_COLOR): only SGR sequences may pass.
+                    let text = result.stdoutText.replacingOccurrences(of: #"\u{1B}\[[0-9;]*m"#, with: "", options: .regularExpression)
+                        .replacingOccurrences(of: "\r\n", with: "\n")
+                    #expect(!drivesTerminal(text), "\(context): \(text.prefix(300).debugDescription)")
+                }
+            }
+        }
     }
 
     // MARK: - Standard output
@@ -850,6 +905,41 @@ struct OldDoorsTests {
             let result = try showWithChild(world, answer, ["--raw", message])
             withKnownIssue("FetchHelper.Answers takes a failed answer's status as it comes (\(name)); the fix belongs in HudsonCLI/FetchHelper.swift") {
                 #expect(result.status != 0 && result.status != 64, "\(answer): \(result)")
+            }
+        }
+        try StoreDump.expectSound(world.rig.storePath)
+    }
+
+    @Test("hd-show's real fetch child against Gmail failing: 500, 404, 400, wrong types and shapes, not JSON, 50 MB, dropped; sources, bodies and attachments")
+    func fetchChildAgainstGmailFaults() throws {
+        let seed = DoorRandom.seed ^ 0x4641_554C
+        var random = DoorRandom(state: seed)
+        let world = try DoorWorld(count: 40)
+        let modes: [[String: Any]] = [
+            ["status": 500, "times": -1], ["status": 404, "times": -1], ["status": 400, "times": -1], ["status": 403, "times": -1],
+            ["mode": "wrong_type", "times": -1], ["mode": "wrong_shape", "times": -1], ["mode": "invalid_json", "times": -1],
+            ["mode": "oversized", "size": 50_000_000, "times": -1], ["mode": "drop", "times": -1], ["mode": "truncate", "times": -1],
+            ["status": 503, "times": 1], ["mode": "delay", "delay_ms": 300, "times": 1],
+        ]
+        let candidates = Array(world.attachmentMessages.prefix(4)) + [world.bodilessMessage]
+        for iteration in 0..<Scale.pick(16, long: 80) {
+            let message = random.pick(candidates)
+            let id = String(message.dropFirst("message:".count))
+            var rule = random.pick(modes)
+            rule["path"] = random.pick(["messages/\(id)$", "messages/\(id)/attachments/", "messages/\(id)"])
+            try world.fake.faults([rule])
+            let arguments = random.pick([[message], ["--raw", message], ["--mbox", message], ["--json", message],
+                                         ["--save-attachments", "saved-\(iteration)", message]])
+            let context = "seed \(seed) iteration \(iteration): hd-show \(arguments) with \(rule)"
+            let before = world.tree()
+            let result = world.run("hd-show", arguments, timeout: 120)
+            checkDoor(result, "hd-show", context)
+            try world.fake.admin("DELETE", "faults")
+            // Nothing saved that is not whole: a failed save leaves its directory as it was.
+            let changed = RawTree.changes(before, world.tree()).filter { $0 != "./work" && !$0.hasPrefix("./config/quota") }
+            if result.status != 0 {
+                #expect(changed.allSatisfy { !$0.hasPrefix("./work/saved") }, "\(context)\n\(changed)\n\(result)")
+                #expect(result.stdout.isEmpty || !arguments.contains("--raw"), "a partial source printed: \(context)\n\(result)")
             }
         }
         try StoreDump.expectSound(world.rig.storePath)
