@@ -1,3 +1,4 @@
+import Glibc
 import HudsonOutput
 /*!
  The argument parser, driven by a `CommandSpec`. GNU and BSD conventions: `--opt=value`
@@ -45,6 +46,31 @@ public struct ParsedArguments: Sendable {
 }
 
 public enum ArgumentParser {
+    /// The arguments as the kernel passed them (`argv[1...]`), each refused unless it is
+    /// UTF-8. Swift's `CommandLine.arguments` repairs invalid bytes to U+FFFD, so
+    /// `--db $'x\xff'` or `--save-attachments $'d\xff'` would create another file than
+    /// the one named, and a query or reference would be looked up as text the user never
+    /// typed. Everything Hudson takes as an argument (paths, queries, references, labels,
+    /// addresses) is text, and Gmail's is UTF-8.
+    public static func commandLine(_ argv: [[UInt8]]) throws -> [String] {
+        try argv.enumerated().map { index, bytes in
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw UsageError("argument \(index + 1), \(TerminalSafety.quoted(bytes: bytes)): not valid UTF-8")
+            }
+            return text
+        }
+    }
+
+    /// `argv[1...]` of this process, as bytes.
+    public static var processArguments: [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let argument = CommandLine.unsafeArgv[index] else { return [] }
+            return argument.withMemoryRebound(to: UInt8.self, capacity: strlen(argument)) {
+                Array(UnsafeBufferPointer(start: $0, count: strlen(argument)))
+            }
+        }
+    }
+
     /// Parses `arguments` (without the program name) against `spec`, descending into
     /// subcommands. Returns the parsed values and the spec of the selected command.
     public static func parse(_ arguments: [String], spec: CommandSpec) throws -> (ParsedArguments, CommandSpec) {

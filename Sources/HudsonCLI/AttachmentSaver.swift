@@ -4,7 +4,9 @@
  terminal must not be shown is dropped (controls and every bidirectional mark, override
  and isolate, TerminalSafety's set: `invoice<U+2066>gpj.exe<U+2069>.pdf` would list as a
  PDF), a file is never overwritten (a numbered name instead) and never written through a
- symlink (`O_EXCL | O_NOFOLLOW`).
+ symlink (`O_EXCL | O_NOFOLLOW`). The directory is checked before anything is fetched
+ and made only when the first file is written, so a refused or failed run leaves the file
+ system as it was (issue 37).
  */
 import Glibc
 import HudsonOutput
@@ -61,28 +63,83 @@ public enum AttachmentSaver {
         return kept + ext
     }
 
+    /// Whether files can be saved in `directory`, checked before anything is fetched or
+    /// made: a name (an empty one would be the root, "" + "/" + name); each part of it that
+    /// exists a directory (a device, a FIFO, a socket or a file is refused, not written
+    /// through); the deepest existing one writable. What is missing is made by the first
+    /// save. A refusal is a configuration error (78), as for hd-export's targets.
+    public static func checkDirectory(_ directory: String) throws {
+        guard !directory.isEmpty else { throw UsageError("--save-attachments: an empty directory name") }
+        var path = directory
+        while true {
+            var info = stat()
+            if stat(path, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFDIR else {
+                    throw CommandFailure(.configuration, "\(TerminalSafety.quoted(path)): \(kind(info.st_mode)), not a directory")
+                }
+                guard access(path, W_OK | X_OK) == 0 else {
+                    let reason = String(cString: strerror(errno))
+                    throw CommandFailure(.configuration, "\(TerminalSafety.quoted(path)): cannot save files there: \(reason)")
+                }
+                return
+            }
+            guard errno == ENOENT else {
+                let reason = String(cString: strerror(errno))
+                throw CommandFailure(.configuration, "\(TerminalSafety.quoted(path)): \(reason)")
+            }
+            let parent = Paths.directory(of: path)
+            guard parent != path else {
+                throw CommandFailure(.configuration, "\(TerminalSafety.quoted(directory)): no directory above it exists")
+            }
+            path = parent
+        }
+    }
+
+    static func kind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFIFO: return "a pipe"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFSOCK: return "a socket"
+        default: return "a file"
+        }
+    }
+
+    /// The status of a failed open or write: what the user must change (permissions, a
+    /// read-only file system, a name too long) is configuration (78); what may pass (a
+    /// full disk, an I/O error) temporary (75).
+    static func status(errno code: Int32) -> ExitStatus {
+        [EACCES, EPERM, EROFS, ENOTDIR, ELOOP, EISDIR, ENAMETOOLONG, ENOENT].contains(code) ? .configuration : .temporaryFailure
+    }
+
     /// Writes `bytes` to a new file in `directory` named after `name`, adding " (1)",
-    /// " (2)"... before the extension when the name is taken. Returns the path.
+    /// " (2)"... before the extension when the name is taken, making `directory` (0700)
+    /// when it is missing. Returns the path. A file that could not be written whole is
+    /// removed: a cut attachment under its own name would pass for the whole one.
     public static func save(_ bytes: [UInt8], name: String, in directory: String) throws -> String {
+        try Paths.makeDirectories(directory)
         let (stem, ext) = split(name)
         for attempt in 0..<10_000 {
             let candidate = attempt == 0 ? name : "\(stem) (\(attempt))\(ext)"
             let path = directory.hasSuffix("/") ? directory + candidate : directory + "/" + candidate
             let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
             if fd < 0 {
-                if errno == EEXIST { continue }
-                throw CommandFailure(.temporaryFailure, "\(path): \(String(cString: strerror(errno)))")
+                let code = errno
+                if code == EEXIST { continue }
+                throw CommandFailure(status(errno: code), "\(TerminalSafety.quoted(path, limit: 200)): \(String(cString: strerror(code)))")
             }
-            defer { close(fd) }
             var offset = 0
             while offset < bytes.count {
                 let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
                 if written < 0 {
-                    if errno == EINTR { continue }
-                    throw CommandFailure(.temporaryFailure, "\(path): \(String(cString: strerror(errno)))")
+                    let code = errno
+                    if code == EINTR { continue }
+                    close(fd)
+                    unlink(path)
+                    throw CommandFailure(status(errno: code), "\(TerminalSafety.quoted(path, limit: 200)): \(String(cString: strerror(code)))")
                 }
                 offset += written
             }
+            close(fd)
             return path
         }
         throw CommandFailure(.temporaryFailure, "\(directory): too many files named \(name)")

@@ -55,15 +55,24 @@ public enum Main {
     /// Parses the command line and answers --help and --version; exits on a usage error.
     static func prepare(_ spec: CommandSpec, classifiers: [ErrorClassifier]) -> Invocation {
         signal(SIGPIPE, SIG_IGN)
-        let environment = currentEnvironment()
+        var (environment, undecodable) = currentEnvironment()
         let output = OutputStream(fd: 1)
+        // Before anything reads the time zone: a TZ naming a pipe or a terminal would hold
+        // the first date printed for ever (LocalTime.unreadableZoneFile).
+        if let zone = LocalTime.unreadableZoneFile() {
+            LocalTime.useUTC()
+            environment["TZ"] = LocalTime.utc
+            writeError("\(spec.name): TZ: \(TerminalSafety.quoted(bytes: zone.path)): \(zone.kind), not a time zone file; "
+                + "times are shown in UTC\n")
+        }
         // The checkpoint helper is started with its option and nothing else, ahead of the
         // parsing of operands the command requires (hd-mark's actions).
         if let path = CheckpointHelper.storePath(arguments: Array(CommandLine.arguments.dropFirst()), spec: spec) {
             CheckpointHelper.run(storePath: path)
         }
         do {
-            let (arguments, selected) = try ArgumentParser.parse(Array(CommandLine.arguments.dropFirst()), spec: spec)
+            let commandLine = try ArgumentParser.commandLine(ArgumentParser.processArguments)
+            let (arguments, selected) = try ArgumentParser.parse(commandLine, spec: spec)
             let programName = ([spec.name] + arguments.subcommandPath).joined(separator: " ")
             if arguments.flag("help") {
                 try output.write(Help.text(selected, programName: programName))
@@ -88,9 +97,14 @@ public enum Main {
             try CheckpointHelper.refuseOutsideHelper(arguments)
             return Invocation(
                 name: spec.name, programName: programName, spec: selected, arguments: arguments,
-                environment: environment, stdout: output, debug: environment["HUDSON_DEBUG"] == "1")
+                environment: environment, undecodableEnvironment: undecodable, stdout: output,
+                debug: environment["HUDSON_DEBUG"] == "1")
         } catch is OutputClosed {
             exit(0)
+        } catch let error as OutputFailed {
+            // --help or --version into a full disk: the same status as any other output.
+            writeError("\(spec.name): \(error)\n")
+            exit(ExitStatus.temporaryFailure.rawValue)
         } catch let error as UsageError {
             let usage = usageSpec(spec)
             let programName = usage.name == spec.name ? spec.name : "\(spec.name) \(usage.name)"
@@ -129,8 +143,11 @@ public enum Main {
         exit(classified.status.rawValue)
     }
 
-    static func currentEnvironment() -> [String: String] {
+    /// The environment as text, and the names whose values are not UTF-8: their text is
+    /// repaired (U+FFFD), so whatever reads them as a path asks `Paths`, which refuses them.
+    static func currentEnvironment() -> (values: [String: String], undecodable: Set<String>) {
         var result: [String: String] = [:]
+        var undecodable: Set<String> = []
         var pointer = environ
         while let entry = pointer.pointee {
             // Split on the first '=' in bytes: walking Characters costs more than the rest
@@ -140,11 +157,18 @@ public enum Main {
                 let name = entry.withMemoryRebound(to: UInt8.self, capacity: nameLength) {
                     String(decoding: UnsafeBufferPointer(start: $0, count: nameLength), as: UTF8.self)
                 }
-                result[name] = String(cString: equals + 1)
+                let value = UnsafeBufferPointer(start: UnsafeRawPointer(equals + 1).assumingMemoryBound(to: UInt8.self),
+                                                count: strlen(equals + 1))
+                if let text = String(validating: value, as: UTF8.self) {
+                    result[name] = text
+                } else {
+                    result[name] = String(decoding: value, as: UTF8.self)
+                    undecodable.insert(name)
+                }
             }
             pointer += 1
         }
-        return result
+        return (result, undecodable)
     }
 }
 
@@ -181,12 +205,15 @@ public final class Invocation {
     public let spec: CommandSpec
     public let arguments: ParsedArguments
     public let environment: [String: String]
+    /// The variables whose values are not UTF-8 (`Main.currentEnvironment`).
+    public let undecodableEnvironment: Set<String>
     public let stdout: OutputStream
     public let debug: Bool
     private var openedStore: Store?
 
     init(name: String, programName: String, spec: CommandSpec, arguments: ParsedArguments,
-         environment: [String: String], stdout: OutputStream, debug: Bool) {
+         environment: [String: String], undecodableEnvironment: Set<String>, stdout: OutputStream, debug: Bool) {
+        self.undecodableEnvironment = undecodableEnvironment
         self.name = name
         self.programName = programName
         self.spec = spec
@@ -200,11 +227,11 @@ public final class Invocation {
 
     /// The store path after `--db` and the environment.
     public func storePath() throws -> String {
-        try Paths.store(option: arguments.string("db"), environment: environment)
+        try Paths.store(option: arguments.string("db"), environment: environment, undecodable: undecodableEnvironment)
     }
 
     public func configDirectory() throws -> String {
-        try Paths.configDirectory(environment: environment)
+        try Paths.configDirectory(environment: environment, undecodable: undecodableEnvironment)
     }
 
     /// The store, opened once with the declared access mode.

@@ -3,26 +3,38 @@
  set wins. This file alone resolves them.
  */
 import Glibc
+import HudsonOutput
 
 public enum Paths {
     /// `--db PATH`, `$HUDSON_DB`, `$XDG_DATA_HOME/hudson/hudson.sqlite3`,
     /// `~/.local/share/hudson/hudson.sqlite3`.
-    public static func store(option: String?, environment: [String: String]) throws -> String {
+    /// A variable in `undecodable` held bytes that are not UTF-8 (`Main` keeps them out of
+    /// the text it hands on): the path it names cannot be spelled, so it is refused (78)
+    /// rather than repaired into the name of another file.
+    public static func store(option: String?, environment: [String: String], undecodable: Set<String> = []) throws -> String {
         if let option, !option.isEmpty { return option }
-        if let path = environment["HUDSON_DB"], !path.isEmpty { return path }
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/hudson/hudson.sqlite3" }
-        return try home(environment) + "/.local/share/hudson/hudson.sqlite3"
+        if let path = try variable("HUDSON_DB", environment, undecodable), !path.isEmpty { return path }
+        if let data = try variable("XDG_DATA_HOME", environment, undecodable), data.hasPrefix("/") { return data + "/hudson/hudson.sqlite3" }
+        return try home(environment, undecodable) + "/.local/share/hudson/hudson.sqlite3"
     }
 
     /// `$HUDSON_CONFIG_DIR`, `$XDG_CONFIG_HOME/hudson`, `~/.config/hudson`.
-    public static func configDirectory(environment: [String: String]) throws -> String {
-        if let path = environment["HUDSON_CONFIG_DIR"], !path.isEmpty { return path }
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/hudson" }
-        return try home(environment) + "/.config/hudson"
+    public static func configDirectory(environment: [String: String], undecodable: Set<String> = []) throws -> String {
+        if let path = try variable("HUDSON_CONFIG_DIR", environment, undecodable), !path.isEmpty { return path }
+        if let config = try variable("XDG_CONFIG_HOME", environment, undecodable), config.hasPrefix("/") { return config + "/hudson" }
+        return try home(environment, undecodable) + "/.config/hudson"
     }
 
-    static func home(_ environment: [String: String]) throws -> String {
-        if let home = environment["HOME"], !home.isEmpty { return home }
+    /// The value of `name`, refused when it was not UTF-8.
+    static func variable(_ name: String, _ environment: [String: String], _ undecodable: Set<String>) throws -> String? {
+        if undecodable.contains(name) {
+            throw CommandFailure(.configuration, "\(name) is not valid UTF-8; Hudson cannot name that path (set it in UTF-8)")
+        }
+        return environment[name]
+    }
+
+    static func home(_ environment: [String: String], _ undecodable: Set<String> = []) throws -> String {
+        if let home = try variable("HOME", environment, undecodable), !home.isEmpty { return home }
         if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
             return String(cString: directory)
         }
@@ -35,7 +47,8 @@ public enum Paths {
         for component in path.split(separator: "/") {
             prefix += "/" + component
             if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
-                throw CommandFailure(.configuration, "\(prefix): cannot create directory: \(String(cString: strerror(errno)))")
+                let reason = String(cString: strerror(errno))
+                throw CommandFailure(.configuration, "\(TerminalSafety.quoted(prefix, limit: 200)): cannot create directory: \(reason)")
             }
         }
     }

@@ -26,11 +26,13 @@ private let spec = CommandSpec(
     ],
     operands: [OperandSpec("REF", kind: .reference, arity: .many, help: "thread:ID, message:ID, or a message id; - for standard input.")],
     access: .readOnly,
-    exitStatuses: [.partialFailure, .usage, .temporaryFailure, .notAuthorized, .configuration])
+    exitStatuses: [.partialFailure, .usage, .dataError, .temporaryFailure, .notAuthorized, .configuration])
 
 /// hd-show's whole run: its own executable and the multi-call binary scripts/install
 /// installs call it.
 public func hdShow() -> Never { Main.run(spec) { cli in
+    // The directory is checked before anything is read, fetched or made (AttachmentSaver).
+    if let directory = cli.arguments.string("save-attachments") { try AttachmentSaver.checkDirectory(directory) }
     var failures = 0
     var references: [Reference] = []
     for text in try cli.referenceTexts(cli.arguments.operands) {
@@ -46,7 +48,8 @@ public func hdShow() -> Never { Main.run(spec) { cli in
     let mayFetch = !cli.arguments.flag("no-fetch")
     let mbox = cli.arguments.flag("mbox")
     let raw = cli.arguments.flag("raw") || mbox
-    if !mayFetch && cli.arguments.string("save-attachments") != nil {
+    let saving = cli.arguments.string("save-attachments") != nil
+    if !mayFetch && saving {
         throw UsageError("--no-fetch: the attachments are only at Gmail")
     }
     var messages: [MessageDetail] = []
@@ -67,6 +70,9 @@ public func hdShow() -> Never { Main.run(spec) { cli in
                 case .success(false):
                     notes[message.messageID] = "deleted from Gmail"
                 case .failure(let error):
+                    // Without its body a message's attachments are not known: saving them
+                    // failed, whatever else was saved (hd-show(1): 75 when Gmail cannot be reached).
+                    if saving { throw CommandFailure(error.status, "message:\(message.messageID): \(error.message)") }
                     notes[message.messageID] = "body not stored; Gmail could not be reached"
                     cli.warn("message:\(message.messageID): body not stored and not fetched: \(error)")
                 case nil:
@@ -78,7 +84,6 @@ public func hdShow() -> Never { Main.run(spec) { cli in
     }
 
     if let directory = cli.arguments.string("save-attachments") {
-        try Paths.makeDirectories(directory)
         for message in messages {
             for attachment in message.body?.attachments ?? [] {
                 let bytes = try fetch.attachment(attachment, messageID: message.messageID, email: names.email(message.accountID))

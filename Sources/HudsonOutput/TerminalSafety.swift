@@ -199,6 +199,36 @@ public enum TerminalSafety {
         return String(output)
     }
 
+    /// Bytes the user gave that are not UTF-8 (an argument, an environment value), quoted
+    /// like `quoted`, with each byte of an invalid sequence written `\xFF`: the reader sees
+    /// the bytes that were refused, not the U+FFFD a repair would have put there.
+    public static func quoted(bytes: [UInt8], limit: Int = 80) -> String {
+        var output = String.UnicodeScalarView()
+        var index = 0
+        while index < bytes.count {
+            if output.count >= limit {
+                return String(output) + "…(\(bytes.count - index) more bytes)"
+            }
+            // One scalar (1 to 4 bytes) that is valid alone, quoted as `quoted` quotes it;
+            // else one byte of an invalid sequence.
+            var decoded: (text: String, length: Int)?
+            for length in 1...4 where index + length <= bytes.count {
+                if let text = String(validating: bytes[index..<index + length], as: UTF8.self) {
+                    decoded = (text, length)
+                    break
+                }
+            }
+            if let decoded {
+                output.append(contentsOf: quoted(decoded.text, limit: .max).unicodeScalars)
+                index += decoded.length
+            } else {
+                output.append(contentsOf: ("\\x" + String(bytes[index], radix: 16, uppercase: true)).unicodeScalars)
+                index += 1
+            }
+        }
+        return String(output)
+    }
+
     /// The longest diagnostic line, in characters: anything longer is cut. Quoted input
     /// is already short (`quoted`); this bounds whatever else an error may carry.
     public static let diagnosticLineLimit = 2_000

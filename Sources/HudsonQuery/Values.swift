@@ -110,6 +110,9 @@ enum ValueReader {
         throw ValueError(message: "unknown \(name): value; expected one of \(choices)")
     }
 
+    /// 100 000 years of seconds, as for ages: beyond any mailbox, and ×1000 inside Int64.
+    static let maximumEpochSeconds = Int64(RelativeAge.maximumAmount) * 366 * 86_400
+
     private static let dateHelp = "invalid date; use YYYY/MM/DD, YYYY-MM-DD, MM/DD/YYYY or epoch seconds"
 
     /// `YYYY/MM/DD`, `YYYY-MM-DD`, `MM/DD/YYYY` (month and day may have one digit), or
@@ -117,7 +120,9 @@ enum ValueReader {
     static func date(_ text: String) throws(ValueError) -> DateValue {
         let bytes = Array(text.utf8)
         if !bytes.isEmpty, bytes.allSatisfy(isDigit) {
-            guard let seconds = Int64(text) else { throw ValueError(message: "date out of range") }
+            // Bounded as ages are (RelativeAge.maximumAmount): the search turns seconds into
+            // milliseconds, which overflowed Int64 past 9.2e15 s and crashed the command.
+            guard let seconds = Int64(text), seconds <= maximumEpochSeconds else { throw ValueError(message: "date out of range") }
             return .epochSeconds(seconds)
         }
         guard let separator = bytes.first(where: { !isDigit($0) }),

@@ -38,7 +38,8 @@ struct ValueTests {
         #expect(try date("1733011200") == .epochSeconds(1_733_011_200))
         #expect(try date("0") == .epochSeconds(0))
         #expect(try date("20240309") == .epochSeconds(20_240_309))
-        #expect(try date("9223372036854775807") == .epochSeconds(Int64.max))
+        // The bound, 100,000 years of seconds, as for ages (issue 37: past Int64 milliseconds the search crashed).
+        #expect(try date("3162240000000") == .epochSeconds(3_162_240_000_000))
     }
 
     @Test("February 29 exists only in leap years")
@@ -76,6 +77,8 @@ struct ValueTests {
     @Test("Epoch seconds beyond Int64 are out of range")
     func epochOverflow() {
         #expect(parseError("after:9223372036854775808") == QueryError(column: 7, message: "date out of range"))
+        #expect(parseError("after:9223372036854775807") == QueryError(column: 7, message: "date out of range"))
+        #expect(parseError("before:3162240000001") == QueryError(column: 8, message: "date out of range"))
     }
 
     // MARK: Relative ages
