@@ -96,11 +96,15 @@ public final class FetchHelper {
 
         /// No answer where one was due: the child's exit status says why, when it is one of
         /// the contract's failures (its own one-line error is already on standard error).
+        static let mismatched = Failure(status: .configuration, message: "the hd-sync installed beside hd-show does not know --fetch; install matching versions",
+                                        description: "hd-sync --fetch is not known")
+        /// The longest message or description taken from the child's answer.
+        static let messageLimit = 300
+
         var ended: Failure {
             switch status.flatMap(ExitStatus.init(rawValue:)) {
             case .some(.usage):
-                return Failure(status: .configuration, message: "the hd-sync installed beside hd-show does not know --fetch; install matching versions",
-                               description: "hd-sync --fetch is not known")
+                return Self.mismatched
             case .some(let code) where code.rawValue >= ExitStatus.dataError.rawValue:
                 return Failure(status: code, message: "hd-sync --fetch failed (exit status \(code.rawValue))",
                                description: "hd-sync --fetch failed (exit status \(code.rawValue))")
@@ -123,7 +127,17 @@ public final class FetchHelper {
             if line.hasPrefix("failed ") {
                 let fields = line.dropFirst(7).split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false)
                 if fields.count == 3, let code = Int32(fields[0]), let status = ExitStatus(rawValue: code) {
-                    return .failed(Failure(status: status, message: String(fields[1]), description: String(fields[2])))
+                    // Only the contract's failures are an answer: a "failure" of status 0, 1
+                    // or 2 would pass for success, and the child's usage error (64) is not
+                    // hd-show's (it means a mismatched hd-sync, as `ended` says).
+                    if status == .usage { return .failed(Self.mismatched) }
+                    guard status.rawValue >= ExitStatus.dataError.rawValue else {
+                        position = output.count
+                        return .failed(Self.garbled)
+                    }
+                    // Bounded, as every diagnostic is: the line comes from another process.
+                    return .failed(Failure(status: status, message: String(fields[1].prefix(Self.messageLimit)),
+                                           description: String(fields[2].prefix(Self.messageLimit))))
                 }
             }
             position = output.count

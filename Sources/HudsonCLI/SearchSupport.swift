@@ -3,6 +3,7 @@
  column on a parse error), the search options from the command line and the user's
  time zone, and parsing `--before`.
  */
+import HudsonOutput
 import HudsonQuery
 import HudsonStore
 
@@ -22,7 +23,7 @@ public enum SearchSupport {
     /// `--before REF`.
     public static func reference(_ text: String?) throws -> Reference? {
         guard let text else { return nil }
-        guard let reference = Reference(parsing: text) else { throw UsageError("--before: \(text): not a reference") }
+        guard let reference = Reference(parsing: text) else { throw UsageError("--before: \(TerminalSafety.quoted(text)): not a reference") }
         return reference
     }
 

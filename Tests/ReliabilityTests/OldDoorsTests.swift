@@ -221,9 +221,7 @@ func checkDoor(_ result: RawResult, _ command: String, _ context: @autoclosure (
     // A diagnostic quotes what it was given cut short (TerminalSafety.quoted): a 10 KB
     // argument gives a line of a hundred characters or so, never of 10 KB.
     for line in lines where line.unicodeScalars.count > 500 {
-        let known = knownLongLine ?? (line.contains("--before: ")
-            ? "SearchSupport.reference quotes --before REF whole and unescaped (cut only at 2,000 characters); the fix belongs in HudsonCLI/SearchSupport.swift"
-            : nil)
+        let known = knownLongLine
         if let known {
             withKnownIssue(Comment(rawValue: known), isIntermittent: true) {
                 Issue.record("a \(line.unicodeScalars.count)-character diagnostic: \(context())", sourceLocation: sourceLocation)
@@ -646,9 +644,7 @@ struct OldDoorsTests {
         for command in ["hd-ls", "hd-search"] {
             let result = world.run(command, ["--before", long] + (command == "hd-search" ? ["x"] : []))
             #expect(result.status == 64)
-            withKnownIssue("SearchSupport.reference quotes --before REF whole and unescaped (cut only at 2,000 characters); the fix belongs in HudsonCLI/SearchSupport.swift") {
-                #expect(result.stderrLines.first.map { $0.unicodeScalars.count <= 500 && $0.contains(#"\e[2J"#) } == true, "\(result)")
-            }
+            #expect(result.stderrLines.first.map { $0.unicodeScalars.count <= 500 && $0.contains(#"\e[2J"#) } == true, "\(result)")
         }
         try world.fake.clientSecretJSON.write(toFile: world.path("client_secret.json"), atomically: true, encoding: .utf8)
         for (name, token) in [("huge", String(repeating: "a", count: 3 << 20)), ("spaced", "not a token\u{1}at all")] {
@@ -892,8 +888,7 @@ struct OldDoorsTests {
         for answer in answers {
             for arguments in [[message], ["--raw", message], ["--json", message]] {
                 let result = try showWithChild(world, answer, arguments)
-                checkDoor(result, "hd-show", "child \(answer.prefix(60).debugDescription) for \(arguments)",
-                          knownLongLine: "FetchHelper repeats the child's failure message uncut (up to the 2,000-character cut); the fix belongs in HudsonCLI/FetchHelper.swift")
+                checkDoor(result, "hd-show", "child \(answer.prefix(60).debugDescription) for \(arguments)")
                 if arguments.contains("--raw") {
                     #expect(result.status != 0, "a source never fetched, exit 0: \(answer): \(result)")
                 }
@@ -903,9 +898,7 @@ struct OldDoorsTests {
         for (answer, name) in [("printf 'failed 0\\tok\\tx\\n'", "a failure answered with status 0"),
                                ("printf 'failed 64\\tm\\tt\\n'", "the child's usage error")] {
             let result = try showWithChild(world, answer, ["--raw", message])
-            withKnownIssue("FetchHelper.Answers takes a failed answer's status as it comes (\(name)); the fix belongs in HudsonCLI/FetchHelper.swift") {
-                #expect(result.status != 0 && result.status != 64, "\(answer): \(result)")
-            }
+            #expect(result.status != 0 && result.status != 64, "\(name), \(answer): \(result)")
         }
         try StoreDump.expectSound(world.rig.storePath)
     }
