@@ -9,7 +9,9 @@
  until SIGINT or SIGTERM, which stop between passes — a pass is bounded, so that is soon).
  A watch outlives every failure the exit table calls temporary (75: a server error, a
  garbled answer, the network, a busy store): it says so and tries again, waiting twice
- as long after each failed pass in a row, up to five minutes.
+ as long after each failed pass in a row, up to five minutes; what needs the user
+ (another process on the account, credentials, a refused grant) it says once and waits
+ out, account by account (SyncWatch).
 
  No step stops the history poll (issue 17 §0): a send or a flush that fails is told
  after the poll has run, so new mail keeps arriving whatever the queue meets. Messages
