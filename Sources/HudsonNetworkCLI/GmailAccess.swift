@@ -91,7 +91,14 @@ public struct GmailAccess: Sendable {
     /// Loads the account's credentials (refusing too-open files) and builds its clients.
     public init(email: String, configDirectory: String, endpoints: GmailEndpoints, patience: NetworkPatience = .interactive) throws {
         let store = CredentialStore(configDirectory: configDirectory)
-        let credential = try store.load(email: email)
+        try self.init(email: email, credential: try store.load(email: email), store: store, endpoints: endpoints, patience: patience)
+    }
+
+    /// The clients of credentials already loaded from `store` (where refreshed access tokens
+    /// are cached).
+    init(email: String, credential: OAuthCredential, store: CredentialStore, endpoints: GmailEndpoints,
+         patience: NetworkPatience) throws {
+        let configDirectory = store.configDirectory
         let tokens = try OAuthTokenProvider(credential: credential, store: store, tokenEndpointOverride: endpoints.token,
                                             requestTimeout: patience.tokenRequestTimeout)
         var bucket = QuotaBucket.Configuration()

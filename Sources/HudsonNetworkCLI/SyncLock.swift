@@ -1,34 +1,23 @@
 /*!
- One `hd-sync` per account at a time, across processes: an exclusive `flock` on a lock
- file beside the store, taken without waiting. A second `hd-sync` finds it held and
- reports an all-zero pass (CONTRACT.md "Sync"). The kernel drops the lock when the
- process dies, so a crash never leaves it stuck. The store file itself is never
- opened for this (sqlite-notes.md: closing any descriptor of it drops SQLite's locks).
+ One `hd-sync` per account at a time, across processes: a LockFile beside the store,
+ taken without waiting. A second one-shot `hd-sync` finds it held and reports an all-zero
+ pass (CONTRACT.md "Sync"); a watch asks again every pass (SyncWatch). The kernel drops
+ the lock when the process dies, so a crash never leaves it stuck.
  */
-import Glibc
 import HudsonCLI
 
 public final class SyncLock {
-    private let fd: Int32
+    private let file: LockFile
 
     /// Takes the lock for `email`, or returns nil when another process holds it.
     public init?(storePath: String, email: String) throws {
-        let path = Self.path(storePath: storePath, email: email, purpose: "sync")
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw CommandFailure(.configuration, "\(path): cannot open lock file: \(String(cString: strerror(errno)))")
-        }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            close(fd)
-            return nil
-        }
-        self.fd = fd
+        guard let file = try LockFile(path: Self.path(storePath: storePath, email: email, purpose: "sync")) else { return nil }
+        self.file = file
     }
 
-    deinit {
-        flock(fd, LOCK_UN)
-        close(fd)
-    }
+    /// Whether this process still holds the account's lock: false once its file was
+    /// removed or replaced, when another process may take the lock under the same name.
+    var isCurrent: Bool { file.isCurrent }
 
     /// `<store>.<purpose>-<email>.lock`, beside the store, with the address made safe
     /// for a file name.
@@ -37,4 +26,3 @@ public final class SyncLock {
         return "\(storePath).\(purpose)-\(safe).lock"
     }
 }
-

@@ -9,7 +9,9 @@
  until SIGINT or SIGTERM, which stop between passes — a pass is bounded, so that is soon).
  A watch outlives every failure the exit table calls temporary (75: a server error, a
  garbled answer, the network, a busy store): it says so and tries again, waiting twice
- as long after each failed pass in a row, up to five minutes.
+ as long after each failed pass in a row, up to five minutes; what needs the user
+ (another process on the account, credentials, a refused grant) it says once and waits
+ out, account by account (SyncWatch).
 
  No step stops the history poll (issue 17 §0): a send or a flush that fails is told
  after the poll has run, so new mail keeps arriving whatever the queue meets. Messages
@@ -147,6 +149,13 @@ public final class SyncRunner {
         let configDirectory = try invocation.configDirectory()
         let sink = invocation.makeSink()
 
+        if mode == .watch {
+            try await SyncWatch(runner: self, database: database, storePath: storePath, configDirectory: configDirectory,
+                                endpoints: endpoints, sink: sink).run(emails: emails)
+            try sink.finish()
+            return .success
+        }
+
         var workers: [AccountWorker] = []
         var locks: [SyncLock] = []
         for email in emails {
@@ -159,25 +168,11 @@ public final class SyncRunner {
             locks.append(lock)
             let access = try GmailAccess(email: email, configDirectory: configDirectory, endpoints: endpoints,
                                          patience: mode == .once ? .interactive : .unattended)
-            if let lookbackDays {
-                try database.write { store in
-                    try store.widenBackfillWindow(accountID: try store.requireAccount(email: email).id, lookbackDays: lookbackDays)
-                }
-            }
-            if retryParked || mode == .catchUp {
-                try database.write { store in _ = try store.makeParkedDue(accountID: try store.requireAccount(email: email).id) }
-            }
+            try setUp(email: email, database: database)
             // The rules file, checked against the account's labels: one that does not load
             // stops hd-sync here (exit 78), before anything is fetched (hd-filters(1)).
-            let rules = try database.read { store in
-                try RulesSupport.load(invocation, store: store, accountID: try store.requireAccount(email: email).id)
-            }
-            workers.append(AccountWorker(email: email, access: access, database: database, storePath: storePath, rules: rules,
-                                         prefetchDays: prefetchDays,
-                                         pageSize: mode == .catchUp ? AccountWorker.catchUpPageSize : 100,
-                                         hydrationBatch: mode == .catchUp ? AccountWorker.catchUpHydrationBatch : 25,
-                                         invocation: invocation,
-                                         progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose)))
+            let rules = try loadRules(email: email, database: database)
+            workers.append(makeWorker(email: email, access: access, database: database, storePath: storePath, rules: rules))
         }
 
         switch mode {
@@ -201,54 +196,44 @@ public final class SyncRunner {
                 if stopRequested.load(ordering: .relaxed) { break }
             }
         case .watch:
-            try await watch(workers, sink: sink)
+            break  // SyncWatch, above
         }
         try sink.finish()
         _ = locks
         return .success
     }
 
-    /// Passes until interrupted: temporary failures are reported and retried on the next pass.
-    private func watch(_ workers: [AccountWorker], sink: any Sink) async throws {
-        let storePath = try invocation.storePath(), configDirectory = try invocation.configDirectory()
-        let hook = newMailCommand.map {
-            NewMailHook(command: $0, environment: invocation.environment, storePath: storePath,
-                        configDirectory: configDirectory, since: LocalTime.nowMilliseconds)
-        }
-        let idlePause = TestHooks.watchPause(environment: invocation.environment) ?? 30
-        var failedInARow = 0
-        while !stopRequested.load(ordering: .relaxed) {
-            var catchingUp = false
-            var failed = false
-            for worker in workers {
-                do {
-                    let (totals, stepFailure) = try await worker.pass(maxPages: maxPages)
-                    worker.progress.finish()
-                    if totals.didWork || verbose {
-                        try sink.emit(totals.record(email: worker.email))
-                        try invocation.stdout.flush()
-                    }
-                    catchingUp = try await worker.hasDueWork() || catchingUp
-                    if let hook {
-                        let fresh = try hook.takeNew(email: worker.email, database: worker.database)
-                        if !fresh.isEmpty, let failure = hook.run(references: fresh, email: worker.email) {
-                            invocation.warn("\(worker.email): --exec: \(failure)")
-                        }
-                    }
-                    if let stepFailure { throw stepFailure }
-                } catch let error where Self.temporary(error) != nil {
-                    worker.progress.finish()
-                    invocation.warn("\(worker.email): \(Self.temporary(error) ?? ""); retrying")
-                    failed = true
-                }
-                if stopRequested.load(ordering: .relaxed) { return }
-            }
-            failedInARow = failed ? failedInARow + 1 : 0
-            let pause = failed ? min(300, 2 << min(failedInARow - 1, 8)) : catchingUp ? 2 : idlePause
-            for _ in 0..<(pause * 10) where !stopRequested.load(ordering: .relaxed) {
-                try await Task.sleep(for: .milliseconds(100))
+    /// What the options ask of an account once, under its sync lock, before its first
+    /// pass: `--lookback-days` widens its window, `--retry-parked` (and every catch-up)
+    /// makes its parked messages due.
+    func setUp(email: String, database: HudsonDatabase) throws {
+        if let lookbackDays {
+            try database.write { store in
+                try store.widenBackfillWindow(accountID: try store.requireAccount(email: email).id, lookbackDays: lookbackDays)
             }
         }
+        if retryParked || mode == .catchUp {
+            try database.write { store in _ = try store.makeParkedDue(accountID: try store.requireAccount(email: email).id) }
+        }
+    }
+
+    /// The rules file's rules, checked against the account's labels (nil without a rules file).
+    func loadRules(email: String, database: HudsonDatabase) throws -> [MailRule]? {
+        let invocation = self.invocation
+        return try database.read { store in
+            try RulesSupport.load(invocation, store: store, accountID: try store.requireAccount(email: email).id)
+        }
+    }
+
+    /// The engine, flusher and outbox sender of one account, sized for the mode.
+    func makeWorker(email: String, access: GmailAccess, database: HudsonDatabase, storePath: String,
+                    rules: [MailRule]?) -> AccountWorker {
+        AccountWorker(email: email, access: access, database: database, storePath: storePath, rules: rules,
+                      prefetchDays: prefetchDays,
+                      pageSize: mode == .catchUp ? AccountWorker.catchUpPageSize : 100,
+                      hydrationBatch: mode == .catchUp ? AccountWorker.catchUpHydrationBatch : 25,
+                      invocation: invocation,
+                      progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose))
     }
 }
 
@@ -448,7 +433,7 @@ final class AccountWorker: Sendable {
         try await engine.hasDueWork() || !queueIsEmpty()
     }
 
-    private func queueIsEmpty() throws -> Bool {
+    func queueIsEmpty() throws -> Bool {
         let email = self.email
         let (queued, unsent, labels) = try database.read { store in
             let accountID = try store.requireAccount(email: email).id

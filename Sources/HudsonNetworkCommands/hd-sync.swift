@@ -11,8 +11,11 @@ private let spec = CommandSpec(
         prefetch window. --catch-up repeats larger passes (pages of 500, 500 bodies) until
         the account is caught up, then compacts the full-text index after a large load;
         --watch keeps going (2 s between passes while catching up, 30 s after) until
-        interrupted. A second hd-sync on an account that is already syncing reports an
-        empty pass at once. Prints one line per account (--json: an object). A message
+        interrupted, then exits 0; what keeps an account from syncing (another hd-sync on
+        it, credentials removed or refused) is said once and waited out, and the account
+        syncs again by itself once it is gone. A second hd-sync on an account that is
+        already syncing reports an empty pass at once; a watch takes the account over
+        when the other ends. Prints one line per account (--json: an object). A message
         Gmail will not serve (an error every time, an answer that cannot be stored) is
         parked and the pass goes on; it is told once on standard error, counted in the
         report, fetched again with growing back-off (one minute, doubling, up to six
