@@ -46,6 +46,8 @@ public struct PassTotals: Sendable, Equatable {
     public var ruleActions: [Int64] = []
     /// The changes those actions queued.
     public var ruleChanges = 0
+    /// Ids of a wrong shape in Gmail's answers, set aside and never requested (issue 37 §2).
+    public var unusableIDs = 0
 
     public init() {}
 
@@ -61,6 +63,7 @@ public struct PassTotals: Sendable, Equatable {
         flushed += flush.flushed
         retired += flush.retired + extra
         dropped += flush.dropped
+        unusableIDs += report.unusableIDs
     }
 
 
@@ -72,7 +75,8 @@ public struct PassTotals: Sendable, Equatable {
                      ("flushed", .int(Int64(flushed))), ("retired", .int(Int64(retired))), ("dropped", .int(Int64(dropped))),
                      ("sent", .int(Int64(sent))), ("send_failures", .int(Int64(sendFailures))),
                      ("parked", .int(Int64(parked.count))), ("parked_messages", .array(parked.map { Records.parked($0, now: LocalTime.nowMilliseconds).json })),
-                     ("rule_actions", .array(ruleActions.map { .string("action:\($0)") })), ("rule_changes", .int(Int64(ruleChanges)))],
+                     ("rule_actions", .array(ruleActions.map { .string("action:\($0)") })), ("rule_changes", .int(Int64(ruleChanges))),
+                     ("unusable_ids", .int(Int64(unusableIDs)))],
             columns: ["\(backfilled) backfilled", "\(eventsApplied) events", "\(bodiesHydrated) bodies",
                       backfillComplete ? "backfill complete" : "backfill in progress",
                       "\(flushed) flushed", "\(retired) retired", "\(dropped) dropped", "\(sent) sent",
@@ -345,6 +349,10 @@ final class AccountWorker: Sendable {
             progress.finish()
             warn("\(flush.refusedLabelChanges) label operation(s) refused by Gmail (\(labelRefusal)); hd-pending --rejected lists them")
         }
+        if report.unusableIDs > 0 {
+            progress.finish()
+            warn("\(email): \(report.unusableIDs) id(s) in Gmail's answers are not of a Gmail id's shape; set aside, never requested")
+        }
         if RetryAfterCap.timesApplied > waitsCutBefore {
             progress.finish()
             warn("\(email): Gmail asked to wait longer than \(Int(RetryAfterCap.seconds / 60)) minutes (Retry-After); "
@@ -487,7 +495,7 @@ final class AccountWorker: Sendable {
                     throw CommandFailure(
                         .temporaryFailure,
                         "\(email): not caught up: \(pass.parked.count) message(s) Gmail would not serve are parked; "
-                            + "hd-pending --parked lists them, and hd-sync fetches them again later")
+                            + "hd-pending --parked lists them, hd-sync fetches them again later, and hd-pending --parked --drop gives up on them")
                 }
                 parkedRetries += 1
                 try await Task.sleep(for: .seconds(1 << parkedRetries))
@@ -521,5 +529,6 @@ extension PassTotals {
         parked = other.parked
         ruleActions += other.ruleActions
         ruleChanges += other.ruleChanges
+        unusableIDs += other.unusableIDs
     }
 }

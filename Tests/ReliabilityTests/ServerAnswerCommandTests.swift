@@ -97,6 +97,26 @@ struct ServerAnswerCommandTests {
 
     static let bogus = (1...6).map { String(format: "dead%012x", $0) }
 
+    @Test("ids of a wrong shape in a history page are never requested, and the pass says how many (stderr, --json unusable_ids)")
+    func unusableIDsAreTold() throws {
+        let (rig, fake) = try synced()
+        let new = try deliver(fake, "beside-bad-ids")
+        let current = try serverHistoryID(fake)
+        let page: [String: Any] = ["historyId": String(current), "history": [
+            ["id": String(current), "messagesAdded": [["message": ["id": "..", "threadId": ".."]], ["message": ["id": "a/b", "threadId": "a/b"]],
+                                                      ["message": ["id": new, "threadId": new]]]],
+        ]]
+        try fake.faults([["path": "/history$", "mode": "body", "body": page, "times": 1]])
+        try fake.clearRequests()
+        let result = try rig.run("hd-sync", "--json", "--prefetch-days", "0")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr.contains("2 id(s) in Gmail's answers are not of a Gmail id's shape"), "\(result.stderr)")
+        #expect(result.stdout.contains("\"unusable_ids\":2"), "\(result.stdout)")
+        #expect(try stored(rig, new))
+        let paths = try fake.requests().map(\.path)
+        #expect(!paths.contains { $0.hasSuffix("/messages/..") || $0.contains("a/b") || $0.hasSuffix("/messages/") }, "\(paths)")
+    }
+
     @Test("a catch-up over a listing whose ids Gmail answers 400 Invalid id, or 404, for each: they are gone, nothing is parked, exit 0",
           arguments: [400, 404])
     func invalidIDsInTheListing(_ status: Int) throws {
