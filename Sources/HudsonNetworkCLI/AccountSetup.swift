@@ -36,10 +36,12 @@ public enum AccountSetup {
             email: email, clientSecret: clientSecret, tokens: tokens,
             tokenEndpoint: clientSecret.tokenEndpoint(override: endpoints.token),
             authEndpoint: clientSecret.authEndpoint(override: endpoints.auth), createdAt: Date())
+        // The store first: one it refuses (78: a FIFO at its path, a newer schema) must not
+        // leave credentials behind for an account that was never added.
+        let store = try invocation.store()
         let configDirectory = try invocation.configDirectory()
         try Paths.makeDirectories(configDirectory)
         try CredentialStore(configDirectory: configDirectory).save(credential)
-        let store = try invocation.store()
         if let existing = try store.account(email: email) {
             // A repeated login keeps the account; an explicit --lookback-days widens it.
             if invocation.arguments.isGiven("lookback-days") && lookbackDays != existing.lookbackDays {

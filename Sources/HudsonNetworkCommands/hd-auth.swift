@@ -114,10 +114,18 @@ public func hdAuth() async -> Never { await Main.run(spec, classifiers: [Network
         guard let tokenFile = cli.arguments.string("refresh-token-file") else { throw UsageError("add needs --refresh-token-file FILE") }
         guard cli.arguments.string("client-secret") != nil else { throw UsageError("add needs --client-secret FILE") }
         let secret = try clientSecret()
-        guard let contents = FileManager.default.contents(atPath: tokenFile),
-              let refreshToken = String(data: contents, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
+        // A regular file, bounded (InputFile): a FIFO, a device or a huge file is refused
+        // here, and so is text no refresh token can be, before anything is sent to Google.
+        let shownFile = TerminalSafety.quoted(tokenFile)
+        guard let contents = try InputFile.read(tokenFile, limit: OAuthTokenClient.maximumTokenLength + 1024,
+                                                what: "a refresh token", failing: .configuration),
+              let refreshToken = String(validating: contents, as: UTF8.self)?.trimmingCharacters(in: .whitespacesAndNewlines),
               !refreshToken.isEmpty
-        else { throw CommandFailure(.configuration, "\(tokenFile): cannot read a refresh token") }
+        else { throw CommandFailure(.configuration, "\(shownFile): cannot read a refresh token") }
+        guard refreshToken.utf8.count <= OAuthTokenClient.maximumTokenLength,
+              refreshToken.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F }) else {
+            throw CommandFailure(.configuration, "\(shownFile): not a refresh token (one line of printable ASCII, at most \(OAuthTokenClient.maximumTokenLength) bytes)")
+        }
         // The same scope check as a login: a token that cannot modify mail is refused before anything is stored.
         let client = try OAuthTokenClient(clientSecret: secret, tokenEndpointOverride: endpoints.token,
                                           requestTimeout: NetworkPatience.interactive.tokenRequestTimeout)

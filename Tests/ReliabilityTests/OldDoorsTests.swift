@@ -654,10 +654,8 @@ struct OldDoorsTests {
                                                "--refresh-token-file", world.path(name)])
             checkDoor(result, "hd-auth", "hd-auth add --refresh-token-file \(name)")
             let requests = try world.fake.requests()
-            withKnownIssue("hd-auth add reads the refresh-token file whole and sends whatever text it holds to the token endpoint, so a file that cannot be a token is answered 77 ('Google no longer accepts...') instead of 78; the fix belongs in HudsonNetworkCommands/hd-auth.swift") {
-                #expect(result.status == 78, "\(name): \(result)")
-                #expect(requests.isEmpty, "\(name): sent to the token endpoint")
-            }
+            #expect(result.status == 78, "\(name): \(result)")
+            #expect(requests.isEmpty, "\(name): sent to the token endpoint")
         }
     }
 
@@ -769,9 +767,7 @@ struct OldDoorsTests {
             #expect(result.status == 78 && result.stderrText.contains("\(name) is not valid UTF-8"), "\(name): \(result)")
             let made = RawTree.changes(before, world.tree()).filter { $0 != "./work" }
             if name == "HUDSON_DB" && command == "hd-auth" {
-                withKnownIssue("AccountSetup.register saves the credentials before it opens the store, so a store it then refuses (78) leaves them written; the fix belongs in HudsonNetworkCLI/AccountSetup.swift") {
-                    #expect(made.isEmpty, "\(name): made \(made)")
-                }
+                #expect(made.isEmpty, "\(name): made \(made)")
                 #expect(made.allSatisfy { $0.hasPrefix("./config") }, "\(name): made \(made)")
             } else {
                 #expect(made.isEmpty, "\(name): made \(made)")
