@@ -28,7 +28,8 @@ public enum OutboxAttempt {
                 let sender = OutboxSender(api: access.interactive, database: database, account: email, exclusive: true,
                                           afterSendBeforeRecording: afterSend, afterDraftCheck: afterDraftCheck)
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { _ = try await sender.sendDue(only: [id]) }
+                    let takeOver = lock.mayTakeOverClaims
+                    group.addTask { _ = try await sender.sendDue(only: [id], takeOverClaims: takeOver) }
                     group.addTask {
                         try await Task.sleep(for: timeout)
                         throw CancellationError()

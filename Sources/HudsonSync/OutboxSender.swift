@@ -104,9 +104,11 @@ public actor OutboxSender {
     }
 
     /// Sends the due entries (only `ids`, when given), oldest first.
-    public func sendDue(only ids: [Int64]? = nil, limit: Int = 20) async throws -> OutboxReport {
+    /// `takeOverClaims`: whether other senders' claims may be taken over now (default: the
+    /// sender's `exclusive`); false leaves them until their claim expires.
+    public func sendDue(only ids: [Int64]? = nil, limit: Int = 20, takeOverClaims: Bool? = nil) async throws -> OutboxReport {
         let accountID = try accountID()
-        let exclusive = self.exclusive
+        let exclusive = takeOverClaims ?? self.exclusive
         let claims = try database.write {
             try $0.claimDueOutbox(accountID: accountID, ids: ids, limit: limit, takeOverClaims: exclusive)
         }
