@@ -66,11 +66,7 @@ public enum Records {
     /// `\u{202E}`). `Work, Projects` stays one label: `"Work, Projects"`. JSON shows names
     /// as they are.
     public static func labelText(_ name: String, quotingSpaces: Bool = false) -> String {
-        let plain = !name.isEmpty && LabelNameRule.isShownAsIs(name)
-            && !name.contains(where: { $0 == "," || $0 == "\"" || $0 == "\\" || (quotingSpaces && $0.isWhitespace) })
-            && name.first != " " && name.last != " "
-        if plain { return name }
-        return "\"" + LabelNameRule.escaped(name).split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\\\"") + "\""
+        LabelNameRule.field(name, quotingSpaces: quotingSpaces)
     }
 
     /// Label names as one text field: each as `labelText` writes it, joined by `separator`.
@@ -82,11 +78,7 @@ public enum Records {
     /// `labelText` writes it where blanks separate actions (`+"Travel 2026"`, as the rules
     /// file writes it).
     public static func actionText(_ action: TriageAction) -> String {
-        switch action {
-        case .addLabel(let name): return "+" + labelText(name, quotingSpaces: true)
-        case .removeLabel(let name): return "-" + labelText(name, quotingSpaces: true)
-        default: return action.description
-        }
+        action.description
     }
 
     /// What text output shows for a message with no From or no Subject (as Gmail and

@@ -34,7 +34,7 @@ public enum FiltersCommand {
 
     /// `filter:ID  QUERY  ACTIONS  NOTES`.
     static func record(_ translation: FilterTranslation) -> Record {
-        let actions = translation.actions.map(\.description)
+        let actions = translation.actions.map(\.argument)
         return Record(
             type: "filter", id: "filter:\(translation.filterID)",
             fields: [("query", .string(translation.queryText)), ("actions", .array(actions.map { .string($0) })),
@@ -195,7 +195,7 @@ public enum FiltersCommand {
 
     /// `NAME  QUERY  => ACTIONS`.
     static func record(_ rule: MailRule) -> Record {
-        let actions = rule.actions.map(\.description)
+        let actions = rule.actions.map(\.argument)
         return Record(
             type: "rule", id: rule.name,
             fields: [("line", .int(Int64(rule.line))), ("query", .string(rule.queryText)),

@@ -57,4 +57,18 @@ public enum LabelNameRule {
         }
         return output
     }
+
+    /// `name` as one field of a text line that lists labels: the name as it is, or, when it
+    /// holds a comma, a double quote, a backslash, a space at either end, a character text
+    /// cannot show, or (with `quotingSpaces`, where blanks separate the fields, as in
+    /// `+LABEL` actions) any blank, the name in double quotes with `"` and `\` escaped by a
+    /// backslash and the unshowable characters escaped visibly (`escaped`). `Work, Projects`
+    /// stays one label: `"Work, Projects"`.
+    public static func field(_ name: String, quotingSpaces: Bool = false) -> String {
+        let plain = !name.isEmpty && isShownAsIs(name)
+            && !name.contains(where: { $0 == "," || $0 == "\"" || $0 == "\\" || (quotingSpaces && $0.isWhitespace) })
+            && name.first != " " && name.last != " "
+        if plain { return name }
+        return "\"" + escaped(name).split(separator: "\"", omittingEmptySubsequences: false).joined(separator: "\\\"") + "\""
+    }
 }

@@ -79,6 +79,16 @@ public enum TriageAction: Hashable, Sendable, CustomStringConvertible {
 
     public static let names = named.map(\.description)
 
+    /// The action as one `hd-mark` argument (`+Travel 2026`), what JSON output gives.
+    public var argument: String {
+        switch self {
+        case .addLabel(let name): return "+\(name)"
+        case .removeLabel(let name): return "-\(name)"
+        default: return description
+        }
+    }
+
+    /// The action as text shows it, one of several separated by blanks.
     public var description: String {
         switch self {
         case .archive: return "archive"
@@ -93,8 +103,10 @@ public enum TriageAction: Hashable, Sendable, CustomStringConvertible {
         case .unspam: return "unspam"
         case .important: return "important"
         case .unimportant: return "unimportant"
-        case .addLabel(let name): return "+\(name)"
-        case .removeLabel(let name): return "-\(name)"
+        // Quoted where blanks or commas would split it (LabelNameRule.field): `+"Travel 2026"`,
+        // as the rules file writes it, so a recorded action reads as the actions it was.
+        case .addLabel(let name): return "+" + LabelNameRule.field(name, quotingSpaces: true)
+        case .removeLabel(let name): return "-" + LabelNameRule.field(name, quotingSpaces: true)
         }
     }
 
