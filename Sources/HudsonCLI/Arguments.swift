@@ -36,7 +36,9 @@ public struct ParsedArguments: Sendable {
     public func int(_ long: String, range: ClosedRange<Int> = Int.min...Int.max) throws -> Int? {
         guard let text = string(long) else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            if Int(text) != nil {
+            // Digits past Int's range are a number out of range too, not "not a number".
+            let digits = text.first == "-" || text.first == "+" ? text.dropFirst() : Substring(text)
+            if Int(text) != nil || (!digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }) {
                 throw UsageError("--\(long): \(TerminalSafety.quoted(text)) is out of range (\(range.lowerBound)–\(range.upperBound))")
             }
             throw UsageError("--\(long): \(TerminalSafety.quoted(text)): not a whole number")

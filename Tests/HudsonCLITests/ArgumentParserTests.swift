@@ -75,6 +75,14 @@ struct ArgumentParserTests {
         #expect(throws: UsageError("--json takes no value")) { try parse("--json=yes") }
         #expect(throws: UsageError.self) { try parse("--sort", "oldest") }
         #expect(throws: UsageError("--limit: ten: not a whole number")) { try parse("--limit", "ten").int("limit") }
+        // Digits past Int's range: out of range, not "not a number".
+        #expect(throws: UsageError("--limit: 99999999999999999999 is out of range (0–10)")) {
+            try parse("--limit", "99999999999999999999").int("limit", range: 0...10)
+        }
+        #expect(throws: UsageError("--limit: -99999999999999999999 is out of range (0–10)")) {
+            try parse("--limit", "-99999999999999999999").int("limit", range: 0...10)
+        }
+        #expect(throws: UsageError("--limit: 1e3: not a whole number")) { try parse("--limit", "1e3").int("limit", range: 0...10) }
     }
 
     @Test("operand arity is checked")
