@@ -78,6 +78,8 @@ public enum ImportCommand {
         case refused(String)
         case uncertain(String)
         case cannotTell
+        /// The user said Gmail has it (`--settle-unknown in-gmail`).
+        case settled
     }
 
     /// Gmail's search may not show a message stored a moment ago (the outbox's probe waits as long).
@@ -110,6 +112,13 @@ public enum ImportCommand {
                                     neverMarkSpam: cli.arguments.flag("never-spam"),
                                     processForCalendar: cli.arguments.flag("calendar"))
         let dryRun = cli.arguments.flag("dry-run")
+        // The user's answer for records no probe can decide (Imports.swift: `settled`).
+        let settle: Bool? = switch cli.arguments.string("settle-unknown") {
+        case nil: nil
+        case "in-gmail": true
+        case "not-in-gmail": false
+        case let other?: throw UsageError("--settle-unknown: \(TerminalSafety.quoted(other)): in-gmail or not-in-gmail")
+        }
         let store = try cli.openStore(dryRun ? .readOnly : .readWrite)
         let account = try DraftsCommand.account(cli, store)
         let reader = MailSourceReader(paths: sources)
@@ -207,7 +216,7 @@ public enum ImportCommand {
                 carriedID = added
             }
             let previous = try store.importRecord(accountID: account.id, sourceKey: key)
-            if previous?.state == .imported {
+            if previous?.state == .imported || previous?.state == .settled {
                 counts.alreadyImported += 1
                 try record(message.origin, "already_imported", messageID: carriedID, gmailID: previous?.gmailID)
                 continue
@@ -272,7 +281,8 @@ public enum ImportCommand {
             attemptsSinceHistoryID += 1
             let item = Pending(key: key, message: message, raw: raw, messageID: carriedID, labelIDs: unique(ids))
             let outcome = try await attempt(item, record: previous, store: store, accountID: account.id,
-                                            client: access.background, options: options, historyID: historyID, crash: crash)
+                                            client: access.background, options: options, historyID: historyID, crash: crash,
+                                            settle: settle)
             switch outcome {
             case .uncertain(let reason):
                 uncertainInARow += 1
@@ -294,7 +304,8 @@ public enum ImportCommand {
             for item in pending {
                 let current = try store.importRecord(accountID: account.id, sourceKey: item.key)
                 let outcome = try await attempt(item, record: current, store: store, accountID: account.id,
-                                                client: access.background, options: options, historyID: historyID, crash: crash)
+                                                client: access.background, options: options, historyID: historyID, crash: crash,
+                                                settle: settle)
                 if case .uncertain = outcome {
                     still.append(item)
                 } else {
@@ -343,31 +354,20 @@ public enum ImportCommand {
     // MARK: - One message
 
     /// Looks for a message that may be in Gmail already, then imports it unless found.
+    /// `settle`: the user's answer (`--settle-unknown`) for a record no probe can decide:
+    /// true, Gmail has it (settled, never sent again); false, it does not (imported now).
     static func attempt(_ item: Pending, record: ImportRecord?, store: Store, accountID: Int64,
-                        client: GmailClient, options: ImportOptions, historyID: Int64?, crash: CrashPoints) async throws -> Outcome {
+                        client: GmailClient, options: ImportOptions, historyID: Int64?, crash: CrashPoints,
+                        settle: Bool? = nil) async throws -> Outcome {
+        var probed: Outcome?
         if let record, record.state == .sending {
-            // What the earlier attempt carried: an attempt by an older hd-import of a message
-            // without a Message-ID carried none, and cannot be looked for.
-            guard let messageID = record.messageID else {
-                return .cannotTell
-            }
-            let wait = (record.attemptStartedAt ?? 0) + settleMilliseconds - store.now
-            if wait > 0 { try await Task.sleep(nanoseconds: UInt64(min(wait, settleMilliseconds)) * 1_000_000) }
-            do {
-                switch try await MessageProbe.find(messageID: messageID, since: record.attemptHistoryID,
-                                                   excluding: try store.importedGmailIDs(accountID: accountID), api: client) {
-                case .found(let id, _):
-                    try store.markImported(accountID: accountID, sourceKey: item.key, gmailID: id)
-                    return .found(id)
-                case .cannotLook:
-                    return .cannotTell
-                case .notFound:
-                    break
-                }
-            } catch let error as GmailError where !error.isAccountWide {
-                // Without an answer to "is it there?", nothing is sent.
-                try store.noteImportUncertain(accountID: accountID, sourceKey: item.key, reason: "looking for it: \(error)")
-                return .uncertain("looking for it: \(error)")
+            if try await !probe(item, record: record, store: store, accountID: accountID, client: client, outcome: &probed),
+               let settle {
+                // No probe can decide; the user has: Gmail has it, or it is imported now.
+                try store.settleImport(accountID: accountID, sourceKey: item.key, inGmail: settle)
+                if settle { return .settled }
+            } else if let probed {
+                return probed
             }
         }
         guard try store.beginImport(accountID: accountID, sourceKey: item.key, messageID: item.messageID,
@@ -393,6 +393,40 @@ public enum ImportCommand {
         }
     }
 
+    /// Looks for a record an earlier attempt left `sending`. Returns false when nothing can
+    /// decide it (`outcome` is then `.cannotTell`); true otherwise, with `outcome` set when
+    /// the probe settled it (found, or could not be asked) and nil when Gmail does not have
+    /// it, so it is imported again.
+    static func probe(_ item: Pending, record: ImportRecord, store: Store, accountID: Int64, client: GmailClient,
+                      outcome: inout Outcome?) async throws -> Bool {
+        // An attempt by an older hd-import of a message without a Message-ID carried none,
+        // and cannot be looked for.
+        guard let messageID = record.messageID else {
+            outcome = .cannotTell
+            return false
+        }
+        let wait = (record.attemptStartedAt ?? 0) + settleMilliseconds - store.now
+        if wait > 0 { try await Task.sleep(nanoseconds: UInt64(min(wait, settleMilliseconds)) * 1_000_000) }
+        do {
+            switch try await MessageProbe.find(messageID: messageID, since: record.attemptHistoryID,
+                                               excluding: try store.importedGmailIDs(accountID: accountID), api: client) {
+            case .found(let id, _):
+                try store.markImported(accountID: accountID, sourceKey: item.key, gmailID: id)
+                outcome = .found(id)
+            case .cannotLook:
+                outcome = .cannotTell
+                return false
+            case .notFound:
+                outcome = nil
+            }
+        } catch let error as GmailError where !error.isAccountWide {
+            // Without an answer to "is it there?", nothing is sent.
+            try store.noteImportUncertain(accountID: accountID, sourceKey: item.key, reason: "looking for it: \(error)")
+            outcome = .uncertain("looking for it: \(error)")
+        }
+        return true
+    }
+
     /// The `import` record of a message's outcome.
     static func emit(_ outcome: Outcome, _ item: Pending,
                      _ record: (String, String, String?, String?, [String], String?) throws -> Void) throws {
@@ -404,6 +438,8 @@ public enum ImportCommand {
         case .cannotTell:
             try record(origin, "unknown", item.messageID, nil, item.labelIDs,
                        "an earlier attempt may have imported it, and it cannot be looked for")
+        case .settled:
+            try record(origin, "already_imported", item.messageID, nil, item.labelIDs, "settled by the user: in Gmail")
         case .uncertain(let reason): try record(origin, "unknown", item.messageID, nil, item.labelIDs, reason)
         }
     }
@@ -417,7 +453,9 @@ public enum ImportCommand {
             problems.append("\(shown(item.message.origin)): \(item.messageID.map(shown) ?? "(no Message-ID)"): refused: \(reason)")
         case .cannotTell:
             counts.unknown += 1
-            problems.append("\(shown(item.message.origin)): an earlier attempt may have imported it, and Gmail cannot be asked for it (no Message-ID its search takes, and no history back to that attempt); not sent again (check Gmail)")
+            problems.append("\(shown(item.message.origin)): an earlier attempt may have imported it, and Gmail cannot be asked for it (no Message-ID its search takes, and no history back to that attempt); not sent again: check Gmail, then run again with --settle-unknown in-gmail or not-in-gmail")
+        case .settled:
+            counts.alreadyImported += 1
         case .uncertain(let reason):
             counts.unknown += 1
             problems.append("\(shown(item.message.origin)): not known to be imported (\(reason))")

@@ -31,6 +31,8 @@ private let spec = CommandSpec(
         .flag("received-time", help: "Date the messages when Gmail receives them, not by their Date header."),
         .flag("never-spam", help: "Never let Gmail's spam classifier put an imported message in Spam (neverMarkSpam)."),
         .flag("calendar", help: "Let Gmail add the invitations found to Google Calendar (processForCalendar)."),
+        .value("settle-unknown", name: "ANSWER", kind: .choice(["in-gmail", "not-in-gmail"]),
+               help: "For a message an earlier attempt may have imported that Gmail cannot be asked about (reported as unknown): in-gmail (never send it again) or not-in-gmail (import it now)."),
         .flag("json", help: "Print an import record for each message read (docs/json.md)."),
         .flag("verbose", short: "v", help: "Progress on standard error also when it is not a terminal."),
     ],

@@ -14,12 +14,20 @@
 
    (none) ──begin──► sending ──answer──► imported
                         │ ▲──begin (after a probe found nothing)
-                        └──── refused ──► failed ──begin──► sending
+                        ├──── refused ──► failed ──begin──► sending
+                        └──── the user says Gmail has it ──► settled (migration 029)
+
+ A `sending` row that cannot be looked for (no Message-ID Gmail's search takes, and no
+ history back to the attempt) is never sent again on Hudson's own judgement; the user
+ settles it (`hd-import --settle-unknown`): `settled` (Gmail has it: never sent again) or
+ `failed` (it does not: imported again).
  */
 import SQLite
 
 public enum ImportState: String, Sendable {
     case sending, imported, failed
+    /// The user said Gmail has it (its Gmail id is not known): never sent again.
+    case settled
 }
 
 /// One imported (or attempted) message.
@@ -85,7 +93,7 @@ extension Store {
                        origin = ?4, last_error = NULL, message_id = coalesce(?3, imports.message_id),
                        attempt_history_id = CASE WHEN imports.state = 'failed' THEN ?6
                                                  ELSE coalesce(imports.attempt_history_id, ?6) END
-                 WHERE imports.state <> 'imported'
+                 WHERE imports.state NOT IN ('imported', 'settled')
                 """, accountID, sourceKey, messageID, origin, now, historyID)
             return db.changes == 1
         }
@@ -109,6 +117,18 @@ extension Store {
                 UPDATE imports SET state = 'failed', last_error = ?, updated_at = ?
                  WHERE account_id = ? AND source_key = ? AND state = 'sending'
                 """, reason, now, accountID, sourceKey)
+        }
+    }
+
+    /// The user's word on a `sending` record that cannot be looked for: Gmail has it
+    /// (`settled`, never sent again) or does not (`failed`, so it is imported again).
+    public func settleImport(accountID: Int64, sourceKey: String, inGmail: Bool) throws {
+        try db.write {
+            try db.execute("""
+                UPDATE imports SET state = ?, last_error = ?, updated_at = ?
+                 WHERE account_id = ? AND source_key = ? AND state = 'sending'
+                """, inGmail ? "settled" : "failed",
+                inGmail ? "settled by the user: in Gmail" : "settled by the user: not in Gmail", now, accountID, sourceKey)
         }
     }
 

@@ -207,8 +207,28 @@ struct ImportHostileInputTests {
         #expect(try store.beginImport(accountID: account.id, sourceKey: "sha256:\(digest)", messageID: nil, origin: path))
         try fake.clearRequests()
         let result = try importRun(f, [path])
-        #expect(result.status == 75 && result.stderr.contains("may have imported it") && result.stderr.contains("unknown 1"), "\(result)")
+        #expect(result.status == 75 && result.stderr.contains("may have imported it") && result.stderr.contains("unknown 1")
+                && result.stderr.contains("--settle-unknown"), "\(result)")
         #expect(try requests(fake, "/messages/import") == 0)
+        // The user checked Gmail. "It is there": never sent again, and every later run is done.
+        let settled = try importRun(f, ["--settle-unknown", "in-gmail", path])
+        #expect(settled.status == 0 && settled.stderr.contains("already imported 1"), "\(settled)")
+        let again = try importRun(f, [path])
+        #expect(again.status == 0 && again.stderr.contains("already imported 1"), "\(again)")
+        #expect(try requests(fake, "/messages/import") == 0)
+        // Another such record, and "it is not there": imported now, once.
+        let other = f.dir.path("legacy2.eml")
+        let otherText = "From: a@old.example\nSubject: legacy attempt two\n\nbody two\n"
+        try otherText.write(toFile: other, atomically: true, encoding: .utf8)
+        let otherDigest = try #require(try f.shell("printf '%s' '\(otherText)' | sha256sum").stdout.split(separator: " ").first)
+        #expect(try store.beginImport(accountID: account.id, sourceKey: "sha256:\(otherDigest)", messageID: nil, origin: other))
+        let imported = try importRun(f, ["--settle-unknown", "not-in-gmail", other])
+        #expect(imported.status == 0 && imported.stderr.contains("imported 1"), "\(imported)")
+        #expect(try requests(fake, "/messages/import") == 1)
+        #expect(try importRun(f, [other]).status == 0)
+        #expect(try requests(fake, "/messages/import") == 1)
+        let bad = try importRun(f, ["--settle-unknown", "maybe", other])
+        #expect(bad.status == 64, "\(bad)")
     }
 
     @Test("label names with ESC, BEL, DEL, U+202E or decoded CR/LF are refused, shown escaped; nothing of them reaches Gmail")

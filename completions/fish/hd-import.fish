@@ -31,6 +31,7 @@ complete -c hd-import -l dry-run -s n -d 'Read and count; say what would be impo
 complete -c hd-import -l received-time -d 'Date the messages when Gmail receives them, not by their Date header.'
 complete -c hd-import -l never-spam -d 'Never let Gmail'\''s spam classifier put an imported message in Spam (neverMarkSpam).'
 complete -c hd-import -l calendar -d 'Let Gmail add the invitations found to Google Calendar (processForCalendar).'
+complete -c hd-import -l settle-unknown -r -a 'in-gmail not-in-gmail' -d 'For a message an earlier attempt may have imported that Gmail cannot be asked about (reported as unknown): in-gmail (never send it again) or not-in-gmail (import it now).'
 complete -c hd-import -l json -d 'Print an import record for each message read (docs/json.md).'
 complete -c hd-import -l verbose -s v -d 'Progress on standard error also when it is not a terminal.'
 complete -c hd-import -l help -s h -d 'Show this help and exit.'
