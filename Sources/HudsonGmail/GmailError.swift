@@ -89,6 +89,20 @@ public enum GmailError: Error, Sendable, Equatable, CustomStringConvertible {
         return false
     }
 
+    /// Whether this answer to one message's `messages.get` says Gmail will never serve that
+    /// id (issue 37 §2): a 404 ("drop it from the local store", gmail-api.md §4), a 400 in
+    /// which Gmail calls the id invalid ("Invalid id value"), or an id Hudson would not send
+    /// (`malformedID`). Any other 400 (`failedPrecondition`, a proxy's page, a request of
+    /// Hudson's that Gmail no longer takes) says nothing about the message and is not one.
+    public var saysMessageGone: Bool {
+        switch self {
+        case .notFound: return true
+        case .badRequest(let message):
+            return isMalformedID || message.lowercased().contains("invalid id")
+        default: return false
+        }
+    }
+
     /// The words that begin a `malformedID`'s message, and that keep "rejected by Gmail" out
     /// of its description.
     static let notSentPrefix = "not sent: "

@@ -44,8 +44,10 @@ enum WireRange {
 
     /// History ids: uint64 (§5), kept in a SQLite INTEGER, and never 0 (no mailbox has it).
     static let historyID: ClosedRange<UInt64> = 1...UInt64(Int64.max)
-    /// `internalDate`, epoch milliseconds (§2.3): from 1970 to the last millisecond of 9999.
-    static let internalDate: ClosedRange<Int64> = 0...253_402_300_799_999
+    /// `internalDate`, epoch milliseconds (§2.3): from year 1 to the last millisecond of 9999.
+    /// Before 1970 is possible (a message imported with an old Date header); the store and
+    /// the export clamp where a date must not be negative. Past 9999 no date is.
+    static let internalDate: ClosedRange<Int64> = -62_135_596_800_000...253_402_300_799_999
     /// int32 counts and sizes (§1: `sizeEstimate`, `body.size`, totals) can only be 0 or more.
     static let count: ClosedRange<Int> = 0...Int(Int32.max)
 

@@ -71,10 +71,10 @@ public enum AttachmentCensus {
 
     /// Decides the account's guessed messages, newest first, at most `maxChunks` list
     /// walks; returns how many were decided. A chunk whose listing did not end (a range
-    /// dense with attachments) is asked again in halves, so a pass always makes progress and
-    /// the next pass does not repeat the same undecidable walk. Store errors and
-    /// cancellation are thrown; a Gmail error ends the step (what was decided stays), since
-    /// nothing here is lost by waiting.
+    /// dense with attachments) is asked again in halves within the call, so each call
+    /// decides what it listed and narrows towards what it could not. Store errors and
+    /// cancellation are thrown; a Gmail error ends the step quietly (what was decided stays,
+    /// and search's note says what is still a guess), since nothing here is lost by waiting.
     public static func decideGuessed(database: HudsonDatabase, api: any GmailAPI, accountID: Int64,
                                      maxChunks: Int = 10) async throws -> Int {
         var decided = 0

@@ -105,8 +105,8 @@ public enum MessageProbe {
                 if message.header(named: "Message-ID")?.trimmingCharacters(in: .whitespaces) == messageID {
                     return .found((message.id.isEmpty ? id : message.id, message.threadId))
                 }
-            case .failure(.notFound)?:
-                continue   // gone since: not the message looked for
+            case .failure(let error)? where error.saysMessageGone:
+                continue   // gone since (or never to be served): not the message looked for
             case .failure(let error)?:
                 throw error
             case nil:

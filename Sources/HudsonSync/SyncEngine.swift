@@ -67,6 +67,9 @@ public actor SyncEngine {
     let now: @Sendable () -> Date
     let progress: (@Sendable (SyncProgress) -> Void)?
     private var isSyncing = false
+    /// When this engine last asked Gmail's has:attachment (AttachmentCensus).
+    private var lastCensus: Date?
+    static let censusInterval: TimeInterval = 600
     /// Parked messages fetched again per pass, at most.
     static let parkedRetryBatch = 100
 
@@ -119,7 +122,13 @@ public actor SyncEngine {
         report.bodiesHydrated = try await hydrateBodies(account)
         // Gmail's own has:attachment for what backfill stored without a body (issue 37 §4):
         // a list call per 500 messages; a Gmail error leaves them guessed until a later pass.
-        _ = try await AttachmentCensus.decideGuessed(database: database, api: api, accountID: account.id)
+        // After a pass that stored mail, else at most every ten minutes: a watch polls every
+        // 30 s, and what a census could not decide would cost its list calls each time.
+        let censusDue = lastCensus.map { now().timeIntervalSince($0) >= Self.censusInterval } ?? true
+        if report.backfilledThisPass > 0 || report.eventsApplied > 0 || censusDue {
+            lastCensus = now()
+            _ = try await AttachmentCensus.decideGuessed(database: database, api: api, accountID: account.id)
+        }
         let accountID = account.id
         report.parked = try database.write { store in
             try store.recordSyncPass(accountID: accountID)
@@ -255,8 +264,11 @@ public actor SyncEngine {
             // vouched for when it was stored) needs no profile: an idle poll costs no unit more.
             if vouched && pageHistoryID > cursor && pageHistoryID > (profileBound ?? 0) {
                 profileBound = try await currentHistoryID()
-                if let profileBound, pageHistoryID > profileBound { throw SyncError.invalidHistoryID(page.historyId) }
-                vouched = profileBound != nil
+                // A page past what getProfile reports is not vouched for: Gmail does not
+                // promise the two reads agree at once, so this is not a failure, but nothing
+                // of the page is trusted (every message it names is fetched again) and the
+                // cursor waits, as when the profile cannot be read.
+                vouched = profileBound.map { pageHistoryID <= $0 } ?? false
             }
             let mapped = HistoryMapping.map(page.history, trusted: vouched)
             report.unusableIDs += page.unusableIDs.count
@@ -356,17 +368,11 @@ public actor SyncEngine {
 
     /// Whether the answer to one message's `messages.get` says Gmail will never serve that
     /// id, so the message is confirmed gone, as if deleted (issue 37 §2), rather than
-    /// parked to be asked again for ever: a 404 ("drop it from the local store", §4), or a
-    /// 400, with which Gmail calls the id invalid — the format and headers of the request
-    /// are Hudson's constants, so the id is the only part it can refuse, and a refusal of
-    /// the whole account would have failed the pass's labels.list before any fetch — or an
-    /// id Hudson would not send (`GmailError.malformedID`). A batch that failed as a whole
+    /// parked to be asked again for ever (`GmailError.saysMessageGone`: a 404, a 400 calling
+    /// the id invalid, an id Hudson would not send). A batch that failed as a whole
     /// (`batchFailed`) says nothing of its items and is not one.
     static func isGone(_ error: GmailError) -> Bool {
-        switch error {
-        case .notFound, .badRequest: return true
-        default: return false
-        }
+        error.saysMessageGone
     }
 
     // MARK: - parked messages
