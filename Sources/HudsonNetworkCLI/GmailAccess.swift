@@ -126,7 +126,6 @@ extension GmailAccess {
     public static func quotaLedgerPath(configDirectory: String, email: String) -> String {
         var directory = configDirectory
         while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
-        let safe = email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
-        return "\(directory)/quota/\(safe).sqlite3"
+        return "\(directory)/quota/\(SyncLock.fileName(email)).sqlite3"
     }
 }

@@ -530,25 +530,13 @@ public enum ImportCommand {
 /// One hd-import per account at a time: an exclusive `flock` on `<store>.import-<email>.lock`,
 /// taken without waiting and dropped by the kernel when the process ends (as SendLock).
 final class ImportLock {
-    private let fd: Int32
+    private let file: LockFile
 
+    /// Takes the import lock of `email` (LockFile: a regular file, no link followed), or
+    /// returns nil when another process holds it.
     init?(storePath: String, email: String) throws {
-        let safe = email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
-        let path = "\(storePath).import-\(safe).lock"
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw CommandFailure(.configuration, "\(path): cannot open lock file: \(String(cString: strerror(errno)))")
-        }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            close(fd)
-            return nil
-        }
-        self.fd = fd
-    }
-
-    deinit {
-        flock(fd, LOCK_UN)
-        close(fd)
+        guard let file = try LockFile(path: SyncLock.path(storePath: storePath, email: email, purpose: "import")) else { return nil }
+        self.file = file
     }
 }
 

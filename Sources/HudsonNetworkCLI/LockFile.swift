@@ -20,10 +20,10 @@ import HudsonCLI
 final class LockFile: Sendable {
     let path: String
     private let fd: Int32
-    /// Whether this process created the lock file. Hudson never removes its lock files, so
-    /// a lock file missing while the store has work claimed by a sender means something
-    /// removed it, and that sender may still be alive (SendLock.mayTakeOverClaims).
-    let created: Bool
+    /// The lock file's ctime (epoch ms) when it was locked: no later than its creation, so
+    /// what was done under the lock since then was done under this very file
+    /// (SendLock.claimsTakeableSince).
+    let changedAtMilliseconds: Int64
 
     /// Takes the lock at `path`, or returns nil when another process holds it.
     /// Throws (78) when the lock file cannot be opened or is not a regular file.
@@ -31,13 +31,7 @@ final class LockFile: Sendable {
         // A file removed or replaced between our open and our flock is opened again: a few
         // times at most, since each round means another process is changing it right now.
         for _ in 0..<8 {
-            var created = true
-            var fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-            if fd < 0 && errno == EEXIST {
-                created = false
-                fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-                if fd < 0 && errno == ENOENT { continue }  // removed in between: try again
-            }
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
             guard fd >= 0 else { throw Self.failure(path, String(cString: strerror(errno))) }
             var status = stat()
             guard fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
@@ -51,7 +45,7 @@ final class LockFile: Sendable {
             if Self.names(fd: fd, path: path) {
                 self.path = path
                 self.fd = fd
-                self.created = created
+                self.changedAtMilliseconds = Int64(status.st_ctim.tv_sec) * 1000 + Int64(status.st_ctim.tv_nsec) / 1_000_000
                 return
             }
             close(fd)

@@ -28,8 +28,8 @@ public enum OutboxAttempt {
                 let sender = OutboxSender(api: access.interactive, database: database, account: email, exclusive: true,
                                           afterSendBeforeRecording: afterSend, afterDraftCheck: afterDraftCheck)
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    let takeOver = lock.mayTakeOverClaims
-                    group.addTask { _ = try await sender.sendDue(only: [id], takeOverClaims: takeOver) }
+                    let since = lock.claimsTakeableSince
+                    group.addTask { _ = try await sender.sendDue(only: [id], takeOverClaimsSince: since) }
                     group.addTask {
                         try await Task.sleep(for: timeout)
                         throw CancellationError()

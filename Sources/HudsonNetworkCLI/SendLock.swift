@@ -10,10 +10,13 @@
 
  A `flock` belongs to the open file, not to its name: if the lock file is removed while a
  sender holds it (a clean-up of `*.lock`), the next process creates a new file and locks it
- too, while the first may be mid-upload. Hudson never removes its lock files, so a holder
- that had to create the file does not take over other senders' claims: they are left until
- their claim expires (Store.outboxClaimLifetimeMilliseconds), and then probed, rather than
- sent a second time while their sender may still be at work.
+ too, while the first may be mid-upload. A claim is made only under the lock, so a claim
+ made since the lock file now at that name came to be was made under it, by a sender now
+ dead; an older one may belong to a sender still holding a removed file. So only claims
+ made at or after the lock file's ctime are taken over at once; older ones wait for their
+ expiry (Store.outboxClaimLifetimeMilliseconds) and are probed then, rather than sent a
+ second time while their sender may still be at work. (Touching the file only makes this
+ more careful.)
  */
 import HudsonCLI
 
@@ -22,12 +25,11 @@ public final class SendLock {
 
     /// Takes the send lock of `email`, or returns nil when another process holds it.
     public init?(storePath: String, email: String) throws {
-        let safe = email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
-        guard let file = try LockFile(path: "\(storePath).send-\(safe).lock") else { return nil }
+        guard let file = try LockFile(path: SyncLock.path(storePath: storePath, email: email, purpose: "send")) else { return nil }
         self.file = file
     }
 
-    /// Whether claims other senders left may be taken over at once: only when the lock file
-    /// was there already, so no sender can be holding a removed one.
-    public var mayTakeOverClaims: Bool { !file.created }
+    /// The moment (epoch ms) from which claims other senders left may be taken over at
+    /// once: when the lock file held came to be (its ctime).
+    public var claimsTakeableSince: Int64 { file.changedAtMilliseconds }
 }

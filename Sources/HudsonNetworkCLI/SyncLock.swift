@@ -22,7 +22,12 @@ public final class SyncLock {
     /// `<store>.<purpose>-<email>.lock`, beside the store, with the address made safe
     /// for a file name.
     static func path(storePath: String, email: String, purpose: String) -> String {
-        let safe = email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
-        return "\(storePath).\(purpose)-\(safe).lock"
+        "\(storePath).\(purpose)-\(fileName(email)).lock"
+    }
+
+    /// An account's address as part of a file name: lowercased, and every character but
+    /// letters, digits and `@.-_+` as `_`.
+    static func fileName(_ email: String) -> String {
+        email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
     }
 }

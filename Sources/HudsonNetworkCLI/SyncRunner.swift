@@ -418,7 +418,7 @@ final class AccountWorker: Sendable {
     /// refused is reported on standard error with the reason.
     func sendOutbox() async throws -> OutboxReport {
         guard let lock = try SendLock(storePath: storePath, email: email) else { return OutboxReport() }
-        let report = try await outbox.sendDue(takeOverClaims: lock.mayTakeOverClaims)
+        let report = try await outbox.sendDue(takeOverClaimsSince: lock.claimsTakeableSince)
         withExtendedLifetime(lock) {}
         for id in report.rejected {
             let entry = try database.read { try $0.outboxEntry(id: id) }

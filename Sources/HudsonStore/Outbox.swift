@@ -267,20 +267,24 @@ extension Store {
     /// Claims up to `limit` entries that are due (undo window and backoff over, no live
     /// claim), oldest first; with `ids`, only those. `takeOverClaims`: the caller holds the
     /// account's send lock, so no other sender is alive and every claim is a dead one's.
+    /// `takeOverClaimsSince` narrows that to the claims made at or after a moment (epoch
+    /// ms): those made under the lock file the caller holds (SendLock); an older live claim
+    /// waits for its expiry.
     public func claimDueOutbox(accountID: Int64, ids: [Int64]? = nil, limit: Int = 100,
-                               takeOverClaims: Bool = false) throws -> [OutboxClaim] {
+                               takeOverClaims: Bool = false, takeOverClaimsSince: Int64? = nil) throws -> [OutboxClaim] {
         try db.write {
             let now = self.now
             let token = Int64.random(in: 1...Int64.max)
-            let expired = takeOverClaims ? Int64.max : now - Self.outboxClaimLifetimeMilliseconds
+            let since = takeOverClaims ? (takeOverClaimsSince ?? Int64.min) : Int64.max
+            let expired = now - Self.outboxClaimLifetimeMilliseconds
             var claims: [OutboxClaim] = []
             try db.forEach("""
                 SELECT \(Self.outboxColumns), o.raw FROM outbox AS o JOIN accounts AS a ON a.id = o.account_id
                  WHERE o.account_id = ? AND o.state IN ('queued', 'sending') AND o.not_before <= ?
                    AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
-                   AND (o.claimed_at IS NULL OR o.claimed_at <= ?)
+                   AND (o.claimed_at IS NULL OR o.claimed_at <= ? OR o.claimed_at >= ?)
                  ORDER BY o.id
-                """, accountID, now, now, expired) { row in
+                """, accountID, now, now, expired, since) { row in
                 let entry = outboxEntry(from: row, now: now)
                 guard claims.count < limit, ids.map({ $0.contains(entry.id) }) ?? true else { return }
                 claims.append(OutboxClaim(entry: entry, raw: row.blob(Self.outboxRawColumn), token: token))

@@ -104,13 +104,15 @@ public actor OutboxSender {
     }
 
     /// Sends the due entries (only `ids`, when given), oldest first.
-    /// `takeOverClaims`: whether other senders' claims may be taken over now (default: the
-    /// sender's `exclusive`); false leaves them until their claim expires.
-    public func sendDue(only ids: [Int64]? = nil, limit: Int = 20, takeOverClaims: Bool? = nil) async throws -> OutboxReport {
+    /// `takeOverClaimsSince`: with an `exclusive` sender, only the claims made at or after
+    /// this moment (epoch ms) are taken over now: those made under the send lock file the
+    /// caller holds (SendLock); older ones wait until their claim expires.
+    public func sendDue(only ids: [Int64]? = nil, limit: Int = 20, takeOverClaimsSince: Int64? = nil) async throws -> OutboxReport {
         let accountID = try accountID()
-        let exclusive = takeOverClaims ?? self.exclusive
+        let exclusive = self.exclusive
         let claims = try database.write {
-            try $0.claimDueOutbox(accountID: accountID, ids: ids, limit: limit, takeOverClaims: exclusive)
+            try $0.claimDueOutbox(accountID: accountID, ids: ids, limit: limit, takeOverClaims: exclusive,
+                                  takeOverClaimsSince: takeOverClaimsSince)
         }
         var report = OutboxReport()
         var done = Set<Int64>()
@@ -274,7 +276,12 @@ public actor OutboxSender {
         let why = current == nil ? "deleted or sent on another device" : "changed on another device"
         let (id, token) = (entry.id, claim.token)
         if entry.kind == .draftSend {
-            let reason = "draft:\(draftID) was \(why) after hd-drafts send read it; not sent (hd-drafts show it, then send it again)"
+            // drafts.send deletes the draft: after a request of this entry's that may have
+            // reached Gmail (its answer lost; the probe did not find it in Sent yet), a
+            // vanished draft may be that send. Never sent again on a guess; said as it is.
+            let reason = entry.state == .sending && current == nil
+                ? "draft:\(draftID) is gone: an earlier attempt of this send, whose answer was lost, may have sent it, or it was deleted or sent on another device; not sent again (look in Sent before sending it again)"
+                : "draft:\(draftID) was \(why) after hd-drafts send read it; not sent (hd-drafts show it, then send it again)"
             try database.write { try $0.refuseOutboxUnsent(id: id, token: token, reason: reason) }
             report.failed += 1
             report.rejected.append(id)

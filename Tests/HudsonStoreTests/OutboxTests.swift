@@ -80,6 +80,23 @@ struct OutboxTests {
         #expect(taken.count == 1 && taken[0].entry.state == .sending)
     }
 
+    @Test("with the moment the lock file came to be, only claims made since are taken over; an older live one waits for its expiry")
+    func takeOverOnlyClaimsUnderTheLockFileHeld() throws {
+        let (f, entry) = try queued()
+        let other = try claim(f)
+        #expect(try f.store.markOutboxSending(id: entry.id, token: other[0].token))
+        // The lock file was made again after that claim (removed under a live sender).
+        let lockFileMade = f.store.now + 1
+        f.clock.advance(by: 10)
+        #expect(try f.store.claimDueOutbox(accountID: f.account.id, takeOverClaims: true, takeOverClaimsSince: lockFileMade).isEmpty)
+        // A lock file as old as the claim, or older: its sender held this very file, and is dead.
+        let taken = try f.store.claimDueOutbox(accountID: f.account.id, takeOverClaims: true, takeOverClaimsSince: lockFileMade - 1)
+        #expect(taken.count == 1)
+        // Past its lifetime any claim is free again.
+        f.clock.advance(by: Store.outboxClaimLifetimeMilliseconds + 1)
+        #expect(try f.store.claimDueOutbox(accountID: f.account.id, takeOverClaims: true, takeOverClaimsSince: Int64.max).count == 1)
+    }
+
     @Test("marked sending before the request; once the sender is gone the outcome is unknown")
     func sendingIsOutcomeUnknown() throws {
         let (f, entry) = try queued()
