@@ -83,6 +83,31 @@ public struct MailAddress: Hashable, Sendable, CustomStringConvertible {
         return String(Substring(name))
     }
 
+    /// An address field (From, To, Cc, Bcc, Reply-To) as the store keeps it: RFC 2047
+    /// encoded words decoded inside the display names they are in, after the field's
+    /// structure was read, and each name that then holds a character with a meaning in an
+    /// address list quoted. Decoding the whole field first would let a name change what it
+    /// names: `=?UTF-8?Q?eve=40evil.example=2C?= <boss@corp.example>` would read as two
+    /// addresses, eve's among them, where it is one, boss's (issue 37 §1). A field without
+    /// encoded words is kept as it is.
+    public static func decodedField(_ raw: String) -> String {
+        guard raw.contains("=?") else { return raw }
+        let list = parseList(raw)
+        guard !list.isEmpty else { return EncodedWords.decode(raw) }
+        return list.map(\.fieldText).joined(separator: ", ")
+    }
+
+    /// `name <address>` with the name quoted (RFC 5322 §3.2.4) when it holds a special, a
+    /// quote or a backslash, or blanks at its ends; the bare address without a name.
+    public var fieldText: String {
+        guard !name.isEmpty else { return address }
+        let specials = Set("()<>[]:;@\\,.\"")
+        let plain = !name.contains(where: { specials.contains($0) }) && name.first != " " && name.last != " "
+        if plain { return "\(name) <\(address)>" }
+        let escaped = name.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"")
+        return "\"\(escaped)\" <\(address)>"
+    }
+
     /// Every address in a header value. Group names are dropped, their members kept.
     public static func parseList(_ header: String) -> [MailAddress] {
         var parser = AddressListParser(Array(header.unicodeScalars))
@@ -241,5 +266,13 @@ extension String {
         guard let first = firstIndex(where: { !isSpace($0) }) else { return "" }
         let last = lastIndex(where: { !isSpace($0) })!
         return String(self[first...last])
+    }
+}
+
+extension String {
+    /// The string with every `target` replaced by `replacement` (Foundation-free).
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        return split(separator: target, omittingEmptySubsequences: false).joined(separator: replacement)
     }
 }

@@ -12,6 +12,8 @@ public enum EmlMapping {
     public static func message(raw: [UInt8], id: String, now: Int64) -> (MessageSnapshot, MessageBody) {
         let root = RFC822.parse(bytes: raw)
         func header(_ name: String) -> String? { root.header(name).map { EncodedWords.decode($0) } }
+        // An address field: decoded inside its names only (MailAddress.decodedField).
+        func addresses(_ name: String) -> String? { root.header(name).map(MailAddress.decodedField) }
         let content = MessageContent.extract(from: root)
         let date = root.header("Date").flatMap(MailDate.parse).map { $0 * 1000 } ?? now
         let text = content.text ?? ""
@@ -19,8 +21,8 @@ public enum EmlMapping {
             id: id, threadID: id, historyID: 1, internalDate: date, labelIDs: ["INBOX", "UNREAD"],
             snippet: String(text.prefix(200)), sizeEstimate: Int64(raw.count),
             headers: MessageHeaders(
-                subject: header("Subject"), from: header("From"), to: header("To"), cc: header("Cc"), bcc: header("Bcc"),
-                replyTo: header("Reply-To"), date: root.header("Date"), messageID: root.header("Message-ID"),
+                subject: header("Subject"), from: addresses("From"), to: addresses("To"), cc: addresses("Cc"),
+                bcc: addresses("Bcc"), replyTo: addresses("Reply-To"), date: root.header("Date"), messageID: root.header("Message-ID"),
                 inReplyTo: root.header("In-Reply-To"), references: root.header("References"), listID: header("List-Id"),
                 contentType: root.header("Content-Type")))
         let body = MessageBody(

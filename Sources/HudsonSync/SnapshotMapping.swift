@@ -36,6 +36,10 @@ public enum SnapshotMapping {
             // Gmail usually decodes RFC 2047 words already; the decoder is idempotent (§8).
             message.header(named: name).map { EncodedWords.decode($0) }
         }
+        /// An address field: decoded inside its names only, so a name cannot add an address.
+        func addresses(_ name: String) -> String? {
+            message.header(named: name).map(MailAddress.decodedField)
+        }
         // internalDate is the ordering key; the Date header is the fallback (§8).
         let date = message.internalDateMilliseconds
             ?? message.header(named: "Date").flatMap(MailDate.parse).map { $0 * 1000 }
@@ -50,8 +54,8 @@ public enum SnapshotMapping {
             snippet: HTMLText.decodeReferences(message.snippet ?? ""),
             sizeEstimate: Int64(message.sizeEstimate ?? 0),
             headers: MessageHeaders(
-                subject: header("Subject"), from: header("From"), to: header("To"), cc: header("Cc"),
-                bcc: header("Bcc"), replyTo: header("Reply-To"), date: message.header(named: "Date"),
+                subject: header("Subject"), from: addresses("From"), to: addresses("To"), cc: addresses("Cc"),
+                bcc: addresses("Bcc"), replyTo: addresses("Reply-To"), date: message.header(named: "Date"),
                 messageID: message.header(named: "Message-ID"), inReplyTo: message.header(named: "In-Reply-To"),
                 references: message.header(named: "References"), listID: header("List-Id"),
                 contentType: message.payload?.mimeType ?? message.header(named: "Content-Type")))

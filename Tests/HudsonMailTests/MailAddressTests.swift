@@ -6,6 +6,20 @@ private func parse(_ header: String) -> [String] { MailAddress.parseList(header)
 
 @Suite("MailAddress.parseList")
 struct MailAddressTests {
+    @Test("an address field is decoded inside its names only: an encoded name cannot add an address")
+    func decodedField() {
+        // The attack: a name that decodes to an address and a comma.
+        let tricky = "=?UTF-8?Q?eve=40evil.example=2C?= <boss@corp.example>"
+        #expect(MailAddress.decodedField(tricky) == #""eve@evil.example," <boss@corp.example>"#)
+        #expect(MailAddress.parseList(MailAddress.decodedField(tricky)).map(\.address) == ["boss@corp.example"])
+        // A name with a comma stays one name; plain names and fields without encoded words stay as they are.
+        #expect(MailAddress.decodedField("=?UTF-8?Q?M=C3=BCller=2C_J=C3=BCrgen?= <j@example.de>") == #""Müller, Jürgen" <j@example.de>"#)
+        #expect(MailAddress.decodedField("=?UTF-8?Q?M=C3=BCller?= <m@example.de>, bob@example.org") == "Müller <m@example.de>, bob@example.org")
+        #expect(MailAddress.decodedField("Ann <a@example.org>, \"Doe, J\" <j@example.org>") == "Ann <a@example.org>, \"Doe, J\" <j@example.org>")
+        // A quote or backslash in a decoded name is escaped.
+        #expect(MailAddress.decodedField("=?UTF-8?Q?A=22B=5CC?= <x@example.org>") == #""A\"B\\C" <x@example.org>"#)
+    }
+
     @Test("angle addresses with and without display names")
     func angleAddresses() {
         #expect(parse("Ann Example <ann@example.com>, <bob@example.org>") == ["Ann Example <ann@example.com>", "bob@example.org"])

@@ -1,4 +1,5 @@
 import HudsonGmail
+import HudsonMail
 import HudsonStore
 import HudsonSync
 import Testing
@@ -29,6 +30,19 @@ struct SnapshotMappingTests {
         #expect(snapshot.headers.to == "Ann <ann@example.com>")
         #expect(snapshot.headers.messageID == "<abc@example.org>" && snapshot.headers.inReplyTo == "<r2@x>")
         #expect(snapshot.headers.listID == "Team <team.example.org>" && snapshot.headers.contentType == "multipart/mixed")
+    }
+
+    @Test("an encoded display name cannot add a recipient: the stored field names the addresses the raw one does")
+    func encodedNamesKeepTheirPlace() throws {
+        let snapshot = try SnapshotMapping.mapped(message([
+            ("From", "=?UTF-8?Q?eve=40evil.example=2C?= <boss@corp.example>"),
+            ("Cc", "=?UTF-8?B?QW5uLCBCb2I=?= <ab@example.org>, carol@example.net"),
+            ("Subject", "=?UTF-8?Q?caf=C3=A9?="),
+        ]))
+        #expect(snapshot.headers.from == #""eve@evil.example," <boss@corp.example>"#)
+        #expect(try ReplyForward.recipients("From", snapshot.headers.from ?? "").map(\.address) == ["boss@corp.example"])
+        #expect(snapshot.headers.cc == #""Ann, Bob" <ab@example.org>, carol@example.net"#)
+        #expect(snapshot.headers.subject == "café")
     }
 
     @Test("a message without a thread id or with a non-integer history id cannot be mapped")
