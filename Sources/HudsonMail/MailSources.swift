@@ -430,6 +430,9 @@ public struct MboxSplitter: Sendable {
     /// separator (a header field follows) or text of the body.
     private var candidate: [UInt8]?
     private var tooLarge = false
+    /// The line being read grew past any message Gmail takes: the rest of it is not kept
+    /// (a line of gigabytes without a line end is never held whole).
+    private var lineOverflowed = false
     /// Lines that belong to no message: text before the first one.
     public private(set) var discardedLines = 0
     /// After `finish`: why the last message handed over looks cut short, if it does.
@@ -445,12 +448,24 @@ public struct MboxSplitter: Sendable {
             // memchr finds each line end: a Takeout mbox runs to gigabytes.
             while start < buffer.count, let found = memchr(base + start, 10, buffer.count - start) {
                 let end = base.distance(to: found.assumingMemoryBound(to: UInt8.self)) + 1
-                line.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start..<end]))
+                keep(UnsafeBufferPointer(rebasing: buffer[start..<end]))
                 try takeLine(deliver)
                 line.removeAll(keepingCapacity: true)
                 start = end
             }
-            if start < buffer.count { line.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[start...])) }
+            if start < buffer.count { keep(UnsafeBufferPointer(rebasing: buffer[start...])) }
+        }
+    }
+
+    /// Adds to the line being read, up to one byte past the largest message: a longer line
+    /// makes its message too large whatever the rest holds (`takeLine`).
+    private mutating func keep(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let room = MailSources.maximumMessageBytes + 1 - line.count
+        if bytes.count > room {
+            lineOverflowed = true
+            if room > 0 { line.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[..<room])) }
+        } else {
+            line.append(contentsOf: bytes)
         }
     }
 
@@ -501,6 +516,22 @@ public struct MboxSplitter: Sendable {
     }
 
     private mutating func takeLine(_ deliver: ([UInt8]) throws -> Void) throws {
+        if lineOverflowed {
+            // Longer than any message: not a header field, so a From_ line before it was body
+            // text, and the message it is in is too large; before the first message it is
+            // text that is not mail.
+            lineOverflowed = false
+            candidate = nil
+            afterBlank = false
+            heldBlank = nil
+            if inMessage {
+                tooLarge = true
+                message.removeAll()
+            } else {
+                discardedLines += 1
+            }
+            return
+        }
         let isBlank = line == [10] || line == [13, 10]
         if let from = candidate {
             candidate = nil

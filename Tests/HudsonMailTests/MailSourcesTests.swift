@@ -30,6 +30,29 @@ struct MailSourcesTests {
         #expect(try split("From x\r\nA: b\r\n\r\nbody\r\n\r\nFrom y\r\nC: d\r\n\r\nz\r\n") == ["A: b\r\n\r\nbody\r\n", "C: d\r\n\r\nz\r\n"])
     }
 
+    @Test("a line longer than any message Gmail takes is not held whole: its message is too large, the next one whole")
+    func overlongLine() throws {
+        var splitter = MboxSplitter()
+        var out: [[UInt8]] = []
+        try splitter.feed(Array("From a\nSubject: one\n\nfine\n\nFrom b\nSubject: two\n\n".utf8)) { out.append($0) }
+        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
+        for _ in 0..<(MailSources.maximumMessageBytes / chunk.count + 8) {
+            try splitter.feed(chunk) { out.append($0) }
+        }
+        try splitter.feed(Array("\n\nFrom c\nSubject: three\n\nwhole\n".utf8)) { out.append($0) }
+        try splitter.finish { out.append($0) }
+        #expect(out.map(\.count) == [out[0].count, 0, out[2].count], "\(out.map(\.count))")
+        #expect(String(decoding: out[0], as: UTF8.self) == "Subject: one\n\nfine\n")
+        #expect(String(decoding: out[2], as: UTF8.self) == "Subject: three\n\nwhole\n")
+        // Before the first message, such a line is text that is not mail, and counted.
+        var before = MboxSplitter()
+        var got: [[UInt8]] = []
+        for _ in 0..<(MailSources.maximumMessageBytes / chunk.count + 8) { try before.feed(chunk) { got.append($0) } }
+        try before.feed(Array("\n\nFrom c\nSubject: three\n\nwhole\n".utf8)) { got.append($0) }
+        try before.finish { got.append($0) }
+        #expect(got.count == 1 && before.discardedLines == 1, "\(got.map(\.count)) \(before.discardedLines)")
+    }
+
     @Test("Maildir flags are the letters after :2,")
     func maildirFlags() {
         #expect(MailSources.flags(ofMaildirName: "1700000000.M1P2.host:2,FS") == "FS")
