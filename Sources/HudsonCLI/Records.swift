@@ -74,13 +74,6 @@ public enum Records {
         names.map { labelText($0) }.joined(separator: separator)
     }
 
-    /// An hd-mark action as text output shows it: `+LABEL` and `-LABEL` with the name as
-    /// `labelText` writes it where blanks separate actions (`+"Travel 2026"`, as the rules
-    /// file writes it).
-    public static func actionText(_ action: TriageAction) -> String {
-        action.description
-    }
-
     /// What text output shows for a message with no From or no Subject (as Gmail and
     /// mutt do), so a missing field is not an empty column that shifts the eye; JSON
     /// keeps null.

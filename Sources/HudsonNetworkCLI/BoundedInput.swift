@@ -7,6 +7,7 @@
  Gmail takes for a whole message. Here its refusals become hd-send's errors: a file that
  cannot be used is a usage error (64), input that is too large is bad data (65).
  */
+import Glibc
 import HudsonCLI
 import HudsonMail
 import HudsonOutput
@@ -38,7 +39,10 @@ enum BoundedInput {
             return try InputFiles.readAll(0, path: "standard input", limit: limit, what: limitInWords, prefix: [])
         } catch {
             if error.kind == .tooLarge { throw tooLarge("standard input") }
-            throw CommandFailure(.temporaryFailure, "standard input: cannot be read (\(error.reason))")
+            // An I/O error may pass; anything else (a directory as standard input) will not,
+            // and a sendmail caller must not read it as "deferred, try again" (75).
+            let passing = error.reason == String(cString: strerror(EIO))
+            throw CommandFailure(passing ? .temporaryFailure : .dataError, "standard input: cannot be read (\(error.reason))")
         }
     }
 

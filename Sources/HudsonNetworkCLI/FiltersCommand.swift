@@ -40,7 +40,7 @@ public enum FiltersCommand {
             fields: [("query", .string(translation.queryText)), ("actions", .array(actions.map { .string($0) })),
                      ("applicable", .bool(translation.rule != nil)), ("notes", .array(translation.notes.map { .string($0) }))],
             columns: [translation.queryText.isEmpty ? "(no query)" : translation.queryText,
-                      actions.isEmpty ? "(no action)" : translation.actions.map(Records.actionText).joined(separator: " ")]
+                      actions.isEmpty ? "(no action)" : translation.actions.map(\.description).joined(separator: " ")]
                 + (translation.notes.isEmpty ? [] : ["# " + translation.notes.joined(separator: "; ")]))
     }
 
@@ -200,7 +200,7 @@ public enum FiltersCommand {
             type: "rule", id: rule.name,
             fields: [("line", .int(Int64(rule.line))), ("query", .string(rule.queryText)),
                      ("actions", .array(actions.map { .string($0) }))],
-            columns: [rule.queryText, "=> " + rule.actions.map(Records.actionText).joined(separator: " ")])
+            columns: [rule.queryText, "=> " + rule.actions.map(\.description).joined(separator: " ")])
     }
 
     static func options(_ account: Account) -> SearchOptions {

@@ -161,6 +161,14 @@ final class SyncWatch {
                 } catch let error where Self.lasting(error) != nil {
                     worker.progress.finish()
                     refuse(account, because: Self.lasting(error) ?? "")
+                } catch let error where !(error is OutputFailed) && !(error is CancellationError) {
+                    // Anything else one account met (a request Gmail refuses, an answer it
+                    // cannot read as documented) is that account's, and may pass: told, and
+                    // tried again after the back-off, as hd-sync(1) promises a watch does.
+                    worker.progress.finish()
+                    let classified = NetworkExit.classify(error) ?? Exit.classify(error, debug: false)
+                    invocation.warn("\(worker.email): \(classified.message); retrying")
+                    failed = true
                 }
                 if stopRequested.load(ordering: .relaxed) { return }
             }

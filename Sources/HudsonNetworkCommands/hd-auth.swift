@@ -90,7 +90,12 @@ public func hdAuth() async -> Never { await Main.run(spec, classifiers: [Network
     let lookbackDays = try cli.arguments.int("lookback-days", range: 0...36_500) ?? 90
     func clientSecret() throws -> ClientSecret {
         let path = try cli.arguments.string("client-secret") ?? cli.configDirectory() + "/client_secret.json"
-        return try ClientSecret(contentsOfFile: path)
+        // A regular file, bounded (InputFile): a FIFO or a device is refused, never waited on.
+        guard let bytes = try InputFile.read(path, limit: 1 << 20, what: "1 MiB, more than a client file holds",
+                                             failing: .configuration) else {
+            throw ClientSecretError.unreadable(path: path)
+        }
+        return try ClientSecret(json: Data(bytes))
     }
 
     switch cli.arguments.subcommandPath.first {

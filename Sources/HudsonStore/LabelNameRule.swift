@@ -1,7 +1,8 @@
 /*!
  What a label name may hold (issue 37 §3), one rule for every way a name reaches Gmail or the
  store: `hd-labels create` and `rename`, `hd-mark --create`, `hd-import` (X-Gmail-Labels,
- X-Keywords and `--label`), the rules file and the filters `hd-filters` replays. A name may
+ X-Keywords and `--label`) and the rules file (the filters `hd-filters` replays name labels
+ Gmail already has, which are kept as they are, below). A name may
  hold any character text output shows as it is: none of those TerminalSafety removes from
  a field (C0 controls with TAB, CR, LF, ESC and BEL, DEL, C1 controls, bidirectional marks
  and overrides such as U+202E, interlinear annotation controls). A name holding one would

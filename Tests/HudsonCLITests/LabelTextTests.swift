@@ -20,7 +20,7 @@ struct LabelTextTests {
         #expect(Records.labelText("Evil\u{1B}[2J\u{202E}") == "\"Evil\\e[2J\\u{202E}\"")
         #expect(Records.labelList(["INBOX", "Work, Projects", "Trips"]) == "INBOX,\"Work, Projects\",Trips")
         #expect(Records.labelList(["a", "b, c"], separator: ", ") == "a, \"b, c\"")
-        #expect(Records.actionText(.addLabel("Travel 2026")) == "+\"Travel 2026\"" && Records.actionText(.archive) == "archive")
+        #expect(TriageAction.addLabel("Travel 2026").description == "+\"Travel 2026\"" && TriageAction.archive.description == "archive")
         #expect(Records.labelTerm("Evil\u{1B}[2J") == "label:\"Evil\\e[2J\"")
     }
 

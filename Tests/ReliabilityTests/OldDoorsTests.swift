@@ -92,7 +92,7 @@ final class DoorWorld: @unchecked Sendable {
         bodilessMessage = try db.map("""
             SELECT 'message:' || gmail_id FROM messages AS m
              WHERE NOT EXISTS (SELECT 1 FROM message_bodies AS b WHERE b.message_id = m.id) ORDER BY gmail_id LIMIT 1
-            """) { $0.string(0) ?? "" }.first ?? ""
+            """) { $0.string(0) }.first ?? ""
         // Things to name.
         #expect(mkfifo(path("fifo"), 0o600) == 0)
         try FileManager.default.createDirectory(atPath: path("dir"), withIntermediateDirectories: true)
