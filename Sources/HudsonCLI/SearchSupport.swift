@@ -14,9 +14,9 @@ public enum SearchSupport {
         try Query.parse(operands.joined(separator: " "))
     }
 
-    public static func options(accountID: Int64?, relevance: Bool = false) -> SearchOptions {
+    public static func options(accountID: Int64?, sort: SearchOptions.Sort = .newest) -> SearchOptions {
         SearchOptions(
-            accountID: accountID, sort: relevance ? .relevance : .newest, now: LocalTime.nowMilliseconds,
+            accountID: accountID, sort: sort, now: LocalTime.nowMilliseconds,
             startOfDay: { LocalTime.startOfDay(year: $0, month: $1, day: $2) })
     }
 

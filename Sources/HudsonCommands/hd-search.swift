@@ -9,13 +9,15 @@ private let spec = CommandSpec(
     abstract: "Search the local store with Gmail's query language.",
     discussion: """
         Prints matching threads (or messages with --messages), newest first: a thread is
-        placed by its most recent matching message. Spam and trash are left out unless the
+        placed by its most recent matching message (with --sort oldest, oldest first, by
+        its oldest). Spam and trash are left out unless the
         query names them, as Gmail does. Exits 1 when nothing matches, 65 when the query
         does not parse. See hudson-query(7).
         """,
     options: [
         .flag("messages", short: "m", help: "Print messages instead of threads."),
-        .value("sort", name: "ORDER", kind: .choice(["newest", "relevance"]), help: "newest, or relevance (bm25).", default: "newest"),
+        .value("sort", name: "ORDER", kind: .choice(["newest", "oldest", "relevance"]),
+               help: "newest, oldest (a series in the order it was written), or relevance (bm25).", default: "newest"),
         .value("limit", short: "n", name: "N", kind: .integer, help: "Show at most N results; 0 for all.", default: "0"),
         .value("before", name: "REF", kind: .reference, help: "Continue after this result (the last one of the previous page)."),
         .flag("count", short: "c", help: "Print only the number of matching threads (or messages)."),
@@ -32,7 +34,8 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
     let query = try SearchSupport.query(cli.arguments.operands)
     let store = try cli.store()
     let account = try cli.selectedAccount(in: store)
-    let options = SearchSupport.options(accountID: account?.id, relevance: cli.arguments.string("sort") == "relevance")
+    let sort = cli.arguments.string("sort").flatMap(SearchOptions.Sort.init(rawValue:)) ?? .newest
+    let options = SearchSupport.options(accountID: account?.id, sort: sort)
     let messages = cli.arguments.flag("messages")
 
     if cli.arguments.flag("explain") {

@@ -101,10 +101,10 @@ extension Store {
                 guard case .message(let id) = before, let key = try db.scalarInt(
                     "SELECT id FROM messages WHERE gmail_id = ? AND (?2 IS NULL OR account_id = ?2)", id, options.accountID)
                 else { throw StoreError.invalidArgument("--before: \(before): not a message in the store") }
-                if options.sort == .newest {
-                    compiled.require("\(compiled.keyColumn) < ?", .integer(key))
-                } else {
-                    skipUntil = id
+                switch options.sort {
+                case .newest: compiled.require("\(compiled.keyColumn) < ?", .integer(key))
+                case .oldest: compiled.require("\(compiled.keyColumn) > ?", .integer(key))
+                case .relevance: skipUntil = id
                 }
             }
             let selection = limit == .max ? compiled.everyMatchFromAndWhere : compiled.fromAndWhere
@@ -140,8 +140,8 @@ extension Store {
     /// Newest first, a thread is placed by its newest matching message, so a page after a
     /// thread seeks to that message's key and reads on from there, however deep the page;
     /// a thread met there that also matches above that key was on an earlier page and is
-    /// left out. By relevance there is no key to seek to: the results before the thread
-    /// are walked.
+    /// left out. Oldest first (a thread placed by its oldest match) and by relevance, the
+    /// results before the thread are walked.
     public func forEachThread(
         matching query: Query, options: SearchOptions, limit: Int, after: Reference? = nil,
         _ body: (ThreadSummary) throws -> Void

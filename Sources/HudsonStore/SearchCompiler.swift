@@ -16,7 +16,9 @@ import HudsonQuery
 import SQLite
 
 public struct SearchOptions: Sendable {
-    public enum Sort: String, Sendable { case newest, relevance }
+    /// `oldest` is for readers that want a series in the order it was written (`git am`
+    /// of a patch series read back with `hd-show --mbox`; notmuch's `--sort=oldest-first`).
+    public enum Sort: String, Sendable { case newest, oldest, relevance }
 
     public var accountID: Int64?
     public var sort: Sort
@@ -55,7 +57,7 @@ public struct CompiledSearch: Sendable, CustomStringConvertible {
     public var arguments: [SQLiteValue]
     /// The driving MATCH expression, when the query has top-level full-text terms.
     public var match: String?
-    /// ORDER BY for newest-first or relevance.
+    /// ORDER BY for newest-first, oldest-first or relevance.
     public var orderBy: String
     /// The message key as read from the table that drives the query (`m.id`, the
     /// full-text rowid, the address index's key): a condition on it seeks that index.
@@ -259,12 +261,13 @@ struct SearchCompiler {
         let countReadsMessages = from != drivingFrom && (options.accountID != nil || !rest.isEmpty)
         let countFromAndWhere = countReadsMessages ? nil : drivingFrom + whereClause(listScopedConditions)
         let orderBy: String
+        let direction = options.sort == .oldest ? "ASC" : "DESC"
         if match != nil {
-            orderBy = options.sort == .relevance ? "bm25(fts_messages), fts_messages.rowid DESC" : "fts_messages.rowid DESC"
+            orderBy = options.sort == .relevance ? "bm25(fts_messages), fts_messages.rowid DESC" : "fts_messages.rowid \(direction)"
         } else if addressDriver != nil {
-            orderBy = "a.message_id DESC"  // the same order as m.id, read off the index
+            orderBy = "a.message_id \(direction)"  // the same order as m.id, read off the index
         } else {
-            orderBy = "m.id DESC"
+            orderBy = "m.id \(direction)"
         }
         return CompiledSearch(fromAndWhere: from + whereClause(conditions), arguments: arguments, match: match,
                               orderBy: orderBy, keyColumn: keyColumn, labelSource: labelSource,

@@ -62,7 +62,7 @@ enum Cookbook {
     /// The recipes this file checks; the coverage test compares them with the page.
     static let checked: Set<String> = [
         "digest", "newsletters", "vip", "unread-per-label", "incremental", "mbox", "relabel", "trash-promotions",
-        "draft-summary", "replay-filters", "rules", "maildir-backup", "import-mbox",
+        "draft-summary", "replay-filters", "rules", "maildir-backup", "import-mbox", "git-am",
     ]
 }
 
@@ -164,6 +164,7 @@ struct CookbookTests {
         case "rules": try rules(recipe, kitchen)
         case "maildir-backup": try maildirBackup(recipe, kitchen)
         case "import-mbox": try importMbox(recipe, kitchen)
+        case "git-am": try gitAm(recipe, kitchen)
         default: Issue.record("docs/scripting.md:\(recipe.line): no check for recipe \(recipe.name)")
         }
     }
@@ -444,6 +445,51 @@ struct CookbookTests {
             let header = try #require(object["rfc822_message_id"] as? String)
             #expect(mbox.contains("Message-ID: \(header)") || mbox.contains("Message-Id: \(header)"), "\(reference) \(header) missing")
         }
+    }
+
+    /// A three-patch series (one commit message with a line starting "From ") delivered to
+    /// Gmail, newest first by id order would apply backwards; the recipe applies it in
+    /// order, and the clone's history equals the original's, message bodies included.
+    func gitAm(_ recipe: Recipe, _ k: Kitchen) throws {
+        let origin = k.f.dir.path("origin")
+        let made = try k.f.shell("""
+            set -e
+            git init -q '\(origin)' && cd '\(origin)'
+            git config user.name 'Ada Lovelace' && git config user.email ada@analytical.example
+            echo base >notes.txt && git add notes.txt && git commit -q -m base
+            for n in 1 2 3; do
+                echo "line $n" >>notes.txt
+                git commit -q -am "Change number $n" -m "From the engine's point of view, step $n."
+            done
+            git format-patch -q -3 -o '\(k.f.dir.path("patches"))'
+            git clone -q '\(origin)' '\(k.work)/clone-tmp'
+            """)
+        #expect(made.status == 0, "\(made)")
+        let patches = try FileManager.default.contentsOfDirectory(atPath: k.f.dir.path("patches")).sorted()
+        #expect(patches.count == 3, "\(patches)")
+        // Delivered in order, each a minute after the one before (as a list delivers them).
+        let start = Int64((Date().timeIntervalSince1970 - 3_600) * 1000)
+        for (index, name) in patches.enumerated() {
+            let raw = try String(contentsOfFile: k.f.dir.path("patches/" + name), encoding: .utf8)
+            try k.fake.admin("POST", "insert", ["raw": raw, "labelIds": ["INBOX"],
+                                                "internalDate": start + Int64(index) * 60_000] as [String: Any])
+        }
+        try k.sync()
+        // The recipe runs in the clone, at the series' base.
+        let reset = try k.f.shell("""
+            set -e
+            cd '\(k.work)' && shopt -s dotglob && mv clone-tmp/* . && rmdir clone-tmp
+            git reset -q --hard HEAD~3
+            git config user.name Applier && git config user.email applier@example.org
+            """)
+        #expect(reset.status == 0, "\(reset)")
+        let result = try k.cook(recipe)
+        #expect(result.status == 0, "\(result)")
+        let format = "--format=%T %an <%ae>%n%B"
+        let applied = try k.f.shell("git -C '\(k.work)' log -4 '\(format)'")
+        let original = try k.f.shell("git -C '\(origin)' log -4 '\(format)'")
+        #expect(applied.status == 0 && applied.stdout.contains("From the engine's point of view, step 3.")
+                && applied.stdout == original.stdout, "applied:\n\(applied.stdout)\noriginal:\n\(original.stdout)")
     }
 
     /// Every message of every Travel/2026 thread ends up under Receipts and no longer

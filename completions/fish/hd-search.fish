@@ -27,7 +27,7 @@ end
 
 complete -c hd-search -f
 complete -c hd-search -l messages -s m -d 'Print messages instead of threads.'
-complete -c hd-search -l sort -r -a 'newest relevance' -d 'newest, or relevance (bm25).'
+complete -c hd-search -l sort -r -a 'newest oldest relevance' -d 'newest, oldest (a series in the order it was written), or relevance (bm25).'
 complete -c hd-search -l limit -s n -r -d 'Show at most N results; 0 for all.'
 complete -c hd-search -l before -r -d 'Continue after this result (the last one of the previous page).'
 complete -c hd-search -l count -s c -d 'Print only the number of matching threads (or messages).'
