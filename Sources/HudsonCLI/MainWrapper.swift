@@ -306,6 +306,13 @@ public final class Invocation {
         writeError("\(name): \(text)\n")
     }
 
+    /// `warn`, only when standard output is a terminal: a command that found nothing to
+    /// list or change says so to the person reading (issue 38 §4), while a pipe keeps its
+    /// empty output and its exit status, which is what a script reads.
+    public func noteForTerminal(_ text: String) {
+        if terminal.isTerminal { warn(text) }
+    }
+
     /// Reference texts from operands, or from standard input when there are none or
     /// one is `-`. With no operands and a terminal on standard input, that is a usage
     /// error rather than a silent wait (STYLE.md rule 9).

@@ -55,6 +55,7 @@ public enum DraftsCommand {
             listed += 1
         }
         try sink.finish()
+        if listed == 0 { cli.noteForTerminal("no drafts") }
         return listed == 0 ? .noMatch : .success
     }
 

@@ -51,6 +51,7 @@ public enum FiltersCommand {
         let sink = cli.makeSink()
         for translation in translations { try sink.emit(record(translation)) }
         try sink.finish()
+        if translations.isEmpty { cli.noteForTerminal("no filters in Gmail") }
         return translations.isEmpty ? .noMatch : .success
     }
 
@@ -236,6 +237,8 @@ public enum FiltersCommand {
             if !cli.arguments.flag("no-flush") { cli.pushQueuedChanges(for: outcome.result.deltas, in: store) }
         } else if !dryRun {
             cli.warn("nothing to change")
+        } else if outcome.result.deltas.isEmpty {
+            cli.noteForTerminal(rules.isEmpty ? "no rules to apply" : "nothing would change")
         }
         return .success
     }

@@ -105,6 +105,11 @@ final class SyncWatch {
                         configDirectory: configDirectory, since: LocalTime.nowMilliseconds)
         }
         let idlePause = TestHooks.watchPause(environment: invocation.environment) ?? 30
+        // A pass that changes nothing prints nothing: on a terminal, say the watch is on.
+        if Terminal.stderrIsTerminal {
+            let names = emails.isEmpty ? "every account" : emails.joined(separator: ", ")
+            invocation.warn("watching \(TerminalSafety.field(names)): a pass every \(idlePause) s once caught up, a line when one does something; Ctrl-C stops")
+        }
         var failedInARow = 0
         while !stopRequested.load(ordering: .relaxed) {
             try refreshAccountList()
