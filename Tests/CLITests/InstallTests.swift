@@ -46,10 +46,12 @@ struct InstallTests {
             let man = try f.shell("MANPATH='\(prefix)/share/man' man -w hd-search")
             #expect(man.stdout == "\(prefix)/share/man/man1/hd-search.1\n", "\(man)")
         }
+        // Another program's page beside Hudson's: it and its directories stay.
+        try "other".write(toFile: "\(prefix)/share/man/man1/other.1", atomically: true, encoding: .utf8)
         let uninstall = try f.shell("'\(root)/scripts/install' --destdir '\(destdir)' --prefix /usr/local --uninstall")
         #expect(uninstall.status == 0)
-        let left = FileManager.default.enumerator(atPath: prefix)?.compactMap { $0 as? String }
-            .filter { !$0.hasSuffix("/") && !(try! FileManager.default.attributesOfItem(atPath: "\(prefix)/\($0)")[.type] as! FileAttributeType == .typeDirectory) } ?? []
-        #expect(left.isEmpty, "left behind: \(left)")
+        // Nothing of Hudson's is left, not even an empty directory it made.
+        let left = FileManager.default.enumerator(atPath: prefix)?.compactMap { $0 as? String }.sorted() ?? []
+        #expect(left == ["share", "share/man", "share/man/man1", "share/man/man1/other.1"], "left behind: \(left)")
     }
 }
