@@ -20,7 +20,7 @@ enum Editor {
         var template = Array("\(directory)/hd-send-XXXXXX.eml".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, 4) }
         guard fd >= 0 else { throw CommandFailure(.configuration, "\(directory): cannot create a file to edit") }
-        let path = String(cString: template)
+        let path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         defer { unlink(path) }
         let written = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         close(fd)

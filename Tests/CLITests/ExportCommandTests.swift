@@ -203,7 +203,7 @@ struct ExportCommandTests {
         let unique = String(name.split(separator: ":")[0])
         let stray = out + "/cur/" + unique + ":2,T"
         try FileManager.default.copyItem(atPath: out + "/cur/" + name, toPath: stray)
-        FileManager.default.createFile(atPath: out + "/.hudson-export.running", contents: Data())
+        _ = FileManager.default.createFile(atPath: out + "/.hudson-export.running", contents: Data())
         #expect(try f.run("hd-mark", "star", "message:\(id)").status == 0)
         let rerun = try f.run("hd-export", out)
         #expect(rerun.status == 0 && rerun.stdout.contains(" 1 relabelled"), "\(rerun)")
@@ -224,7 +224,7 @@ struct ExportCommandTests {
         // The relabel wrote the new name and removed the old one; the state still names the old.
         let unique = String(name.split(separator: ":")[0])
         try FileManager.default.moveItem(atPath: out + "/cur/" + name, toPath: out + "/cur/" + unique + ":2,T")
-        if markerLeft { FileManager.default.createFile(atPath: out + "/.hudson-export.running", contents: Data()) }
+        if markerLeft { _ = FileManager.default.createFile(atPath: out + "/.hudson-export.running", contents: Data()) }
         #expect(try f.run("hd-mark", "star", "message:\(id)").status == 0)
         let rerun = try f.run("hd-export", out)
         #expect(rerun.status == 0 && rerun.stdout.contains(" 1 relabelled") && !rerun.stdout.contains("failed"), "\(rerun)")

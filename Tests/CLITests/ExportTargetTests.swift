@@ -360,13 +360,13 @@ struct ExportTargetTests {
         switch format {
         case "maildir":
             for sub in ["cur", "new", "tmp"] { try FileManager.default.createDirectory(atPath: target + "/" + sub, withIntermediateDirectories: true) }
-            FileManager.default.createFile(atPath: target + "/.hudson-export.lock", contents: Data())
-            FileManager.default.createFile(atPath: target + "/.hudson-export.tmp", contents: Data("hudson-exp".utf8))
+            _ = FileManager.default.createFile(atPath: target + "/.hudson-export.lock", contents: Data())
+            _ = FileManager.default.createFile(atPath: target + "/.hudson-export.tmp", contents: Data("hudson-exp".utf8))
         case "eml":
             try FileManager.default.createDirectory(atPath: target + "/.hudson-tmp", withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: target + "/.hudson-export.lock", contents: Data())
+            _ = FileManager.default.createFile(atPath: target + "/.hudson-export.lock", contents: Data())
         default:
-            FileManager.default.createFile(atPath: target + ".hudson-export.lock", contents: Data())
+            _ = FileManager.default.createFile(atPath: target + ".hudson-export.lock", contents: Data())
         }
         let result = try w.export("--format", format, target)
         #expect(result.status == 0 && result.stdout.hasPrefix("ann@example.com: 6 written"), "\(result)")

@@ -274,7 +274,7 @@ struct FiltersCommandTests {
         let device = try CommandRunner.run(BuiltProducts.executable("hd-filters"), ["rules", "check"], environment: f.environment, timeout: 30)
         #expect(device.status == 78 && device.stderr.contains("a character device, not a regular file"), "\(device)")
         try FileManager.default.removeItem(atPath: path)
-        FileManager.default.createFile(atPath: path, contents: Data(repeating: UInt8(ascii: "#"), count: (4 << 20) + 1))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(repeating: UInt8(ascii: "#"), count: (4 << 20) + 1))
         let large = try f.run("hd-filters", "rules", "check")
         #expect(large.status == 78 && large.stderr.contains("larger than 4 MiB"), "\(large)")
     }

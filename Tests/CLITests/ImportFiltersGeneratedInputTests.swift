@@ -91,15 +91,15 @@ struct ImportFiltersGeneratedInputTests {
         var counter = 0
         func next() -> Int { counter += 10; return counter }
         for index in 0..<g.int(1...4) {
-            fm.createFile(atPath: dir + "/box\(index).mbox", contents: Data(g.source(seed: seed, first: next())))
+            _ = fm.createFile(atPath: dir + "/box\(index).mbox", contents: Data(g.source(seed: seed, first: next())))
         }
         for index in 0..<g.int(0...4) {
             let path = dir + (g.chance(50) ? "/tree/" : "/tree/sub/") + "m\(index).eml"
-            fm.createFile(atPath: path, contents: Data(g.chance(80) ? g.message(next(), seed: seed, crlf: g.chance(30)) : g.bytes(40)))
+            _ = fm.createFile(atPath: path, contents: Data(g.chance(80) ? g.message(next(), seed: seed, crlf: g.chance(30)) : g.bytes(40)))
         }
         for index in 0..<g.int(0...3) {
             let name = "/md/\(g.pick(["cur", "new"]))/\(index).host" + (g.chance(50) ? ":2,\(g.pick(["S", "FS", "T", ""]))" : "")
-            fm.createFile(atPath: dir + name, contents: Data(g.message(next(), seed: seed, crlf: false)))
+            _ = fm.createFile(atPath: dir + name, contents: Data(g.message(next(), seed: seed, crlf: false)))
         }
         if g.chance(50) { try? fm.createSymbolicLink(atPath: dir + "/tree/out.eml", withDestinationPath: outside + "/secret.eml") }
         if g.chance(40) { try? fm.createSymbolicLink(atPath: dir + "/tree/passwd.eml", withDestinationPath: "/etc/passwd") }
@@ -219,7 +219,7 @@ struct ImportFiltersGeneratedInputTests {
             if g.chance(35) {
                 operands.insert("-", at: g.int(0...operands.count))
                 stdinPath = f.dir.path("stdin\(run)")
-                FileManager.default.createFile(atPath: stdinPath!, contents: Data(g.source(seed: seed, first: 1000 + run * 10)))
+                _ = FileManager.default.createFile(atPath: stdinPath!, contents: Data(g.source(seed: seed, first: 1000 + run * 10)))
             }
             if g.chance(5) { operands.append("-") }
             try fake.faults((0..<g.int(0...3)).map { _ in g.pick(faults) })
@@ -297,7 +297,7 @@ struct ImportFiltersGeneratedInputTests {
             switch g.int(1...10) {
             case 1: mkfifo(rules, 0o600)
             case 2: try FileManager.default.createDirectory(atPath: rules, withIntermediateDirectories: true)
-            case 3: FileManager.default.createFile(atPath: rules, contents: Data(g.bytes(g.int(1...400))))
+            case 3: _ = FileManager.default.createFile(atPath: rules, contents: Data(g.bytes(g.int(1...400))))
             case 4: break   // no rules file
             default:
                 let lines = (0..<g.int(1...4)).map { _ in
@@ -316,8 +316,8 @@ struct ImportFiltersGeneratedInputTests {
             let eml = f.dir.path("t\(run).eml")
             switch g.int(1...4) {
             case 1: mkfifo(eml, 0o600)
-            case 2: FileManager.default.createFile(atPath: eml, contents: Data(g.bytes(g.int(0...200))))
-            default: FileManager.default.createFile(atPath: eml, contents: Data(g.message(run, seed: seed, crlf: g.chance(30))))
+            case 2: _ = FileManager.default.createFile(atPath: eml, contents: Data(g.bytes(g.int(0...200))))
+            default: _ = FileManager.default.createFile(atPath: eml, contents: Data(g.message(run, seed: seed, crlf: g.chance(30))))
             }
             var arguments: [String]
             switch g.int(1...6) {

@@ -74,11 +74,11 @@ struct ImportHostileInputTests {
                     "\(result)")
         }
         let bytes = f.dir.path("binary")
-        FileManager.default.createFile(atPath: bytes, contents: Data([0x7F, 0x45, 0x4C, 0x46, 0, 1, 2, 0xFF, 10, 0, 0]))
+        _ = FileManager.default.createFile(atPath: bytes, contents: Data([0x7F, 0x45, 0x4C, 0x46, 0, 1, 2, 0xFF, 10, 0, 0]))
         let binary = try f.shell("hd-import - < '\(bytes)'")
         #expect(binary.status == 65 && binary.stderr.split(separator: "\n").count == 1, "\(binary)")
         let nul = f.dir.path("nul")
-        FileManager.default.createFile(atPath: nul, contents: Data("Subject: x\nX-Bad: a\u{0}b\n\nbody\n".utf8))
+        _ = FileManager.default.createFile(atPath: nul, contents: Data("Subject: x\nX-Bad: a\u{0}b\n\nbody\n".utf8))
         let withNul = try f.shell("hd-import - < '\(nul)'")
         #expect(withNul.status == 65, "\(withNul)")
         #expect(try requests(fake, "/messages/import") == 0)

@@ -92,7 +92,7 @@ struct SearchFidelityTests {
         #expect(try search(f, "larger:1K").count == 5)
         // One past the limit: more than 5,000 messages of 1,234 bytes pass larger:1K.
         let many = (0...5_000).map { f.snapshot("bulk\($0)", minute: 100 + Int64($0)) }
-        try f.store.applySnapshots(many, accountID: f.account.id)
+        _ = try f.store.applySnapshots(many, accountID: f.account.id)
         #expect(try !bySize("larger:1K"))
         #expect(try bySize("larger:2K"))
         #expect(try f.store.searchMessages(Query.parse("larger:1K"), options: options, limit: 3).map(\.messageID)

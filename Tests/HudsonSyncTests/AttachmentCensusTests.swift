@@ -69,7 +69,7 @@ struct AttachmentCensusTests {
                             headers: MessageHeaders(subject: "s", from: "a@example.org",
                                                     contentType: multipartMixed.contains(index) ? "multipart/mixed" : "text/plain"))
         }
-        try store.applySnapshots(snapshots, accountID: account.id)
+        _ = try store.applySnapshots(snapshots, accountID: account.id)
         return (dir, HudsonDatabase(store), account.id)
     }
 
@@ -203,7 +203,7 @@ struct AttachmentCensusTests {
         let dir = TemporaryDirectory()
         let store = try Store.open(path: dir.path("hudson.sqlite3"), access: .create)
         let account = try store.addAccount(email: "ann@example.com", consentedAt: start / 1000, lookbackDays: 90)
-        try store.applySnapshots([MessageSnapshot(id: "old", threadID: "old", historyID: 100, internalDate: -5_000_000,
+        _ = try store.applySnapshots([MessageSnapshot(id: "old", threadID: "old", historyID: 100, internalDate: -5_000_000,
                                                   labelIDs: ["INBOX"], headers: MessageHeaders(contentType: "multipart/mixed"))],
                                  accountID: account.id)
         let database = HudsonDatabase(store)
@@ -239,7 +239,7 @@ struct AttachmentCensusTests {
         } while token != nil
         let answers = await client.getMessages(ids: ids, format: "metadata")
         let snapshots = try ids.map { try SnapshotMapping.mapped(try #require(try answers[$0]?.get())) }
-        try store.applySnapshots(snapshots, accountID: account.id)
+        _ = try store.applySnapshots(snapshots, accountID: account.id)
         var gmailSays = Set<String>()
         token = nil
         repeat {

@@ -30,7 +30,7 @@ struct CheckpointHelperTests {
         // A descriptor the command inherits without close-on-exec, as from a caller's
         // `3>>FILE`: the helper must not keep it (nor keep a caller's pipe open).
         let inherited = rig.dir.path("inherited")
-        FileManager.default.createFile(atPath: inherited, contents: nil)
+        _ = FileManager.default.createFile(atPath: inherited, contents: nil)
         for (command, arguments, inInbox) in [("hd-mark", ["archive", thread], false), ("hd-undo", [String](), true)] {
             // The push the command waits for is held back two seconds: long enough to find
             // the helper while the command still runs.
