@@ -102,6 +102,7 @@ public func hdLabels() -> Never { Main.run(spec) { cli in
         let account = try cli.selectedAccount(in: store)
         let names = try LabelNames(store: store)
         let sink = cli.makeSink()
+        sink.heading(["LABEL", "MESSAGES", "THREADS", "UNREAD", "ACCOUNT"])
         for count in try store.labelCounts(accountID: account?.id) {
             try sink.emit(Records.label(count, labels: names))
         }

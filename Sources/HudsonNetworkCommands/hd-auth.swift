@@ -166,6 +166,7 @@ public func hdAuth() async -> Never { await Main.run(spec, classifiers: [Network
         let loginCommand = FileManager.default.fileExists(atPath: defaultSecret)
             ? OAuthGuidance.loginCommand : OAuthGuidance.loginCommand + " --client-secret FILE"
         let sink = cli.makeSink()
+        sink.heading(["ACCOUNT", "TOKEN", "SCOPES", "WINDOW", "BACKFILL", "LAST SYNC", "QUEUE", "OUTBOX", "PARKED"])
         var statuses: [AccountStatus] = []
         for email in emails.sorted() {
             let account = accounts.first { $0.email.lowercased() == email.lowercased() }

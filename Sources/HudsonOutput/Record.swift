@@ -46,9 +46,14 @@ public protocol Sink {
     /// A record that can write its own text line (`TextLine.swift`); a sink that prints
     /// anything but plain text lines prints its `record`.
     func emit<Line: LineRecord>(_ record: Line) throws
+    /// Names the columns (the id's first) of the records that follow, for a person
+    /// reading aligned columns on a terminal; every other sink prints nothing, so what
+    /// a pipe gets is unchanged (issue 38 §4).
+    func heading(_ names: [String])
     func finish() throws
 }
 
 extension Sink {
     public func emit<Line: LineRecord>(_ record: Line) throws { try emit(record.record) }
+    public func heading(_ names: [String]) {}
 }

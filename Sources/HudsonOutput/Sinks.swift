@@ -122,6 +122,9 @@ public final class AlignedTextSink: Sink {
     let output: OutputStream
     let terminal: TerminalInfo
     private var batch: [Record] = []
+    /// The column names, printed above the first batch and aligned with it.
+    private var names: [String]?
+    private var headed = false
     static let batchSize = 200
     static let maximumColumnWidth = 40
 
@@ -135,6 +138,8 @@ public final class AlignedTextSink: Sink {
         if batch.count >= Self.batchSize { try flushBatch() }
     }
 
+    public func heading(_ names: [String]) { self.names = names }
+
     public func finish() throws {
         try flushBatch()
         try output.flush()
@@ -142,6 +147,12 @@ public final class AlignedTextSink: Sink {
 
     private func flushBatch() throws {
         guard !batch.isEmpty else { return }
+        // The heading goes with the first batch, as a row of its own (never for no rows).
+        if let names, !headed {
+            headed = true
+            batch.insert(Record(type: "heading", id: names.first ?? "", fields: [], columns: Array(names.dropFirst()),
+                                emphasis: .dim), at: 0)
+        }
         let rows = batch.map { ([$0.id] + $0.columns).map(TerminalSafety.field) }
         let columnCount = rows.map(\.count).max() ?? 0
         var widths = [Int](repeating: 0, count: columnCount)

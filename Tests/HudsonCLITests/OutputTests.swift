@@ -199,6 +199,32 @@ struct OutputTests {
         #expect(DisplayWidth.of("⌚") == 2 && DisplayWidth.of("\u{200B}\u{FEFF}") == 0 && DisplayWidth.of("e\u{301}") == 1)
     }
 
+    @Test("a heading is printed above aligned rows on a terminal, aligned with them, once; never in a pipe, as JSON, as ids, or for no rows")
+    func headingOnTerminalOnly() throws {
+        func printed(_ format: OutputFormat, terminal: TerminalInfo, rows: Int) throws -> String {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("heading-\(UUID().uuidString)").path
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            defer { unlink(path) }
+            let sink = makeSink(format, output: OutputStream(fd: fd), terminal: terminal)
+            sink.heading(["LABEL", "MESSAGES", "THREADS"])
+            for index in 0..<rows {
+                try sink.emit(Record(type: "label", id: "label:Work\(index)", fields: [("messages", .int(12))], columns: ["12", "3"]))
+            }
+            try sink.finish()
+            close(fd)
+            return try String(contentsOfFile: path, encoding: .utf8)
+        }
+        let terminal = TerminalInfo(isTerminal: true, width: 80, color: false)
+        let aligned = try printed(.text, terminal: terminal, rows: 250).split(separator: "\n").map(String.init)
+        #expect(aligned.count == 251 && aligned[0].hasPrefix("LABEL") && aligned.filter { $0.hasPrefix("LABEL") }.count == 1, "\(aligned.prefix(3))")
+        #expect(aligned[0].firstRange(of: "MESSAGES")?.lowerBound.utf16Offset(in: aligned[0])
+                == aligned[1].firstRange(of: "12")?.lowerBound.utf16Offset(in: aligned[1]), "\(aligned.prefix(2))")
+        #expect(try printed(.text, terminal: terminal, rows: 0).isEmpty)
+        #expect(try printed(.text, terminal: .pipe, rows: 2) == "label:Work0\t12\t3\nlabel:Work1\t12\t3\n")
+        #expect(try printed(.ids(nulTerminated: false), terminal: terminal, rows: 1) == "label:Work0\n")
+        #expect(try !printed(.json, terminal: terminal, rows: 1).contains("LABEL"))
+    }
+
     @Test("a line record's text is byte for byte what a text sink makes of its record, for hostile and plain fields")
     func textLinesMatchRecords() throws {
         let texts = ["", "plain", "181b768933fbd387", " leading space", "\tleading tab", "trailing\n", "a\u{1B}[31mred",
