@@ -105,7 +105,9 @@ public struct AccountStatus: Sendable {
             }
         } catch {
             status.refresh = .unavailable
-            status.problem = (error as? any OAuthFailure)?.description ?? "the OAuth token endpoint could not be reached"
+            // The one error table's words (a stopped Gmail on this machine is named there).
+            status.problem = (error as? any OAuthFailure).map { NetworkExit.classify($0)?.message ?? $0.description }
+                ?? "the OAuth token endpoint could not be reached"
         }
         return status
     }

@@ -31,6 +31,7 @@ public struct GmailEndpoints: Sendable {
         api = try url("HUDSON_GMAIL_URL") ?? URL(string: "https://gmail.googleapis.com")!
         token = try url("HUDSON_OAUTH_TOKEN_URL")
         auth = try url("HUDSON_OAUTH_AUTH_URL")
+        LocalServer.note(api)
         if let text = environment["HUDSON_QUOTA_PER_MINUTE"], !text.isEmpty {
             guard let value = Int(text), value > 0 else {
                 throw CommandFailure(.configuration, "HUDSON_QUOTA_PER_MINUTE: \(text): not a positive number")

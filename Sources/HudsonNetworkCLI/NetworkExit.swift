@@ -18,6 +18,8 @@ public enum NetworkExit {
                 return ClassifiedError(.notAuthorized, OAuthGuidance.revoked(serverDescription: detail))
             case .forbidden(reason: "insufficientPermissions"):
                 return ClassifiedError(.notAuthorized, OAuthGuidance.missingScopes([OAuthScope.gmailModify]))
+            case .network("connection refused") where LocalServer.refusedMessage() != nil:
+                return ClassifiedError(.temporaryFailure, "gmail: " + LocalServer.refusedMessage()!)
             default:
                 return ClassifiedError(status(of: error), "gmail: \(error)")
             }
@@ -25,7 +27,12 @@ public enum NetworkExit {
             switch error.kind {
             case .notAuthorised: return ClassifiedError(.notAuthorized, error.description)
             case .configuration: return ClassifiedError(.configuration, error.description)
-            case .temporary: return ClassifiedError(.temporaryFailure, error.description)
+            case .temporary:
+                // The token endpoint of a Gmail on this machine (the demo's fake) is the same server.
+                if error.description.hasSuffix(": connection refused; try again later"), let message = LocalServer.refusedMessage() {
+                    return ClassifiedError(.temporaryFailure, message)
+                }
+                return ClassifiedError(.temporaryFailure, error.description)
             case .unexpected: return ClassifiedError(.temporaryFailure, error.description)
             }
         case let error as GmailConfigurationError:

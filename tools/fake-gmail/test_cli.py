@@ -68,3 +68,49 @@ class CliTests(unittest.TestCase):
                              capture_output=True, text=True, timeout=30)
         self.assertEqual(bad.returncode, 2)
         self.assertIn("missing.ndjson", bad.stderr)
+
+    def test_state_survives_a_restart(self):
+        """--state: a restarted server serves the same mailbox, changes included, and its
+        history goes on from where it stopped (scripts/demo --serve)."""
+        state = os.path.join(self.tmp, "mailbox.state")
+        proc, line, _ = self.start("--state", state)
+        url = line.split()[1]
+        with urllib.request.urlopen(url + "/_admin/state", timeout=5) as resp:
+            before = json.load(resp)
+        first = before["messages"][0]["id"]
+        token_req = urllib.request.Request(
+            url + "/token", method="POST",
+            data=b"grant_type=refresh_token&refresh_token=demo-refresh-token"
+                 b"&client_id=hudson-demo-client&client_secret=hudson-demo-secret")
+        with urllib.request.urlopen(token_req, timeout=5) as resp:
+            token = json.load(resp)["access_token"]
+        modify = urllib.request.Request(
+            url + "/gmail/v1/users/me/messages/%s/modify" % first, method="POST",
+            data=json.dumps({"addLabelIds": ["STARRED"]}).encode(),
+            headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+        urllib.request.urlopen(modify, timeout=5).close()
+        with urllib.request.urlopen(url + "/_admin/state", timeout=5) as resp:
+            changed = json.load(resp)
+        proc.send_signal(signal.SIGTERM)
+        self.assertEqual(proc.wait(timeout=10), 0)
+        self.assertTrue(os.path.exists(state))
+
+        # Without --now the generated ids would differ; with --state they are not generated.
+        again = subprocess.Popen([SCRIPT, "--port", "0", "--state", state],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(self.reap, again)
+        url = again.stdout.readline().split()[1]
+        with urllib.request.urlopen(url + "/_admin/state", timeout=5) as resp:
+            after = json.load(resp)
+        self.assertEqual(after["messages"], changed["messages"])
+        self.assertEqual(after["historyId"], changed["historyId"])
+        self.assertIn("STARRED", [m for m in after["messages"] if m["id"] == first][0]["labelIds"])
+
+    def test_state_file_that_is_not_one(self):
+        state = os.path.join(self.tmp, "garbage.state")
+        with open(state, "wb") as f:
+            f.write(b"not a pickle")
+        proc = subprocess.run([SCRIPT, "--port", "0", "--state", state],
+                              capture_output=True, text=True, timeout=30)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("not a saved mailbox", proc.stderr)

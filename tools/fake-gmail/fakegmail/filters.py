@@ -35,6 +35,15 @@ class Filters:
         self.items = {}
         self._ids = itertools.count(1)
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        del state["lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.lock = threading.Lock()
+
     def replace(self, filters, labels):
         """Replaces every filter (the admin seed); returns the stored filters."""
         checked = [_checked(f, labels) for f in filters]

@@ -42,6 +42,18 @@ class Mailbox:
         self._seq = 0
         self.drafts = Drafts(self)
 
+    # ------------------------------------------------------------ persistence
+
+    def __getstate__(self):
+        """For ``--state``: everything but the lock (a new process makes its own)."""
+        state = self.__dict__.copy()
+        del state["lock"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
+
     # ------------------------------------------------------------ storage
 
     def _insert(self, m):

@@ -6,6 +6,7 @@ carried out here, on the socket.  Run ``fake_gmail.py --help`` for options.
 """
 import argparse
 import os
+import pickle
 import select
 import signal
 import socket
@@ -137,6 +138,8 @@ def parse_args(argv=None):
     p.add_argument("--port", type=int, default=0, help="0 = a random free port")
     p.add_argument("--port-file", help="also write the base URL to this file (atomically)")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
+    p.add_argument("--state", help="keep the mailbox in this file: loaded at start when it exists "
+                   "(the mailbox sources are then not read), saved when the server stops")
     g = p.add_argument_group("mailbox sources (combinable; default --demo)")
     g.add_argument("--demo", action="store_true", help="the embedded demo mailbox")
     g.add_argument("--demo-count", type=int, default=300)
@@ -168,6 +171,18 @@ def parse_args(argv=None):
 
 def build_app(args):
     """Load the mailbox and create the App described by parsed ``args``."""
+    oauth = OAuthServer(args.client_id, args.client_secret, args.refresh_token,
+                        args.access_token_ttl)
+    if args.state and os.path.exists(args.state):
+        try:
+            with open(args.state, "rb") as f:
+                mailbox = pickle.load(f)
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError) as exc:
+            raise ValueError("%s: not a saved mailbox (%s)" % (args.state, exc))
+        if not isinstance(mailbox, Mailbox) or mailbox.account != args.account:
+            raise ValueError("%s: not a saved mailbox of %s" % (args.state, args.account))
+        return App(mailbox, oauth, args.latency_ms, args.quota_per_minute, args.shuffle_batch,
+                   args.verbose)
     clock = Clock(args.now)
     mailbox = Mailbox(args.account, clock, args.history_start, args.demo_seed)
     messages = []
@@ -184,8 +199,6 @@ def build_app(args):
         messages += loaders.load_ndjson(path, mailbox.labels)
     mailbox.load(messages)
     mailbox.history.min_valid = args.history_min_id
-    oauth = OAuthServer(args.client_id, args.client_secret, args.refresh_token,
-                        args.access_token_ttl)
     return App(mailbox, oauth, args.latency_ms, args.quota_per_minute, args.shuffle_batch,
                args.verbose)
 
@@ -197,6 +210,20 @@ def make_server(app, host="127.0.0.1", port=0):
     shown = "[%s]" % host if ":" in host else host
     app.shutdown_hook = server.shutdown
     return server, "http://%s:%d" % (shown, server.server_address[1])
+
+
+def save_state(path, mailbox):
+    """The mailbox, written to ``path`` atomically (a new file renamed over the old)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".fake-gmail-state-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            with mailbox.lock:
+                pickle.dump(mailbox, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def write_port_file(path, url):
@@ -233,4 +260,6 @@ def main(argv=None):
     finally:
         app.stopping.set()
         server.server_close()
+        if args.state:
+            save_state(args.state, app.mailbox)
     return 0

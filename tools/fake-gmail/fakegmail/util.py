@@ -169,7 +169,19 @@ class Clock:
     """Wall clock that can be pinned: ``now`` = pinned start + elapsed time."""
 
     def __init__(self, now=None):
+        self.pinned = now is not None
         self.start_wall = float(now) if now is not None else time.time()
+        self.start_mono = time.monotonic()
+
+    def __getstate__(self):
+        """For ``--state``: a monotonic reading means nothing to another process; a clock
+        that followed the wall clock follows it again, a pinned one goes on from where it
+        stopped."""
+        return {"pinned": self.pinned, "now": self.now()}
+
+    def __setstate__(self, state):
+        self.pinned = state["pinned"]
+        self.start_wall = state["now"] if self.pinned else time.time()
         self.start_mono = time.monotonic()
 
     def now(self):

@@ -1,0 +1,27 @@
+/*!
+ A Gmail on this machine: `HUDSON_GMAIL_URL` naming a loopback address is the project's fake
+ Gmail (the demo's, a test's). When nothing answers there, "connection refused" says less
+ than what happened: the server was stopped (issue 38 §4, the demo's hand-off). The CLI
+ records the address when it reads the environment, and the error table says so.
+ */
+import Foundation
+import Synchronization
+
+enum LocalServer {
+    private static let address = Mutex<URL?>(nil)
+
+    /// Called with the Gmail address the command will use.
+    static func note(_ api: URL) {
+        guard let host = api.host?.lowercased() else { return }
+        let loopback = host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        address.withLock { $0 = loopback ? api : nil }
+    }
+
+    /// What to say instead of "connection refused" when the Gmail address is on this machine.
+    static func refusedMessage() -> String? {
+        address.withLock { $0 }.map {
+            "nothing answers at \($0.absoluteString), the Gmail on this machine HUDSON_GMAIL_URL names: "
+                + "is it running? (the demo's starts again with scripts/demo --serve)"
+        }
+    }
+}
