@@ -44,6 +44,22 @@ public enum SearchSupport {
             + "and Gmail's snippet only (hd-sync --catch-up --prefetch-days 0 stores every body)"
     }
 
+    /// What storing every body costs, said where a whole mailbox is connected or caught
+    /// up (issue 38 §4): Gmail charges `messages.get` 5 units (gmail-api.md §3), so the
+    /// default 6,000 units a minute fetch at most 1,200 bodies a minute; a stored body
+    /// with its share of the full-text index takes about 8 KB (docs/performance.md).
+    public static func bodyCost(messages: Int?) -> String {
+        var text = "hd-sync --catch-up --prefetch-days 0 stores every body: 5 units of Gmail's quota"
+            + " and about 8 KB of disk a message, at most 1,200 messages a minute at Gmail's default quota"
+        if let messages, messages > 0 {
+            let minutes = (messages + 1_199) / 1_200
+            let time = minutes < 120 ? "\(minutes) minute(s)" : "\(minutes / 60) hour(s)"
+            let megabytes = max(1, messages * 8 / 1_000)
+            text += " (here at least \(time) and about \(megabytes) MB)"
+        }
+        return text
+    }
+
     /// The note a search that reads attachments (`has:attachment`, `filename:`) owes its
     /// reader when some answers rest on a guess (issue 37 §4): how many of its matches, how
     /// many other messages may match, and how to decide them. Nil when none does.

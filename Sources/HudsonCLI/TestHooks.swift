@@ -14,6 +14,10 @@
    purpose, so the concurrency suite can show that it notices busy errors.
  - `HUDSON_TEST_WATCH_PAUSE=S`: `hd-sync --watch` waits S seconds between passes once
    caught up instead of 30, so a test sees several passes in a few seconds.
+ - `HUDSON_TEST_CRASH_AFTER_SEND=1`, `HUDSON_TEST_CRASH_AFTER_DRAFT_CHECK=1`: `hd-send` and
+   `hd-drafts send` die (exit 70, no cleanup) the moment Gmail has answered a send, before
+   the answer is recorded, or between a draft's check and its write (OutboxSender), as a
+   crash at the worst time would.
  */
 import Glibc
 import SQLite
@@ -38,6 +42,15 @@ public enum TestHooks {
     /// The pause between caught-up passes `HUDSON_TEST_WATCH_PAUSE` asks for, if any.
     public static func watchPause(environment: [String: String]) -> Int? {
         environment["HUDSON_TEST_WATCH_PAUSE"].flatMap(Int.init).flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// What an outbox attempt of `hd-send` or `hd-drafts send` runs after Gmail answered
+    /// a send (`HUDSON_TEST_CRASH_AFTER_SEND`) and after a draft's check
+    /// (`HUDSON_TEST_CRASH_AFTER_DRAFT_CHECK`): nothing unless asked.
+    public static func outboxCrashes(environment: [String: String]) -> (afterSend: @Sendable () -> Void, afterDraftCheck: @Sendable () -> Void) {
+        let afterSend = environment["HUDSON_TEST_CRASH_AFTER_SEND"] == "1"
+        let afterCheck = environment["HUDSON_TEST_CRASH_AFTER_DRAFT_CHECK"] == "1"
+        return ({ if afterSend { _exit(70) } }, { if afterCheck { _exit(70) } })
     }
 
     /// The named crash point `HUDSON_TEST_CRASH_AT` asks for, if any.

@@ -52,6 +52,13 @@ public enum AccountSetup {
         }
         let account = try store.addAccount(
             email: email, consentedAt: Int64(Date().timeIntervalSince1970), lookbackDays: lookbackDays)
+        if lookbackDays == 0 {
+            // A whole mailbox gets the bodies of recent mail only: said now, not after a
+            // search of older mail quietly missed its words.
+            invocation.warn("\(email): the whole mailbox: hd-sync stores the bodies of the last 90 days"
+                            + " (--prefetch-days); older mail is searched by subject, addresses and snippet only; "
+                            + SearchSupport.bodyCost(messages: nil))
+        }
         return (account, true)
     }
 }

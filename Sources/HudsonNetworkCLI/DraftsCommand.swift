@@ -105,13 +105,10 @@ public enum DraftsCommand {
         try cli.stdout.write("\(entry.reference)\n")
         try cli.stdout.flush()
         let database = HudsonDatabase(try cli.openStore(.readWrite, durable: true))
-        // hd-send's test seam (SendCommand.swift): die once Gmail has answered, before it is recorded.
-        let crashes = cli.environment["HUDSON_TEST_CRASH_AFTER_SEND"] == "1"
-        let crashesAfterCheck = cli.environment["HUDSON_TEST_CRASH_AFTER_DRAFT_CHECK"] == "1"
+        let crashes = TestHooks.outboxCrashes(environment: cli.environment)
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: account.email,
                                             timeout: OutboxAttempt.timeout(forBytes: raw.count),
-                                            afterSend: { if crashes { _exit(70) } },
-                                            afterDraftCheck: { if crashesAfterCheck { _exit(70) } })
+                                            afterSend: crashes.afterSend, afterDraftCheck: crashes.afterDraftCheck)
         switch after?.state {
         case .sent?:
             if let sent = after?.gmailID { try cli.stdout.write(TerminalSafety.field("message:\(sent)") + "\n") }

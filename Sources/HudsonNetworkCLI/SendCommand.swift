@@ -46,17 +46,12 @@ public enum SendCommand {
             cli.warn("queued; held for \(delay) s (hd-undo \(entry.reference) cancels it), then sent by the next hd-sync")
             return .success
         }
-        // A test seam, not for users: die the moment Gmail has
-        // answered, before the answer is recorded, as a crash at the worst time would.
-        let crashes = cli.environment["HUDSON_TEST_CRASH_AFTER_SEND"] == "1"
-        let crash: @Sendable () -> Void = { if crashes { _exit(70) } }
-        // The same seam between a draft's check and its write (OutboxSender.checkDraft).
-        let crashesAfterCheck = cli.environment["HUDSON_TEST_CRASH_AFTER_DRAFT_CHECK"] == "1"
+        let crashes = TestHooks.outboxCrashes(environment: cli.environment)
         // The sender's own connection: the command's stays on the main actor.
         let database = HudsonDatabase(try cli.openStore(.readWrite, durable: true))
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: composed.account.email,
-                                            timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crash,
-                                            afterDraftCheck: { if crashesAfterCheck { _exit(70) } })
+                                            timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crashes.afterSend,
+                                            afterDraftCheck: crashes.afterDraftCheck)
         // A draft changed elsewhere meanwhile: both versions are kept, and the user is told.
         if let note = after?.keptNote { cli.warn(note) }
         switch after?.state {

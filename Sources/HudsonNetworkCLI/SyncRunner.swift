@@ -198,6 +198,16 @@ public final class SyncRunner {
                 let totals = try await worker.catchUp(maxPages: maxPages)
                 try sink.emit(totals.record(email: worker.email))
                 if stopRequested.load(ordering: .relaxed) { break }
+                // Caught up, mail older than the prefetch window has no body: said here, with
+                // what storing them costs, not only by a search that then misses words.
+                let email = worker.email
+                let missing = try worker.database.read { store in
+                    try store.account(email: email).map { try store.messagesWithoutBody(accountID: $0.id) } ?? 0
+                }
+                if missing > 0 && prefetchDays > 0 {
+                    invocation.warn("\(email): \(missing) message(s) have no stored body (bodies are fetched for the last \(prefetchDays) days),"
+                                    + " so their words are found only in subjects, addresses and snippets; " + SearchSupport.bodyCost(messages: missing))
+                }
             }
         case .watch:
             break  // SyncWatch, above
