@@ -3,7 +3,8 @@
 // Hudson: a local-first Gmail toolkit of small Unix commands over one SQLite file.
 // Dependencies point one way only (docs/architecture.md):
 //
-//   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonOutput, GmailIDShape
+//   HudsonText <- HudsonOutput;  HudsonText <- HudsonStore
+//   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonText, GmailIDShape
 //   GmailIDShape <- HudsonGmail
 //   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery, GmailIDShape <- HudsonSync
 //   HudsonOutput, HudsonStore, HudsonMail <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
@@ -30,7 +31,7 @@ let package = Package(
     name: "Hudson",
     products: [
         .library(name: "HudsonCore", targets: [
-            "SQLite", "GmailIDShape", "HudsonQuery", "HudsonMail", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonExport",
+            "SQLite", "GmailIDShape", "HudsonQuery", "HudsonMail", "HudsonText", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonExport",
             "HudsonSync", "HudsonQuotaLedger", "HudsonNetworkCLI",
         ]),
     ],
@@ -46,9 +47,13 @@ let package = Package(
         // The shape of a Gmail id (issue 37 §1): the one rule for the ids users type (the
         // store's references), the ids put in requests and the ids read from answers.
         .target(name: "GmailIDShape"),
-        // HudsonOutput: the index holds text as TerminalSafety shows it (migration 009).
-        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery", "HudsonOutput", "GmailIDShape"]),
-        .target(name: "HudsonOutput"),
+        // What text is safe to show, and text as the index holds it (TerminalSafety,
+        // IndexText): below both the store, whose index holds text as a terminal shows it
+        // (migrations 009 and 013, frozen as SQL functions), and the output, so a change to
+        // how output is formatted cannot change what the index holds.
+        .target(name: "HudsonText"),
+        .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery", "HudsonText", "GmailIDShape"]),
+        .target(name: "HudsonOutput", dependencies: ["HudsonText"]),
         .target(name: "HudsonGmail", dependencies: ["GmailIDShape"]),
         .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail", "HudsonQuery", "GmailIDShape"]),
         // The per-user quota shared by every process of an account: a small SQLite file that
@@ -121,7 +126,7 @@ let package = Package(
         .target(name: "HudsonTestSupport", path: "Tests/HudsonTestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonQueryTests", dependencies: ["HudsonQuery"]),
-        .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonStore"]),
+        .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonText", "HudsonStore"]),
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
         .testTarget(name: "HudsonExportTests", dependencies: ["HudsonExport", "HudsonStore", "HudsonTestSupport"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail", "GmailIDShape"]),

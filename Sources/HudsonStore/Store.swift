@@ -6,7 +6,7 @@
  The store never prints, reads the environment or exits; it throws `StoreError`.
  */
 import Glibc
-import HudsonOutput
+import HudsonText
 import SQLite
 
 public final class Store {

@@ -1,6 +1,7 @@
 import Foundation
 import HudsonCLI
 @testable import HudsonOutput
+@testable import HudsonText
 import Testing
 
 @Suite("Output: JSON, terminal safety, dates, input lines")

@@ -15,7 +15,7 @@
  accepts that spelling (or the label's id, which `hd-labels --json` shows) for it
  (`Store.labelMatches`).
  */
-import HudsonOutput
+import HudsonText
 
 public enum LabelNameRule {
     /// Why `name` breaks the rule, or nil when it keeps it.

@@ -9,7 +9,7 @@
  +"Travel 2026"). A line whose first non-blank character is `#`, or a blank line, is
  skipped. Any error stops the load with its line and column: a rule is never skipped.
  */
-import HudsonOutput
+import HudsonText
 import HudsonQuery
 
 /// One rule: the messages a query selects, and the hd-mark actions to take on each.

@@ -6,6 +6,7 @@
  `from:`/`to:` names use column filters that Hudson writes.
  */
 import HudsonQuery
+import HudsonText
 
 enum FullText {
     /// The MATCH expression for a subtree made only of full-text terms, or nil.

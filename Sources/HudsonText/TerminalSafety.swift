@@ -52,7 +52,7 @@ public enum TerminalSafety {
     /// DEL, C1, the bidi marks and U+FFF9–U+FFFB, by their exact UTF-8 bytes). Most
     /// subjects, names and dates pass, and are printed without being rebuilt scalar by
     /// scalar, including text full of dashes and quotes that share lead bytes with them.
-    static func isPlainField(_ text: String) -> Bool {
+    public static func isPlainField(_ text: String) -> Bool {
         !containsUnsafe(text, countingWhitespace: true)
     }
 

@@ -14,10 +14,10 @@
  index would no longer agree with its content. A change needs a new function name and a
  migration that rebuilds the index (StoreOpenTests pins its answers).
  */
-enum IndexText {
+public enum IndexText {
     /// Han (with its extensions and compatibility ideographs and 々〆〇), Hiragana and
     /// Katakana (full and half width): the scripts written without spaces between words.
-    static func isBigrammed(_ value: UInt32) -> Bool {
+    public static func isBigrammed(_ value: UInt32) -> Bool {
         switch value {
         case 0x3005...0x3007, 0x3040...0x309F, 0x30A0...0x30FF, 0x31F0...0x31FF, 0x3400...0x4DBF,
              0x4E00...0x9FFF, 0xF900...0xFAFF, 0xFF66...0xFF9F, 0x20000...0x323AF:
@@ -29,7 +29,7 @@ enum IndexText {
 
     /// The text with each run of bigrammed characters replaced by its bigrams and its last
     /// character, space-separated and set apart from the text around it by spaces.
-    static func forIndex(_ text: String) -> String {
+    public static func forIndex(_ text: String) -> String {
         segmented(text, lastCharacter: true)
     }
 
@@ -38,13 +38,13 @@ enum IndexText {
     /// order wherever the word occurs, also inside a longer run. A run followed by more
     /// text keeps its last character, as the index has it before what follows (`資料A` is
     /// `資料 料 A`, `"東京 大阪"` is `東京 京 大阪`). A run of one character stays one.
-    static func forQuery(_ text: String) -> String {
+    public static func forQuery(_ text: String) -> String {
         segmented(text, lastCharacter: false)
     }
 
     /// Whether the last token of `forQuery`'s answer is a single bigrammed character,
     /// which only a prefix query finds inside a run.
-    static func endsWithLoneCharacter(_ text: String) -> Bool {
+    public static func endsWithLoneCharacter(_ text: String) -> Bool {
         let scalars = Array(text.unicodeScalars.suffix(2))
         guard let last = scalars.last, isBigrammed(last.value) else { return false }
         return scalars.count == 1 || !isBigrammed(scalars[0].value)
