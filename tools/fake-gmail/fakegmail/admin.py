@@ -12,6 +12,7 @@ import re
 import threading
 
 from . import filters
+from .plumbing import error_response, json_response
 from .util import ApiError, bad_request, json_bytes
 
 
@@ -324,7 +325,6 @@ _COMPILED = [(m, re.compile("^/_admin/%s/?$" % p), f) for m, p, f in ADMIN_ROUTE
 
 
 def handle_admin(app, req):
-    from .app import error_response, json_response
     for method, rx, func in _COMPILED:
         match = rx.match(req.path)
         if match and method == req.method:

@@ -16,6 +16,7 @@ from .mailbox import decode_raw_field
 from .message import FORMATS
 from .oauth import scope_allows
 from .query import Query
+from .sending import check_sendable
 from .util import ApiError, bad_request, json_bytes, not_found
 
 MAX_PAGE = 500              # maxResults ceiling (§2.2, §2.9)
@@ -149,17 +150,6 @@ def untrash_message(ctx, msg_id):
 def delete_message(ctx, msg_id):
     ctx.mailbox.delete(msg_id)
     return 204, None
-
-
-def check_sendable(raw):
-    """400 unless ``raw`` is a message Gmail would send (§2.7)."""
-    hdrs = mime.parse_headers(raw)
-    if not raw.strip() or not hdrs.keys():
-        raise bad_request("Invalid raw message")
-    if not (hdrs.get("From") or "").strip():
-        raise bad_request("Invalid From header")
-    if not any((hdrs.get(h) or "").strip() for h in ("To", "Cc", "Bcc")):
-        raise bad_request("Recipient address required")
 
 
 def _store_sent(ctx, raw, thread_id):

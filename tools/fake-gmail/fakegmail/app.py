@@ -16,57 +16,16 @@ import time
 import traceback
 import urllib.parse
 
-from . import api, batch
+from . import admin, api, batch
 from .faults import FaultRules
+from .plumbing import JSON_TYPE, Request, Response, error_response, json_response  # noqa: F401 (re-exported)
 from .util import ApiError, auth_error, json_bytes, not_found
-
-JSON_TYPE = "application/json; charset=UTF-8"
 _API_PATH = re.compile(r"^/(upload/)?gmail/v1/users/([^/]+)/(.+)$")
 AUTH_PATHS = ("/auth", "/o/oauth2/auth", "/o/oauth2/v2/auth")
 TOKEN_PATHS = ("/token", "/o/oauth2/token", "/oauth2/v4/token")
 REVOKE_PATHS = ("/revoke", "/o/oauth2/revoke")
 BATCH_PATHS = ("/batch/gmail/v1", "/batch")
 MAX_LOG = 100000
-
-
-class Request:
-    __slots__ = ("method", "path", "query", "headers", "body", "batch")
-
-    def __init__(self, method, path, query, headers, body, batch=False):
-        self.method = method.upper()
-        self.path = path
-        self.query = query or ""
-        self.headers = headers
-        self.body = body or b""
-        self.batch = batch
-
-
-class Response:
-    """status, header list, body bytes; ``action`` is None, drop, hang or truncate."""
-
-    __slots__ = ("status", "headers", "body", "action")
-
-    def __init__(self, status, headers=None, body=b"", action=None):
-        self.status = status
-        self.headers = list(headers or [])
-        self.body = body
-        self.action = action
-
-
-def json_response(status, obj, extra=()):
-    if obj is None:
-        return Response(status, list(extra), b"")
-    body = obj if isinstance(obj, bytes) else json_bytes(obj)
-    return Response(status, [("Content-Type", JSON_TYPE), ("Vary", "Origin, X-Origin, Referer")]
-                    + list(extra), body)
-
-
-def error_response(err):
-    """Google's JSON error envelope (§4), with Retry-After when set."""
-    extra = [("Retry-After", str(err.retry_after))] if err.retry_after is not None else []
-    if err.code == 401:
-        extra.append(("WWW-Authenticate", 'Bearer realm="https://accounts.google.com/"'))
-    return json_response(err.code, err.envelope(), extra)
 
 
 class Quota:
@@ -138,8 +97,7 @@ class App:
     def handle(self, req):
         """A top-level HTTP request."""
         if req.path.startswith("/_admin/") or req.path == "/_admin":
-            from .admin import handle_admin
-            return handle_admin(self, req)
+            return admin.handle_admin(self, req)
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000.0)
         return self.dispatch(req)

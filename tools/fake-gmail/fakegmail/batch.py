@@ -14,6 +14,7 @@ import random
 import secrets
 import urllib.parse
 
+from .plumbing import Request, Response, error_response
 from .util import HTTP_PHRASES, bad_request
 
 MAX_CALLS = 100
@@ -113,7 +114,6 @@ def render_part(content_id, resp):
 
 def handle_batch(app, req):
     """Run every call of a batch through ``app.dispatch``; return one Response."""
-    from .app import Request, Response, error_response
     if req.batch:
         return error_response(bad_request("Nested batch requests are not allowed"))
     try:

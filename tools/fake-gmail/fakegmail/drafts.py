@@ -10,6 +10,7 @@ shows ``messageDeleted`` then ``messageAdded``, and the draft keeps its id.
 message is deleted and a new message labelled ``SENT`` is stored; the draft is
 gone.  ``drafts.delete`` deletes draft and message for good (not to trash).
 """
+from .sending import check_sendable
 from .util import ApiError, bad_request, json_bytes, not_found
 
 DRAFT = "DRAFT"
@@ -68,7 +69,6 @@ class Drafts:
         with mb.lock:
             old = self._message(draft_id)
             content = raw if raw is not None else old.raw()
-            from .api import check_sendable
             check_sendable(content)
             sent = mb.add_raw(content, ["SENT"], thread_id or old.thread_id, mode="send")
             mb.delete(old.id)

@@ -18,7 +18,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from . import demo, loaders
-from .app import App, Request
+from .app import App
+from .plumbing import Request
 from .batch import Headers
 from .mailbox import Mailbox
 from .oauth import OAuthServer
