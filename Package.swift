@@ -107,6 +107,13 @@ let package = Package(
             dependencies: ["HudsonStore", "HudsonSync", "HudsonGmail"],
             path: "bench/import"
         ),
+        // What one admission of the shared quota costs (bench/README.md): a measurement,
+        // not a test. Not installed.
+        .executableTarget(
+            name: "hudson-bench-quota",
+            dependencies: ["HudsonQuotaLedger", "HudsonGmail"],
+            path: "bench/quota"
+        ),
 
         // Test tooling: a tiny executable the store tests start as separate processes
         // (two migrators racing, a writer holding the lock). Not installed.

@@ -319,60 +319,6 @@ struct SQLiteQuotaLedgerTests {
         try await quota.acquire(units: 5, lane: .background)
         #expect(await quota.sharing == .shared)
     }
-
-    /// `HUDSON_QUOTA_BENCH=1 swift test --skip-build --filter admissionCost`: what one
-    /// admission costs on this machine, printed. Steady state of a fast catch-up against a
-    /// fake Gmail with no quota: one request every 30 ms, so 2,000 admissions in the window.
-    @Test("admission cost (a measurement, run with HUDSON_QUOTA_BENCH=1)",
-          .enabled(if: ProcessInfo.processInfo.environment["HUDSON_QUOTA_BENCH"] == "1"))
-    func admissionCost() async throws {
-        let directory = TemporaryDirectory()
-        let path = directory.path("quota/ann.sqlite3")
-        let clock = TestClock(autoAdvance: true)
-        let steps = 6_000
-        func measure(_ quota: QuotaBucket) async throws -> Duration {
-            var spent = Duration.zero
-            for _ in 0..<steps {
-                let started = ContinuousClock.now
-                try await quota.acquire(units: 125, lane: .background)
-                spent += ContinuousClock.now - started
-                clock.advance(by: .milliseconds(30))
-            }
-            return spent / steps
-        }
-        let configuration = QuotaBucket.Configuration(budget: 1_000_000)
-        let ledger = SQLiteQuotaLedger(path: path, clock: clock.nanoseconds)
-        let shared = try await measure(QuotaBucket(configuration: configuration, clock: clock.scheduling, ledger: ledger))
-        let rows = try ledger.rowCounts().admissions
-        let local = try await measure(QuotaBucket(configuration: configuration, clock: clock.scheduling))
-        // What a short command pays once: opening the file (its first step) and closing it.
-        // With another process's connection open (a watch) the file stays in WAL; alone, the
-        // last connection to close checkpoints and removes the WAL.
-        func command() throws -> (open: Duration, close: Duration) {
-            var started = ContinuousClock.now
-            var command: SQLiteQuotaLedger? = SQLiteQuotaLedger(path: path, clock: clock.nanoseconds)
-            _ = try command?.admit(units: 1, lane: .interactive, window: .seconds(60)) { _ in true }
-            let open = ContinuousClock.now - started
-            started = ContinuousClock.now
-            command = nil
-            return (open, ContinuousClock.now - started)
-        }
-        var beside = (open: Duration.zero, close: Duration.zero)
-        try withExtendedLifetime(ledger) {
-            for _ in 0..<50 {
-                let cost = try command()
-                beside = (beside.open + cost.open / 50, beside.close + cost.close / 50)
-            }
-        }
-        var alone = (open: Duration.zero, close: Duration.zero)
-        for _ in 0..<50 {
-            let cost = try command()
-            alone = (alone.open + cost.open / 50, alone.close + cost.close / 50)
-        }
-        print("quota admission: \(shared) through the shared ledger (\(rows) admissions in the window), \(local) without a ledger; "
-              + "a command opening the file for its first step: \(beside.open) and \(beside.close) to close beside another "
-              + "connection, \(alone.open) and \(alone.close) alone")
-    }
 }
 
 /// A SQLite ledger that logs each admission at the instant the ledger itself recorded it (the
