@@ -24,7 +24,7 @@ public enum MessageView {
         for attachment in message.body?.attachments ?? [] where !attachment.isInline || !attachment.filename.isEmpty {
             let name = attachment.filename.isEmpty ? "(no name)" : attachment.filename
             lines.append("Attachment: \(TerminalSafety.field(attachment.partID)) \(TerminalSafety.field(name)) "
-                         + "(\(TerminalSafety.field(attachment.mimeType)), \(size(attachment.size)))")
+                         + "(\(TerminalSafety.field(attachment.mimeType)), \(size(Int64(attachment.size))))")
         }
         lines.append("")
         if let text = message.body?.text {
@@ -40,7 +40,7 @@ public enum MessageView {
         func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
         let attachments: [JSONValue] = (message.body?.attachments ?? []).map {
             .object([("part_id", .string($0.partID)), ("filename", .string($0.filename)), ("mime_type", .string($0.mimeType)),
-                     ("size", .int($0.size)), ("inline", .bool($0.isInline))])
+                     ("size", .int(Int64($0.size))), ("inline", .bool($0.isInline))])
         }
         return Record(
             type: "message", id: "message:\(message.messageID)",

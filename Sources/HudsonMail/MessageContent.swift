@@ -50,7 +50,7 @@ public struct ExtractedContent: Sendable, Equatable {
     public var attachments: [ExtractedAttachment]
 
     /// Creates extracted content (memberwise).
-    public init(text: String?, html: String?, attachments: [ExtractedAttachment]) {
+    public init(text: String?, html: String? = nil, attachments: [ExtractedAttachment] = []) {
         self.text = text
         self.html = html
         self.attachments = attachments

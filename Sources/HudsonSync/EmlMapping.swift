@@ -28,7 +28,7 @@ public enum EmlMapping {
         let body = MessageBody(
             text: content.text, html: content.html,
             attachments: content.attachments.map {
-                AttachmentInfo(partID: $0.partID, filename: $0.filename, mimeType: $0.mimeType, size: Int64($0.size),
+                AttachmentInfo(partID: $0.partID, filename: $0.filename, mimeType: $0.mimeType, size: $0.size,
                                contentID: $0.contentID, isInline: $0.isInline)
             })
         return (snapshot, body)

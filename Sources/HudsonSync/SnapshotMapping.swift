@@ -85,7 +85,7 @@ public enum BodyMapping {
         return MessageBody(
             text: content.text, html: content.html,
             attachments: content.attachments.map {
-                AttachmentInfo(partID: $0.partID, filename: $0.filename, mimeType: $0.mimeType, size: Int64($0.size),
+                AttachmentInfo(partID: $0.partID, filename: $0.filename, mimeType: $0.mimeType, size: $0.size,
                                attachmentID: $0.attachmentID, contentID: $0.contentID, isInline: $0.isInline)
             })
     }

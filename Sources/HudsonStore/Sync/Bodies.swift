@@ -4,45 +4,13 @@
  window (local-first-sync.md, "Hydration walks newest-first within a 90-day prefetch
  window").
  */
+import HudsonMail
 import SQLite
 
-public struct AttachmentInfo: Equatable, Sendable {
-    public var partID: String
-    public var filename: String
-    public var mimeType: String
-    public var size: Int64
-    /// Gmail's attachment id, for attachments.get; nil when the data was inline.
-    public var attachmentID: String?
-    public var contentID: String?
-    public var isInline: Bool
-
-    public init(
-        partID: String, filename: String, mimeType: String, size: Int64,
-        attachmentID: String? = nil, contentID: String? = nil, isInline: Bool = false
-    ) {
-        self.partID = partID
-        self.filename = filename
-        self.mimeType = mimeType
-        self.size = size
-        self.attachmentID = attachmentID
-        self.contentID = contentID
-        self.isInline = isInline
-    }
-}
-
-public struct MessageBody: Equatable, Sendable {
-    /// Readable text: the text/plain part, or the HTML part made readable.
-    public var text: String?
-    /// The original HTML part, when there is one.
-    public var html: String?
-    public var attachments: [AttachmentInfo]
-
-    public init(text: String?, html: String? = nil, attachments: [AttachmentInfo] = []) {
-        self.text = text
-        self.html = html
-        self.attachments = attachments
-    }
-}
+/// A stored body is what HudsonMail extracts from a message: the same type under the
+/// store's names, not a copy kept in step field by field.
+public typealias MessageBody = ExtractedContent
+public typealias AttachmentInfo = ExtractedAttachment
 
 extension Store {
     /// Stores a hydrated body. Returns false when the message is not in the store
@@ -139,7 +107,7 @@ extension Store {
             SELECT part_id, filename, mime_type, size, attachment_id, content_id, is_inline
               FROM attachments WHERE message_id = ? ORDER BY part_id
             """, key) {
-            AttachmentInfo(partID: $0.string(0), filename: $0.string(1), mimeType: $0.string(2), size: $0.int64(3),
+            AttachmentInfo(partID: $0.string(0), filename: $0.string(1), mimeType: $0.string(2), size: Int($0.int64(3)),
                            attachmentID: $0.optionalString(4), contentID: $0.optionalString(5), isInline: $0.bool(6))
         }
         return MessageBody(text: content.text, html: content.html, attachments: attachments)
