@@ -55,6 +55,7 @@ enum Schema {
         Migration("026_import_attempt_history", importAttemptHistory),
         Migration("028_attachment_known", attachmentKnown),
         Migration("029_imports_settled_by_the_user", importsSettledByTheUser),
+        Migration("030_held_changes", heldChanges),
     ]
 
     static let migrator = Migrator(migrations)
@@ -1557,5 +1558,20 @@ enum Schema {
                last_error, updated_at, attempt_history_id FROM imports;
     DROP TABLE imports;
     ALTER TABLE imports_v2 RENAME TO imports;
+    """
+
+    /// Issue 40: held changes and who made them (HeldChanges.swift). A held queue row or
+    /// outbox entry is part of the local view at once but is never sent until the user
+    /// approves it (`held` back to 0); the state machines are unchanged, so every sender
+    /// only has to pass held rows over. `origin` records who asked ('agent': hd-mcp; NULL:
+    /// the user at a command). `agent_policy` is the account's ceiling for hd-mcp.
+    private static let heldChanges = """
+    ALTER TABLE mutation_queue ADD COLUMN held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1));
+    ALTER TABLE actions ADD COLUMN origin TEXT CHECK (origin IS NULL OR origin = 'agent');
+    ALTER TABLE actions ADD COLUMN held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1));
+    ALTER TABLE outbox ADD COLUMN held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1));
+    ALTER TABLE outbox ADD COLUMN origin TEXT CHECK (origin IS NULL OR origin = 'agent');
+    ALTER TABLE accounts ADD COLUMN agent_policy TEXT NOT NULL DEFAULT 'hold'
+        CHECK (agent_policy IN ('read-only', 'drafts', 'hold', 'direct'));
     """
 }
