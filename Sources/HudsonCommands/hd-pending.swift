@@ -59,16 +59,17 @@ public func hdPending() -> Never { Main.run(spec) { cli in
     if cli.arguments.flag("drop") { return try dropParked(cli) }
     if cli.arguments.flag("approve") { return try approveHeld(cli) }
     if cli.arguments.flag("all") { throw UsageError("--all goes with --approve") }
-    if !cli.arguments.operands.isEmpty { throw UsageError("operands go with --parked --drop") }
+    if !cli.arguments.operands.isEmpty { throw UsageError("operands go with --parked --drop or --approve") }
+    if cli.arguments.flag("held") && (cli.arguments.flag("parked") || cli.arguments.flag("rejected")) {
+        throw UsageError("--held cannot be combined with --parked or --rejected")
+    }
     let store = try cli.store()
     let account = try cli.selectedAccount(in: store)
     let now = LocalTime.nowMilliseconds
     if cli.arguments.flag("parked") && cli.arguments.flag("rejected") {
         throw UsageError("--parked and --rejected cannot be combined")
     }
-    if cli.arguments.flag("held") && (cli.arguments.flag("parked") || cli.arguments.flag("rejected")) {
-        throw UsageError("--held cannot be combined with --parked or --rejected")
-    }
+
     let records: [Record]
     if cli.arguments.flag("rejected") {
         records = try store.rejectedLabelChanges(accountID: account?.id).map { Records.rejectedLabelChange($0, now: now) }
