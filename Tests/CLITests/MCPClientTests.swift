@@ -194,4 +194,32 @@ struct MCPClientTests {
         #expect(try f.run("hd-sync").status == 0)
         #expect(try fake.requests().filter { $0.method == "POST" && !$0.path.contains("token") }.count <= 1)
     }
+
+    @Test("drafts allows a draft and no label change; the account's ceiling caps --policy direct; under a direct ceiling a change goes out, as the agent's, and undo takes it back")
+    func policiesAndCeiling() throws {
+        let (f, fake, _) = try synced()
+        let thread = try #require(f.run("hd-ls", "-n", "1").stdout.split(separator: "\t").first.map(String.init))
+        let draft = try client(f, "call", "drafts", #"{"action": "create", "to": ["a@example.com"], "subject": "Idea", "body": "Later."}"#,
+                               policy: "drafts")
+        #expect(draft["isError"] as? Bool == false && (draft["text"] as? String)?.contains("draft queued") == true, "\(draft)")
+        let mark = try client(f, "call", "mark", #"{"actions": ["archive"], "refs": ["\#(thread)"]}"#, policy: "drafts")
+        #expect(mark["isError"] as? Bool == true && (mark["text"] as? String)?.hasPrefix("refused: ") == true, "\(mark)")
+        #expect(try f.run("hd-auth", "set", "demo@hudson.test", "agent-policy", "read-only").status == 0)
+        let capped = try client(f, "call", "mark", #"{"actions": ["archive"], "refs": ["\#(thread)"]}"#, policy: "direct")
+        #expect((capped["text"] as? String)?.contains("agent policy read-only") == true, "\(capped)")
+        #expect(try f.run("hd-ls", "-n", "0").stdout.contains(thread))
+
+        #expect(try f.run("hd-auth", "set", "demo@hudson.test", "agent-policy", "direct").status == 0)
+        try fake.clearRequests()
+        let direct = try client(f, "call", "mark", #"{"actions": ["archive"], "refs": ["\#(thread)"]}"#, policy: "direct")
+        #expect((direct["text"] as? String)?.contains("sent to Gmail") == true, "\(direct)")
+        #expect(try writes(fake) == 1)
+        #expect(try f.run("hd-undo", "--list").lines.first?.contains("\tagent\tarchive\t") == true)
+        let undone = try client(f, "call", "undo", "{}", policy: "direct")
+        #expect((undone["text"] as? String)?.hasPrefix("undid action:") == true, "\(undone)")
+        #expect(try writes(fake) == 2)
+        #expect(try f.run("hd-ls", "-n", "0").stdout.contains(thread))
+        let bad = try f.run("hd-auth", "set", "demo@hudson.test", "agent-policy", "everything")
+        #expect(bad.status == 64 && bad.stderr.hasPrefix("hd-auth: agent-policy: "), "\(bad)")
+    }
 }
