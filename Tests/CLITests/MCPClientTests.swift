@@ -22,7 +22,7 @@ enum MCPPython {
        .enabled(if: MCPPython.available, "python3 cannot import mcp: pip install mcp (scripts/lib.sh ensure_mcp_sdk)"))
 struct MCPClientTests {
     /// A synced demo account, with the hostile messages of `hostile` inserted first.
-    func synced(hostile: Bool = false) throws -> (CLIFixture, FakeGmail, [String: String]) {
+    func synced(hostile: Bool = false, prefetch: String = "90") throws -> (CLIFixture, FakeGmail, [String: String]) {
         let f = CLIFixture()
         let fake = try demoFake([])
         var inserted: [String: String] = [:]
@@ -40,7 +40,7 @@ struct MCPClientTests {
             }
         }
         try f.connect(fake)
-        let sync = try f.run("hd-sync", "--catch-up", "--prefetch-days", "90")
+        let sync = try f.run("hd-sync", "--catch-up", "--prefetch-days", prefetch)
         #expect(sync.status == 0, "\(sync)")
         return (f, fake, inserted)
     }
@@ -221,5 +221,19 @@ struct MCPClientTests {
         #expect(try f.run("hd-ls", "-n", "0").stdout.contains(thread))
         let bad = try f.run("hd-auth", "set", "demo@hudson.test", "agent-policy", "everything")
         #expect(bad.status == 64 && bad.stderr.hasPrefix("hd-auth: agent-policy: "), "\(bad)")
+    }
+
+    @Test("show fetches a body not stored yet, as hd-show does")
+    func showFetches() throws {
+        let f = CLIFixture()
+        let fake = try fixedFake([])
+        defer { withExtendedLifetime(fake) {} }  // the server must outlive the fetch
+        try f.connect(fake, lookbackDays: 0)
+        #expect(try f.run("hd-sync", "--catch-up", "--prefetch-days", "1").status == 0)
+        let message = try #require(try f.run("hd-search", "--messages", "--ids", "-n", "1", "older_than:30d").lines.first)
+        #expect(try f.run("hd-show", "--no-fetch", "--json", message).stdout.contains("\"body_stored\":false"))
+        let answer = try client(f, "show", message, "0")
+        #expect((answer["fenced"] as? String)?.contains("body not stored") == false, "\(answer)")
+        #expect(try f.run("hd-show", "--no-fetch", "--json", message).stdout.contains("\"body_stored\":true"))
     }
 }
