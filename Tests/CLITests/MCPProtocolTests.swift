@@ -119,6 +119,74 @@ struct MCPProtocolTests {
             #expect(answer["result"] != nil || answer["error"] != nil, "seed \(seed): \(answer)")
         }
     }
+
+    @Test("generated tool arguments: every tool, every member with values of every type; a result or -32602, one line when an error")
+    func generatedToolArguments() throws {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        var random = SeededGenerator(seed: seed)
+        let tools: [String: [String]] = [
+            "search": ["query", "limit", "cursor", "max_chars"], "show": ["ref", "cursor", "max_chars"],
+            "labels": ["cursor", "max_chars"], "pending": ["held", "cursor", "max_chars"], "undo": ["action"],
+            "mark": ["actions", "refs"], "drafts": ["action", "draft", "to", "cc", "bcc", "subject", "body", "cursor", "max_chars"],
+            "send": ["to", "cc", "bcc", "subject", "body"], "filters_dry_run": ["query", "cursor", "max_chars"],
+        ]
+        let texts = ["", "thread:abc", "message:1a2b", "offset:5", "offset:-1", "action:1", "outbox:1", "draft:x", "archive",
+                     "+Label", "in:inbox", "from:(", "\u{1B}[2Jx", "a@example.com", "list", "create", String(repeating: "z", count: 3000)]
+        func value(_ depth: Int = 0) -> String {
+            switch random.next() % 8 {
+            case 0: return "null"
+            case 1: return random.next() % 2 == 0 ? "true" : "false"
+            case 2: return String(Int64(bitPattern: random.next()) >> Int64(random.next() % 63))
+            case 3: return "1.5e300"
+            case 4 where depth < 2: return "[" + (0..<Int(random.next() % 3)).map { _ in value(depth + 1) }.joined(separator: ",") + "]"
+            case 5 where depth < 2: return #"{"k":"# + value(depth + 1) + "}"
+            default:
+                let text = texts[Int(random.next() % UInt64(texts.count))]
+                let data = try! JSONSerialization.data(withJSONObject: [text], options: [.fragmentsAllowed])
+                return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
+            }
+        }
+        var lines: [String] = []
+        for id in 0..<400 {
+            let (name, keys) = tools.randomElement(using: &random)!
+            var members: [String] = []
+            for key in keys + ["extra"] where random.next() % 3 != 0 { members.append("\"\(key)\":\(value())") }
+            lines.append(#"{"jsonrpc":"2.0","id":\#(id),"method":"tools/call","params":{"name":"\#(name)","arguments":{\#(members.joined(separator: ","))}}}"#)
+        }
+        let (answers, result) = try exchange(lines, CLIFixture(), arguments: ["--policy", "read-only"])
+        #expect(result.status == 0, "seed \(seed): \(result.stderr.prefix(500))")
+        #expect(answers.count == lines.count, "seed \(seed)")
+        for answer in answers {
+            if let error = answer["error"] as? [String: Any] {
+                #expect(error["code"] as? Int == -32602, "seed \(seed): \(answer)")
+            } else {
+                let result = try #require(answer["result"] as? [String: Any], "seed \(seed): \(answer)")
+                let text = ((result["content"] as? [[String: Any]])?.first?["text"] as? String) ?? ""
+                if result["isError"] as? Bool == true { #expect(!text.contains("\n") && !text.isEmpty, "seed \(seed): \(text)") }
+            }
+        }
+    }
+
+    @Test("generated command lines: hd-mcp exits 0 (input closed) or 64 with one diagnostic line first; nothing on standard output but JSON")
+    func generatedCommandLines() throws {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        var random = SeededGenerator(seed: seed)
+        let words = ["--policy", "read-only", "hold", "direct", "drafts", "everything", "--max-chars", "999", "1000", "200000", "200001",
+                     "-1", "x", "--db", "/nonexistent/db", "--account", "nobody@example.com", "--bogus", "-", "--", "\u{1B}]0;t\u{07}"]
+        let f = CLIFixture()
+        for _ in 0..<25 {
+            let arguments = (0..<Int(random.next() % 5)).map { _ in words[Int(random.next() % UInt64(words.count))] }
+            let result = try CommandRunner.run(BuiltProducts.executable("hd-mcp"), arguments, environment: f.environment,
+                                               stdin: #"{"jsonrpc":"2.0","id":1,"method":"ping"}"# + "\n", timeout: 60)
+            #expect([0, 64].contains(result.status), "seed \(seed): \(arguments): \(result)")
+            if result.status == 64 {
+                #expect(result.stderr.hasPrefix("hd-mcp: ") && result.stdout.isEmpty, "seed \(seed): \(arguments): \(result)")
+                #expect(!result.stderr.contains("\u{1B}"), "seed \(seed): \(arguments)")
+            } else {
+                #expect(result.stdout == #"{"jsonrpc":"2.0","id":1,"result":{}}"# + "\n", "seed \(seed): \(arguments): \(result)")
+            }
+        }
+    }
 }
 
 /// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
