@@ -134,4 +134,33 @@ struct HeldCommandTests {
             #expect(run.status == 64 && run.stderr.hasPrefix("hd-pending: ") && run.stdout.isEmpty, "\(arguments): \(run)")
         }
     }
+
+    @Test("generated --approve operands: 0, 2 or 64, each diagnostic one line with no control, held rows left held unless named")
+    func generatedApproveOperands() throws {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        var random = SeededGenerator(seed: seed)
+        let f = CLIFixture()
+        _ = try f.standardMailbox()
+        let thread = try #require(try f.run("hd-ls", "-n", "1").stdout.split(separator: "\t").first.map(String.init))
+        #expect(try f.run("hd-mark", "--hold", "star", thread).status == 0)
+        let held = try f.run("hd-pending", "--held", "--count").stdout
+        let words = ["action:1", "action:2", "action:0", "action:-1", "action:99999999999999999999", "outbox:1", "outbox:x", "thread:a",
+                     "--all", "--no-flush", "--held", "-", "\u{1B}[2J", "action:1\u{202E}", "", "--json"]
+        for _ in 0..<30 {
+            var arguments = ["--approve"]
+            for _ in 0..<Int(random.next() % 4) { arguments.append(words[Int(random.next() % UInt64(words.count))]) }
+            arguments.removeAll { $0 == "action:1" }  // the held action stays held, to check nothing else released it
+            let result = try CommandRunner.run(BuiltProducts.executable("hd-pending"), arguments, environment: f.environment,
+                                               stdin: "action:7\n", timeout: 60)
+            #expect([0, 2, 64].contains(result.status), "seed \(seed): \(arguments): \(result)")
+            #expect(!result.stderr.contains("\u{1B}") && !result.stderr.contains("\u{202E}"), "seed \(seed): \(arguments): \(result)")
+            if result.status != 0 { #expect(result.stderr.hasPrefix("hd-pending: "), "seed \(seed): \(arguments): \(result)") }
+            if !arguments.contains("--all") {
+                #expect(try f.run("hd-pending", "--held", "--count").stdout == held, "seed \(seed): \(arguments)")
+            } else if result.status == 0 {
+                #expect(try f.run("hd-mark", "--hold", "--no-flush", "unstar", thread).status == 0)
+                #expect(try f.run("hd-mark", "--hold", "--no-flush", "star", thread).status == 0)
+            }
+        }
+    }
 }
