@@ -45,6 +45,11 @@ struct HeldCommandTests {
         let held = try f.run("hd-pending", "--held")
         #expect(!held.lines.isEmpty && held.lines.allSatisfy { $0.contains("\t-INBOX\theld\t") && $0.contains("\tuser\t") }, "\(held)")
         #expect(try f.run("hd-sync").status == 0)
+        // A held change never keeps a sync from catching up, nor a push from finishing.
+        let catchUp = try f.run("hd-sync", "--catch-up")
+        #expect(catchUp.status == 0, "\(catchUp)")
+        let push = try f.run("hd-sync", "--push")
+        #expect(push.status == 0, "\(push)")
         #expect(try writes(fake) == 0)
         #expect(try inInbox(fake, thread: target))
 
