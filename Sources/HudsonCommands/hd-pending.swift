@@ -158,6 +158,8 @@ private func approveHeld(_ cli: Invocation) throws -> ExitStatus {
     if Terminal.stderrIsTerminal {
         cli.warn("approved \(approval.changes) change(s) and \(approval.outbox.count) send(s)")
     }
+    // hd-pending links no network code: a released send goes by hd-sync's outbox sender.
+    for id in approval.outbox { cli.warn("outbox:\(id): approved; the next hd-sync sends it") }
     if approval.changes > 0 && !cli.arguments.flag("no-flush") {
         for id in approval.accountIDs.sorted() {
             if let approved = try store.account(id: id) { _ = cli.pushQueuedChanges(account: approved) }

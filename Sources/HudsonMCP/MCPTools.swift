@@ -154,7 +154,7 @@ final class MCPTools {
     /// An error as one line: the commands' own message for it (Exit's one table), with
     /// controls removed and cut short.
     static func oneLine(_ error: any Error) -> String {
-        let message = error is ToolFailure ? (error as! ToolFailure).message : Exit.classify(error, debug: false).message
+        let message = (error as? ToolFailure)?.message ?? Exit.classify(error, debug: false).message
         let line = TerminalSafety.field(message)
         return line.unicodeScalars.count > 300 ? String(String.UnicodeScalarView(line.unicodeScalars.prefix(300))) + "…" : line
     }

@@ -236,4 +236,29 @@ struct MCPClientTests {
         #expect((answer["fenced"] as? String)?.contains("body not stored") == false, "\(answer)")
         #expect(try f.run("hd-show", "--no-fetch", "--json", message).stdout.contains("\"body_stored\":true"))
     }
+
+    @Test("an agent's held send: nothing goes out until approved; approved, its answer lost after Gmail stored it: one copy")
+    func heldSendApprovedOnce() throws {
+        let (f, fake, _) = try synced()
+        let answer = try client(f, "call", "send", #"{"to": ["ada@analytical.example"], "subject": "Held", "body": "Approve me."}"#)
+        #expect((answer["text"] as? String)?.hasPrefix("outbox:1: queued and held") == true, "\(answer)")
+        let record = try #require(try f.run("hd-pending", "--held", "--json").lines.first)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(record.utf8)) as? [String: Any])
+        #expect(object["origin"] as? String == "agent" && object["held"] as? Bool == true)
+        let messageID = try #require(object["rfc822_message_id"] as? String)
+        func copies() throws -> Int {
+            let state = try fake.admin("GET", "state") as? [String: Any]
+            return (state?["messages"] as? [[String: Any]] ?? []).filter { $0["messageId"] as? String == messageID }.count
+        }
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try copies() == 0)
+        #expect(try f.run("hd-pending", "--approve", "outbox:1").status == 0)
+        try fake.faults([["mode": "apply_then_drop", "path": "/messages/send$"]])
+        _ = try f.run("hd-sync")
+        #expect(try copies() == 1)
+        try fake.admin("DELETE", "faults")
+        for _ in 0..<2 { _ = try f.run("hd-sync") }
+        #expect(try copies() == 1)
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+    }
 }
