@@ -63,6 +63,8 @@ struct MCPProtocolTests {
             (#"{"jsonrpc":"2.0","id":1,"method":"#, -32700),
             (huge, -32600),
             ("[1, 2]", -32600),
+            (String(repeating: "[", count: 200_000), -32700),
+            (#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","cursor":"thread:"}}}"#, -32602),
             ("42", -32600),
             (#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, -32600),
             (#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#, -32600),
