@@ -177,18 +177,7 @@ final class MCPTools {
         guard !details.isEmpty else { throw ToolFailure("\(reference): no such \(reference.kindName) in the store") }
         let names = try LabelNames(store: store)
         // A body not stored yet is fetched as hd-show fetches it (hd-sync --fetch, a child).
-        var notes: [String: String] = [:]
-        let hydrated = FetchHelper(invocation: invocation)
-            .hydrate(details.filter { $0.body == nil }.map { ($0.messageID, names.email($0.accountID)) })
-        for (index, message) in details.enumerated() where message.body == nil {
-            switch hydrated[message.messageID] {
-            case .success(true):
-                details[index] = try store.messageDetails(.message(message.messageID), accountID: message.accountID).first ?? message
-            case .success(false): notes[message.messageID] = "deleted from Gmail"
-            case .failure: notes[message.messageID] = "body not stored; Gmail could not be reached"
-            case nil: break
-            }
-        }
+        let notes = try FetchHelper(invocation: invocation).hydrateMissing(&details, store: store, names: names).notes
         let rendered = details.map { MessageView.text($0, labels: names, bodyNote: notes[$0.messageID]) }.joined(separator: "\n")
         let header = "\(reference): \(details.count) message(s)"
         return fencedAnswer(header: header, untrusted: rendered, offset: offset, budget: budget, tool: "show", records: false)
