@@ -99,6 +99,20 @@ struct HeldChangesTests {
         #expect(try f.store.claimDueOutbox(accountID: f.account.id).map(\.entry.id) == [entry.id])
     }
 
+    @Test("a held send discarded (cancelled) is never claimed, and approving it then releases nothing")
+    func heldOutboxCancelled() throws {
+        let f = try fixture()
+        var message = NewOutboxMessage(accountID: f.account.id, raw: Array("Subject: x\r\n\r\nhi\r\n".utf8),
+                                       messageID: "<held-2@example.com>", recipients: ["a@example.com"], subject: "x")
+        message.held = true
+        let entry = try f.store.enqueueOutbox(message)
+        #expect(try f.store.cancelOutbox(id: entry.id) == .cancelled)
+        let approval = try f.store.approveHeld(outbox: [entry.id])
+        #expect(approval.outbox.isEmpty && approval.notHeldOutbox == [entry.id])
+        #expect(try f.store.claimDueOutbox(accountID: f.account.id).isEmpty)
+        #expect(try f.store.heldOutbox().isEmpty)
+    }
+
     @Test("the agent policy defaults to hold and is kept per account; policies are ordered")
     func policy() throws {
         let f = try fixture()
