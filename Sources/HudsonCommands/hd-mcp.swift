@@ -27,8 +27,9 @@ private let spec = CommandSpec(
         .value("max-chars", name: "N", kind: .integer,
                help: "The size bound of an answer, in characters, when the client sets none.", default: "20000"),
     ],
+    // The store is opened per tool call, and its errors are answers: only usage exits.
     access: .readOnly,
-    exitStatuses: [.usage, .configuration])
+    exitStatuses: [.usage])
 
 /// hd-mcp's whole run: its own executable and the multi-call binary scripts/install
 /// installs call it.
