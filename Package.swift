@@ -11,6 +11,7 @@
 //   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
 //   HudsonStore, HudsonMail, GmailIDShape <- HudsonExport <- HudsonNetworkCommands
 //   HudsonCLI <- HudsonCommands;  HudsonNetworkCLI <- HudsonNetworkCommands
+//   HudsonCLI, HudsonStore, HudsonMail, HudsonQuery, HudsonOutput <- HudsonMCP <- HudsonCommands (hd-mcp)
 //
 // The local commands link HudsonCLI only, so they start without Foundation; the
 // commands that talk to Gmail add HudsonNetworkCLI. No outside packages: this machine
@@ -32,7 +33,7 @@ let package = Package(
     products: [
         .library(name: "HudsonCore", targets: [
             "SQLite", "GmailIDShape", "HudsonQuery", "HudsonMail", "HudsonText", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonExport",
-            "HudsonSync", "HudsonQuotaLedger", "HudsonNetworkCLI",
+            "HudsonSync", "HudsonQuotaLedger", "HudsonNetworkCLI", "HudsonMCP",
         ]),
     ],
     targets: [
@@ -67,9 +68,13 @@ let package = Package(
         .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail", "HudsonQuery",
                                                          "HudsonQuotaLedger", "GmailIDShape"]),
 
+        // hd-mcp's protocol and tools (issue 40): MCP over stdio, each tool a thin layer over
+        // what the commands call. Local, like them: it links no network code.
+        .target(name: "HudsonMCP", dependencies: ["HudsonCLI", "HudsonStore", "HudsonMail", "HudsonQuery", "HudsonOutput"]),
+
         // The commands' bodies, one file each (Sources/HudsonCommands/hd-ls.swift...): the local
         // commands, which link no network code, and those that talk to Gmail.
-        .target(name: "HudsonCommands", dependencies: ["HudsonCLI", "HudsonMail", "HudsonOutput", "HudsonQuery", "HudsonStore"]),
+        .target(name: "HudsonCommands", dependencies: ["HudsonCLI", "HudsonMail", "HudsonOutput", "HudsonQuery", "HudsonStore", "HudsonMCP"]),
         .target(name: "HudsonNetworkCommands", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore",
                                                               "HudsonExport"]),
 
@@ -85,6 +90,7 @@ let package = Package(
         .executableTarget(name: "hd-mark", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-undo", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-show", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-mcp", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-auth", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-sync", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonNetworkCommands"]),

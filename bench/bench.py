@@ -510,7 +510,39 @@ class Bench:
             ("notmuch", ["notmuch", "show", "--format=text", nm_thread]),
         ]))
         self.thread_for_show = thread_id
-        return rows + self.read_rows(q, sqlite)
+        return rows + self.read_rows(q, sqlite) + self.mcp_rows(q)
+
+    def mcp_rows(self, q):
+        """hd-mcp (issue 40): a client's whole start (initialize, initialized, tools/list),
+        which reads nothing from the store, and a search through the protocol beside the
+        same search by hd-search. hyperfine 1.15 has no --input, so both sides of a row
+        run under `sh -c` with their input redirected: the shell is in every timing."""
+        def exchange(name, messages):
+            path = os.path.join(self.work, "mcp", name + ".jsonl")
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                for message in messages:
+                    f.write(json.dumps(message) + "\n")
+            return path
+        start = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ]
+        search = start[:2] + [{"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                               "params": {"name": "search", "arguments": {"query": q["common"], "limit": 50,
+                                                                          "max_chars": 200000}}}]
+        shell = lambda command: ["sh", "-c", command]  # noqa: E731
+        return [
+            ("mcp-initialize", "hd-mcp: initialize, initialized, tools/list (the whole exchange)", [
+                ("hudson", shell("hd-mcp < %s" % quote(exchange("initialize", start)))),
+            ]),
+            ("mcp-search", "hd-mcp search '%s' (50 threads) beside hd-search -n 50" % q["common"], [
+                ("hudson", shell("hd-mcp < %s" % quote(exchange("search", search)))),
+                ("hd-search", shell("hd-search -n 50 %s < /dev/null" % quote(q["common"]))),
+            ]),
+        ]
 
     def read_rows(self, q, sqlite):
         """Issue 19's reads at the cost of SQLite: label counts, a count, a size search,

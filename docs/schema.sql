@@ -21,7 +21,8 @@ CREATE TABLE accounts (
     last_history_at     INTEGER,
     last_backfill_at    INTEGER,
     labels_synced_at    INTEGER
-, keep_raw INTEGER NOT NULL DEFAULT 0 CHECK (keep_raw IN (0, 1)));
+, keep_raw INTEGER NOT NULL DEFAULT 0 CHECK (keep_raw IN (0, 1)), agent_policy TEXT NOT NULL DEFAULT 'hold'
+    CHECK (agent_policy IN ('read-only', 'drafts', 'hold', 'direct')));
 
 CREATE TABLE "action_items" (
     action_id  INTEGER NOT NULL,                    -- actions.id (actions_forgotten deletes its items)
@@ -38,7 +39,7 @@ CREATE TABLE actions (
     created_at  INTEGER NOT NULL,
     undoes      INTEGER REFERENCES actions(id) ON DELETE SET NULL,
     undone_by   INTEGER REFERENCES actions(id) ON DELETE SET NULL
-);
+, origin TEXT CHECK (origin IS NULL OR origin = 'agent'), held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1)));
 
 CREATE TABLE attachments (
     message_id    INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
@@ -220,7 +221,7 @@ CREATE TABLE "mutation_queue" (
     claimed_at          INTEGER,                    -- epoch ms; a flusher is sending this row
     created_at          INTEGER NOT NULL,
     updated_at          INTEGER NOT NULL,
-    attempted_at        INTEGER,                    -- epoch ms; a request carrying the row went out
+    attempted_at        INTEGER, held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1)),                    -- epoch ms; a request carrying the row went out
     UNIQUE (message_id, label),
     CHECK (state <> 'in_flight' OR expected_history_id IS NOT NULL)
 );
@@ -246,7 +247,7 @@ CREATE TABLE outbox (
     gmail_id           TEXT,                              -- the sent message, once known
     gmail_thread_id    TEXT,
     created_at         INTEGER NOT NULL,
-    updated_at         INTEGER NOT NULL, attempt_history_id INTEGER, kind TEXT NOT NULL DEFAULT 'send' CHECK (kind IN ('send', 'draft', 'draft-send')), draft_id TEXT CHECK (draft_id IS NULL OR draft_id <> ''), draft_base_gmail_id TEXT, kept_beside_draft_id TEXT, note TEXT,
+    updated_at         INTEGER NOT NULL, attempt_history_id INTEGER, kind TEXT NOT NULL DEFAULT 'send' CHECK (kind IN ('send', 'draft', 'draft-send')), draft_id TEXT CHECK (draft_id IS NULL OR draft_id <> ''), draft_base_gmail_id TEXT, kept_beside_draft_id TEXT, note TEXT, held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1)), origin TEXT CHECK (origin IS NULL OR origin = 'agent'),
     CHECK ((state = 'sent') = (gmail_id IS NOT NULL)),
     CHECK (state <> 'failed' OR last_error IS NOT NULL),
     CHECK (state <> 'sending' OR attempt_started_at IS NOT NULL),

@@ -49,6 +49,15 @@ ensure_mail_indexers() {
     ensure_packages notmuch maildir-utils
 }
 
+# hd-mcp is proven with the official MCP Python SDK as a real client
+# (Tests/CLITests/MCPClientTests.swift, tools/mcp-check): `mcp` from PyPI, for the python3 on PATH.
+ensure_mcp_sdk() {
+    python3 -c 'import mcp' 2>/dev/null && return 0
+    python3 -m pip --version >/dev/null 2>&1 || ensure_packages python3-pip
+    echo "installing the MCP Python SDK (pip install mcp)" >&2
+    python3 -m pip install -q mcp >&2 || python3 -m pip install -q --break-system-packages mcp >&2
+}
+
 # Release binaries link the Swift runtime and Foundation statically: a process then maps
 # a handful of shared libraries instead of some forty, and `hd-ls` starts in about 2.7 ms
 # instead of 4.5 (docs/performance.md). The static FoundationNetworking

@@ -12,7 +12,7 @@ import HudsonStore
 extension Records {
     /// `outbox:N  send|draft|draft-send  state  age  attempts  account  recipients  subject  last error`
     public static func outbox(_ entry: OutboxEntry, now: Int64) -> Record {
-        let state = entry.outcomeUnknown ? "unknown" : entry.state.rawValue
+        let state = entry.outcomeUnknown ? "unknown" : entry.held && entry.state == .queued ? "held" : entry.state.rawValue
         return Record(
             type: "outbox", id: entry.reference,
             fields: [
@@ -21,6 +21,8 @@ extension Records {
                 ("draft", entry.draftID.map { .string("draft:\($0)") } ?? .null),
                 ("state", .string(entry.state.rawValue)),
                 ("outcome_unknown", .bool(entry.outcomeUnknown)),
+                ("held", .bool(entry.held)),
+                ("origin", .string(entry.origin?.rawValue ?? "user")),
                 ("to", .array(entry.recipients.map { .string($0) })),
                 ("subject", .string(entry.subject)),
                 ("rfc822_message_id", .string(entry.messageID)),

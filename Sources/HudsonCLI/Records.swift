@@ -239,6 +239,8 @@ extension Records {
     /// `message:ID  +LABEL  state  age  attempts  action:N  account  last error`
     public static func queued(_ row: QueuedMutation, now: Int64) -> Record {
         let change = (row.op == .add ? "+" : "-") + labelText(row.labelName ?? row.label)
+        // A held row is pending to the flusher's state machine, but waits for the user.
+        let state = row.held ? "held" : row.state.rawValue
         return Record(
             type: "pending", id: "message:\(row.messageID)",
             fields: [
@@ -247,7 +249,9 @@ extension Records {
                 ("label", .string(row.labelName ?? row.label)),
                 ("label_id", .string(row.label)),
                 ("op", .string(row.op.rawValue)),
-                ("state", .string(row.state.rawValue)),
+                ("state", .string(state)),
+                ("held", .bool(row.held)),
+                ("origin", .string(row.origin?.rawValue ?? "user")),
                 ("created", .string(DateText.rfc3339UTC(milliseconds: row.createdAt))),
                 ("age_seconds", .int(max(0, now - row.createdAt) / 1000)),
                 ("attempts", .int(Int64(row.attempts))),
@@ -256,8 +260,9 @@ extension Records {
                 // When a request carrying it first went out: it may be at Gmail since.
                 ("attempted", row.attemptedAt.map { .string(DateText.rfc3339UTC(milliseconds: $0)) } ?? .null),
             ],
-            columns: [change, row.state.rawValue, age(milliseconds: now - row.createdAt), String(row.attempts),
-                      row.actionID.map { "action:\($0)" } ?? "-", row.accountEmail, row.lastError ?? ""])
+            columns: [change, state, age(milliseconds: now - row.createdAt), String(row.attempts),
+                      row.actionID.map { "action:\($0)" } ?? "-", row.origin?.rawValue ?? "user", row.accountEmail,
+                      row.lastError ?? ""])
     }
 
     /// `message:ID  +LABEL  outcome` for a dry run.
@@ -294,8 +299,11 @@ extension Records {
                 ("undone_by", action.undoneBy.map { .string("action:\($0)") } ?? .null),
                 ("rejected", .int(Int64(action.rejected))),
                 ("rejection", action.rejection.map { .string($0) } ?? .null),
+                ("origin", .string(action.origin?.rawValue ?? "user")),
+                ("held", .int(Int64(action.held))),
             ],
-            columns: [shortDate(action.createdAt), action.description, "\(action.changes) change(s)", relation]
+            columns: [shortDate(action.createdAt), action.origin?.rawValue ?? "user", action.description,
+                      "\(action.changes) change(s)" + (action.held > 0 ? ", \(action.held) held" : ""), relation]
                 + (action.rejected > 0 ? ["\(action.rejected) rejected: \(action.rejection ?? "")"] : []),
             emphasis: action.undoneBy == nil ? .normal : .dim)
     }

@@ -16,13 +16,16 @@ private let spec = CommandSpec(
         operands or, with none, from standard input (the first field of each line, or an
         NDJSON object's id). The whole invocation is one local transaction that every
         command sees at once; it is then sent to Gmail (by hd-sync --push), or queued for
-        the next hd-sync.
+        the next hd-sync. With --hold, the change is held instead: every command shows it
+        at once (hd-pending lists it as held), but nothing goes to Gmail until
+        hd-pending --approve releases it; hd-undo discards it.
         """,
     options: [
         .flag("no-flush", help: "Only queue the change; do not try to send it now."),
         .flag("dry-run", short: "n", help: "Print what would be queued and change nothing."),
         .flag("json", help: "With --dry-run, print NDJSON records."),
         .flag("verbose", help: "Report the action and how long its local transaction took, even to a pipe."),
+        .flag("hold", help: "Hold the change for approval (hd-pending --approve); send nothing."),
         .flag("create", help: "Create each +LABEL that does not exist (and say so) instead of failing."),
         CheckpointHelper.option,
     ],
@@ -69,7 +72,9 @@ public func hdMark() -> Never { Main.run(spec) { cli in
             if !missing.contains(name) { missing.append(name) }
         }
     }
-    let result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun, createLabels: creating)
+    let holding = cli.arguments.flag("hold")
+    let result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun, createLabels: creating,
+                                   held: holding)
     let transaction = clock.now - started
     for name in missing { cli.warn("\(dryRun ? "would create" : "created") label \(TerminalSafety.quoted(Records.labelText(name)))") }
     for reference in result.unknownReferences {
@@ -82,12 +87,14 @@ public func hdMark() -> Never { Main.run(spec) { cli in
         for delta in result.deltas { try sink.emit(Records.delta(delta, labels: names)) }
         try sink.finish()
     } else if let actionID = result.actionID {
-        if cli.arguments.flag("verbose") {
+        if holding {
+            cli.warn("action \(actionID): \(result.deltas.count) change(s) held; hd-pending --approve action:\(actionID) sends them")
+        } else if cli.arguments.flag("verbose") {
             cli.warn("action \(actionID): \(result.deltas.count) change(s) on \(result.threadCount) thread(s), committed in \(transaction.millisecondsText)")
         } else if Terminal.stderrIsTerminal {
             cli.warn("action \(actionID): \(result.deltas.count) change(s)")
         }
-        if !cli.arguments.flag("no-flush") {
+        if !cli.arguments.flag("no-flush") && !holding {
             cli.pushQueuedChanges(for: result.deltas, in: store)
         }
     } else if cli.arguments.flag("verbose") {

@@ -29,15 +29,27 @@ private let spec = CommandSpec(
         standard input) are dropped: hd-sync stops fetching them, and they no longer keep
         hd-sync --catch-up from completing; the listing still shows them, as dropped. A
         dropped message that Gmail's history names again is fetched like any other.
-        Reads the store only, but for --drop.
+        Each change and outbox entry says who made it (origin: agent, from hd-mcp, or
+        user) and whether it is held: shown at once by every command, but not sent to
+        Gmail until approved. With --held, only the held ones. With --approve, instead,
+        the held changes of the actions named (action:N) and the held sends named
+        (outbox:N), or with --all every held one, are released: the changes are sent now
+        (hd-sync --push) or by the next hd-sync, the messages by the next hd-sync. A
+        held change is discarded with hd-undo action:N, a held send with hd-undo outbox:N.
+        Reads the store only, but for --drop and --approve.
         """,
     options: [
         .flag("count", short: "c", help: "Print only the number of records (queued changes and messages, or with --parked or --rejected, those)."),
         .flag("rejected", help: "List the changes Gmail refused for good in the last week, with its reason."),
         .flag("parked", help: "List the messages hd-sync parked after Gmail would not serve them."),
         .flag("drop", help: "With --parked: stop fetching the parked messages named, for good."),
+        .flag("held", help: "List only the changes and sends held for approval."),
+        .flag("approve", help: "Release the held changes of action:N and the held sends outbox:N named (or --all)."),
+        .flag("all", help: "With --approve: release every held change and send."),
+        .flag("no-flush", help: "With --approve: do not try to send the released changes now."),
     ] + OutputOptions.all,
-    operands: [OperandSpec("REF", kind: .reference, arity: .many, help: "With --drop: message:ID or a message id; - for standard input.")],
+    operands: [OperandSpec("REF", kind: .reference, arity: .many,
+                           help: "With --drop: message:ID or a message id; with --approve: action:N or outbox:N; - for standard input.")],
     access: .readOnly,
     exitStatuses: [.partialFailure, .usage, .temporaryFailure, .notAuthorized, .configuration])
 
@@ -45,19 +57,28 @@ private let spec = CommandSpec(
 /// installs call it.
 public func hdPending() -> Never { Main.run(spec) { cli in
     if cli.arguments.flag("drop") { return try dropParked(cli) }
-    if !cli.arguments.operands.isEmpty { throw UsageError("operands go with --parked --drop") }
+    if cli.arguments.flag("approve") { return try approveHeld(cli) }
+    if cli.arguments.flag("all") { throw UsageError("--all goes with --approve") }
+    if !cli.arguments.operands.isEmpty { throw UsageError("operands go with --parked --drop or --approve") }
+    if cli.arguments.flag("held") && (cli.arguments.flag("parked") || cli.arguments.flag("rejected")) {
+        throw UsageError("--held cannot be combined with --parked or --rejected")
+    }
     let store = try cli.store()
     let account = try cli.selectedAccount(in: store)
     let now = LocalTime.nowMilliseconds
     if cli.arguments.flag("parked") && cli.arguments.flag("rejected") {
         throw UsageError("--parked and --rejected cannot be combined")
     }
+
     let records: [Record]
     if cli.arguments.flag("rejected") {
         records = try store.rejectedLabelChanges(accountID: account?.id).map { Records.rejectedLabelChange($0, now: now) }
             + store.rejectedChanges(accountID: account?.id).map { Records.rejected($0, now: now) }
     } else if cli.arguments.flag("parked") {
         records = try store.parkedMessages(accountID: account?.id, includingDropped: true).map { Records.parked($0, now: now) }
+    } else if cli.arguments.flag("held") {
+        records = try store.heldMutations(accountID: account?.id).map { Records.queued($0, now: now) }
+            + store.heldOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
     } else {
         records = try store.pendingLabelChanges(accountID: account?.id).map { Records.labelChange($0, now: now) }
             + store.queuedMutations(accountID: account?.id).map { Records.queued($0, now: now) }
@@ -100,5 +121,49 @@ private func dropParked(_ cli: Invocation) throws -> ExitStatus {
     let sink = cli.makeSink()
     for entry in dropped { try sink.emit(Records.parked(entry, now: now)) }
     try sink.finish()
+    return failures > 0 ? .partialFailure : .success
+}
+
+/// `--approve action:N… outbox:N…|--all`: releases held changes and sends
+/// (Store.approveHeld) and pushes the changes; a name with nothing held is told, and makes it 2.
+private func approveHeld(_ cli: Invocation) throws -> ExitStatus {
+    for flag in ["parked", "rejected", "held", "count", "drop"] where cli.arguments.flag(flag) {
+        throw UsageError("--approve and --\(flag) cannot be combined")
+    }
+    let all = cli.arguments.flag("all")
+    if all && !cli.arguments.operands.isEmpty { throw UsageError("--all takes no operands") }
+    if !all && cli.arguments.operands.isEmpty { throw UsageError("--approve needs action:N or outbox:N operands, or --all") }
+    var actions: [Int64] = [], outbox: [Int64] = []
+    for text in all ? [] : try cli.referenceTexts(cli.arguments.operands) {
+        if let id = HeldReference.action(text) {
+            actions.append(id)
+        } else if let id = HeldReference.outbox(text) {
+            outbox.append(id)
+        } else {
+            throw UsageError("\(TerminalSafety.quoted(text)): not action:N or outbox:N")
+        }
+    }
+    let store = try cli.openStore(.readWrite, durable: true)
+    let account = try cli.selectedAccount(in: store)
+    let approval = try store.approveHeld(actions: all ? nil : actions, outbox: all ? nil : outbox, accountID: account?.id)
+    var failures = 0
+    for id in approval.notHeldActions {
+        cli.warn("action:\(id): nothing held")
+        failures += 1
+    }
+    for id in approval.notHeldOutbox {
+        cli.warn("outbox:\(id): not held")
+        failures += 1
+    }
+    if Terminal.stderrIsTerminal {
+        cli.warn("approved \(approval.changes) change(s) and \(approval.outbox.count) send(s)")
+    }
+    // hd-pending links no network code: a released send goes by hd-sync's outbox sender.
+    for id in approval.outbox { cli.warn("outbox:\(id): approved; the next hd-sync sends it") }
+    if approval.changes > 0 && !cli.arguments.flag("no-flush") {
+        for id in approval.accountIDs.sorted() {
+            if let approved = try store.account(id: id) { _ = cli.pushQueuedChanges(account: approved) }
+        }
+    }
     return failures > 0 ? .partialFailure : .success
 }

@@ -62,22 +62,13 @@ public func hdShow() -> Never { Main.run(spec) { cli in
             continue
         }
         if mayFetch && !raw {
-            let hydrated = fetch.hydrate(found.filter { $0.body == nil }.map { ($0.messageID, names.email($0.accountID)) })
-            for (index, message) in found.enumerated() where message.body == nil {
-                switch hydrated[message.messageID] {
-                case .success(true):
-                    found[index] = try store.messageDetails(.message(message.messageID), accountID: message.accountID).first ?? message
-                case .success(false):
-                    notes[message.messageID] = "deleted from Gmail"
-                case .failure(let error):
-                    // Without its body a message's attachments are not known: saving them
-                    // failed, whatever else was saved (hd-show(1): 75 when Gmail cannot be reached).
-                    if saving { throw CommandFailure(error.status, "message:\(message.messageID): \(error.message)") }
-                    notes[message.messageID] = "body not stored; Gmail could not be reached"
-                    cli.warn("message:\(message.messageID): body not stored and not fetched: \(error)")
-                case nil:
-                    break
-                }
+            let hydration = try fetch.hydrateMissing(&found, store: store, names: names)
+            notes.merge(hydration.notes) { $1 }
+            for (messageID, error) in hydration.failures {
+                // Without its body a message's attachments are not known: saving them
+                // failed, whatever else was saved (hd-show(1): 75 when Gmail cannot be reached).
+                if saving { throw CommandFailure(error.status, "message:\(messageID): \(error.message)") }
+                cli.warn("message:\(messageID): body not stored and not fetched: \(error)")
             }
         }
         messages += found

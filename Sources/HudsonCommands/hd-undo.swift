@@ -13,6 +13,9 @@ private let spec = CommandSpec(
         nothing the second time. hd-pending shows action ids. With outbox:N, a message
         from hd-send that is still queued (in its --delay window, offline, or failed) is
         cancelled and never sent; one already sent, or being sent, cannot be undone (65).
+        A held change (hd-mark --hold, or an agent's through hd-mcp) that was never sent
+        is discarded by its undo; a held send (outbox:N) is cancelled. --list says who
+        made each action (agent or user) and how many of its changes are held.
         """,
     options: [
         .flag("no-flush", help: "Only queue the undo; do not try to send it now."),

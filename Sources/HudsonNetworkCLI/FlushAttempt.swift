@@ -46,7 +46,7 @@ public enum FlushAttempt {
                 }
                 let remaining = try database.read { store in
                     let accountID = try store.requireAccount(email: email).id
-                    return try store.queuedMutations(accountID: accountID).filter { $0.state == .pending }.count
+                    return try store.queuedMutations(accountID: accountID).filter { $0.state == .pending && !$0.held }.count
                         + store.pendingLabelChanges(accountID: accountID).filter { $0.state == .pending }.count
                 }
                 if remaining > 0 { stillQueued.append(email) }

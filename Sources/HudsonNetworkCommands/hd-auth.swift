@@ -59,16 +59,20 @@ private let spec = CommandSpec(
             access: .none,
             exitStatuses: [.usage, .temporaryFailure, .notAuthorized, .configuration]),
         CommandSpec(
-            name: "set", abstract: "Change an account's setting: keep-raw on|off.",
+            name: "set", abstract: "Change an account's setting: keep-raw on|off, agent-policy read-only|drafts|hold|direct.",
             discussion: """
                 keep-raw on: from now on, bodies are fetched as RFC 822 sources (format=raw, the same
                 quota as format=full) and each source is kept in the store, for hd-show --raw and
                 hd-export without the network. Sources already stored stay when it is turned off.
+                agent-policy: the most an agent using hd-mcp may do with the account, whatever
+                hd-mcp --policy says: read-only (reads), drafts (and drafts), hold (default: and
+                label changes and sends, each held for approval by hd-pending --approve), direct
+                (changes go out as hd-mark's do; a first message to a recipient is still held).
                 """,
             operands: [
                 OperandSpec("EMAIL", kind: .account, help: "The account."),
-                OperandSpec("SETTING", help: "keep-raw."),
-                OperandSpec("VALUE", help: "on or off."),
+                OperandSpec("SETTING", kind: .choice(["keep-raw", "agent-policy"]), help: "keep-raw or agent-policy."),
+                OperandSpec("VALUE", help: "keep-raw: on or off; agent-policy: read-only, drafts, hold or direct."),
             ],
             access: .readWrite,
             exitStatuses: [.usage, .configuration]),
@@ -187,7 +191,17 @@ public func hdAuth() async -> Never { await Main.run(spec, classifiers: [Network
 
     case "set":
         let (email, setting, value) = (cli.arguments.operands[0], cli.arguments.operands[1], cli.arguments.operands[2])
-        guard setting == "keep-raw" else { throw UsageError("\(TerminalSafety.quoted(setting)): not a setting (keep-raw)") }
+        if setting == "agent-policy" {
+            guard let policy = AgentPolicy(rawValue: value) else {
+                throw UsageError("agent-policy: \(TerminalSafety.quoted(value)): not \(AgentPolicy.names.joined(separator: ", "))")
+            }
+            let store = try cli.store()
+            let account = try store.requireAccount(email: email)
+            try store.setAgentPolicy(policy, accountID: account.id)
+            cli.warn("\(account.email): agent-policy \(policy.rawValue)")
+            return .success
+        }
+        guard setting == "keep-raw" else { throw UsageError("\(TerminalSafety.quoted(setting)): not a setting (keep-raw, agent-policy)") }
         guard value == "on" || value == "off" else { throw UsageError("keep-raw: \(TerminalSafety.quoted(value)): not on or off") }
         let store = try cli.store()
         let account = try store.requireAccount(email: email)

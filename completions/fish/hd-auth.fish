@@ -30,7 +30,7 @@ complete -c hd-auth -n 'not __fish_seen_subcommand_from login add list status se
 complete -c hd-auth -n 'not __fish_seen_subcommand_from login add list status set remove' -a add -d 'Add an account from a refresh token, without a browser (servers, tests).'
 complete -c hd-auth -n 'not __fish_seen_subcommand_from login add list status set remove' -a list -d 'List the accounts and the state of their credentials.'
 complete -c hd-auth -n 'not __fish_seen_subcommand_from login add list status set remove' -a status -d 'Check each account'\''s authorisation with one token refresh, and show its sync state.'
-complete -c hd-auth -n 'not __fish_seen_subcommand_from login add list status set remove' -a set -d 'Change an account'\''s setting: keep-raw on|off.'
+complete -c hd-auth -n 'not __fish_seen_subcommand_from login add list status set remove' -a set -d 'Change an account'\''s setting: keep-raw on|off, agent-policy read-only|drafts|hold|direct.'
 complete -c hd-auth -n 'not __fish_seen_subcommand_from login add list status set remove' -a remove -d 'Remove an account'\''s credentials; --purge also deletes its mail from the store.'
 complete -c hd-auth -n '__fish_seen_subcommand_from login' -l client-secret -r -F -d 'Google'\''s client secret JSON for a Desktop app.'
 complete -c hd-auth -n '__fish_seen_subcommand_from login' -l no-browser -d 'Only print the consent URL.'

@@ -30,6 +30,7 @@ complete -c hd-mark -l no-flush -d 'Only queue the change; do not try to send it
 complete -c hd-mark -l dry-run -s n -d 'Print what would be queued and change nothing.'
 complete -c hd-mark -l json -d 'With --dry-run, print NDJSON records.'
 complete -c hd-mark -l verbose -d 'Report the action and how long its local transaction took, even to a pipe.'
+complete -c hd-mark -l hold -d 'Hold the change for approval (hd-pending --approve); send nothing.'
 complete -c hd-mark -l create -d 'Create each +LABEL that does not exist (and say so) instead of failing.'
 complete -c hd-mark -l help -s h -d 'Show this help and exit.'
 complete -c hd-mark -l version -d 'Show the version and exit.'

@@ -90,7 +90,7 @@ extension Store {
             try db.execute("""
                 UPDATE mutation_queue
                    SET state = 'in_flight', expected_history_id = ?1, attempted_at = coalesce(attempted_at, ?2),
-                       claimed_at = NULL, last_error = NULL, next_attempt_at = NULL, updated_at = ?2
+                       held = 0, claimed_at = NULL, last_error = NULL, next_attempt_at = NULL, updated_at = ?2
                  WHERE account_id = ?3 AND label IN (?4, ?5) AND op = 'remove' AND state = 'pending'
                 """, gate, now, change.accountID, change.labelID, gmailID ?? change.labelID)
             try db.execute("""

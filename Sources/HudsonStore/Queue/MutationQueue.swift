@@ -56,6 +56,10 @@ public struct QueuedMutation: Equatable, Sendable {
     /// When the first request carrying this row went out (epoch ms); nil while no request
     /// ever did. Once set, the row may be at Gmail and is never cancelled locally.
     public var attemptedAt: Int64?
+    /// Held for the user's approval (HeldChanges.swift): in the local view, never sent.
+    public var held: Bool = false
+    /// Who made the action that queued it: "agent" (hd-mcp), nil for the user.
+    public var origin: ActionOrigin?
 }
 
 /// What one enqueue did to the queue (the collision table's rows).
@@ -79,7 +83,7 @@ extension Store {
         q.id, q.account_id, a.email, m.gmail_id, m.thread_id, q.label,
         coalesce(l.name, (SELECT c.name FROM labels AS c WHERE c.account_id = q.account_id AND c.id = q.label)), q.op, q.state,
         q.expected_history_id, q.action_id, q.attempts, q.last_error, q.next_attempt_at, q.created_at, q.updated_at,
-        q.attempted_at
+        q.attempted_at, q.held, (SELECT x.origin FROM actions AS x WHERE x.id = q.action_id)
         """
 
     static let queueJoins = """
@@ -96,7 +100,8 @@ extension Store {
             op: LabelOp(rawValue: row.string(7)) ?? .add, state: MutationState(rawValue: row.string(8)) ?? .pending,
             expectedHistoryID: row.optionalInt64(9), actionID: row.optionalInt64(10), attempts: row.int(11),
             lastError: row.optionalString(12), nextAttemptAt: row.optionalInt64(13), createdAt: row.int64(14),
-            updatedAt: row.int64(15), attemptedAt: row.optionalInt64(16))
+            updatedAt: row.int64(15), attemptedAt: row.optionalInt64(16), held: row.bool(17),
+            origin: row.optionalString(18).flatMap(ActionOrigin.init(rawValue:)))
     }
 
     // MARK: - Enqueue
@@ -224,7 +229,12 @@ extension Store {
     /// by the collision table, with one statement per kind of write for all of them.
     /// Every change that alters the queue moves its message in the change sequence. Must
     /// run inside a tracked write transaction; the caller recomputes the threads.
-    func enqueue(_ changes: [LabelChange], slots: [LabelSlot], actionID: Int64?) throws -> [EnqueueOutcome] {
+    ///
+    /// `held`: every row this write inserts or flips is held for approval (or, false,
+    /// released): a row takes the hold of the last intent written to it, so a user's
+    /// opposite change over an agent's held row that may be at Gmail goes out, and an
+    /// agent's over a user's row waits.
+    func enqueue(_ changes: [LabelChange], slots: [LabelSlot], actionID: Int64?, held: Bool = false) throws -> [EnqueueOutcome] {
         let now = self.now
         let deleted = SQLiteRows(columns: 1), inserted = SQLiteRows(columns: 4), flipped = SQLiteRows(columns: 2)
         let moved = SQLiteRows(columns: 4)
@@ -270,9 +280,9 @@ extension Store {
         }
         if !inserted.isEmpty {
             try db.execute("""
-                INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at)
-                SELECT c0, c1, c2, c3, 'pending', ?2, ?3, ?3 FROM hudson_rows(?1)
-                """, inserted, actionID, now)
+                INSERT INTO mutation_queue (account_id, message_id, label, op, state, action_id, created_at, updated_at, held)
+                SELECT c0, c1, c2, c3, 'pending', ?2, ?3, ?3, ?4 FROM hudson_rows(?1)
+                """, inserted, actionID, now, held)
             try Self.addToLabelCounts(messageCounts, in: db)
         }
         if !flipped.isEmpty {
@@ -280,10 +290,10 @@ extension Store {
                 UPDATE mutation_queue
                    SET op = c.c1, state = 'pending', expected_history_id = NULL,
                        action_id = coalesce(?2, action_id), attempts = 0, last_error = NULL, next_attempt_at = NULL,
-                       updated_at = ?3
+                       updated_at = ?3, held = ?4
                   FROM hudson_rows(?1) AS c
                  WHERE mutation_queue.id = c.c0
-                """, flipped, actionID, now)
+                """, flipped, actionID, now, held)
         }
         if !moved.isEmpty { try bumpSequence(moved) }
         return outcomes
@@ -322,7 +332,7 @@ extension Store {
             let rows = try db.map("""
                 WITH due AS (
                     SELECT q.id, q.message_id, q.op, q.label FROM mutation_queue AS q
-                     WHERE q.account_id = ?1 AND q.state = 'pending'
+                     WHERE q.account_id = ?1 AND q.state = 'pending' AND q.held = 0
                        AND (q.next_attempt_at IS NULL OR q.next_attempt_at <= ?2)
                        AND (q.claimed_at IS NULL OR q.claimed_at <= ?3)
                        AND \(Self.labelReadyCondition)
@@ -571,9 +581,10 @@ extension Store {
             """, accountID, transform: Self.queuedMutation(from:))
     }
 
-    /// The number of live queue rows.
+    /// The number of live queue rows a sync has to send or confirm: held rows wait for the
+    /// user, not for Gmail, and never keep a sync from being caught up.
     public func queuedMutationCount(accountID: Int64? = nil) throws -> Int {
         Int(try db.scalarInt(
-            "SELECT count(*) FROM mutation_queue WHERE ?1 IS NULL OR account_id = ?1", accountID) ?? 0)
+            "SELECT count(*) FROM mutation_queue WHERE (?1 IS NULL OR account_id = ?1) AND held = 0", accountID) ?? 0)
     }
 }

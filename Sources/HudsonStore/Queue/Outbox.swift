@@ -72,6 +72,10 @@ public struct OutboxEntry: Equatable, Sendable {
     public var keptBesideDraftID: String?
     /// Why it was kept beside: "changed on another device", …
     public var note: String?
+    /// Held for the user's approval (HeldChanges.swift): never sent until released.
+    public var held: Bool = false
+    /// Who queued it: "agent" (hd-mcp), nil for the user.
+    public var origin: ActionOrigin?
 
     /// What the user is told of an update kept beside its draft (nil for any other entry):
     /// hd-send, hd-sync, hd-pending and hd-drafts list say it in these words.
@@ -104,6 +108,9 @@ public struct NewOutboxMessage: Sendable {
     public var draftID: String?
     /// The draft's message the update or send is based on (see OutboxEntry).
     public var draftBaseGmailID: String?
+    /// Held for the user's approval, and who queued it (see OutboxEntry).
+    public var held = false
+    public var origin: ActionOrigin?
 
     public init(accountID: Int64, raw: [UInt8], messageID: String, threadID: String? = nil,
                 recipients: [String], subject: String, delayMilliseconds: Int64 = 0, kind: OutboxKind = .send,
@@ -169,11 +176,11 @@ extension Store {
         o.id, o.account_id, a.email, o.message_id, o.thread_id, o.recipients, o.subject, o.size, o.state,
         o.attempts, o.last_error, o.not_before, o.next_attempt_at, o.attempt_started_at, o.claimed_at,
         o.gmail_id, o.gmail_thread_id, o.created_at, o.updated_at, o.attempt_history_id, o.kind, o.draft_id,
-        o.draft_base_gmail_id, o.kept_beside_draft_id, o.note
+        o.draft_base_gmail_id, o.kept_beside_draft_id, o.note, o.held, o.origin
         """
 
     /// The column after `outboxColumns` (claims read the message bytes there).
-    static let outboxRawColumn = 25
+    static let outboxRawColumn = 27
 
     func outboxEntry(from row: Row, now: Int64) -> OutboxEntry {
         OutboxEntry(
@@ -187,7 +194,8 @@ extension Store {
             gmailID: row.optionalString(15), gmailThreadID: row.optionalString(16), createdAt: row.int64(17),
             updatedAt: row.int64(18), attemptHistoryID: row.optionalInt64(19),
             kind: OutboxKind(rawValue: row.string(20)) ?? .send, draftID: row.optionalString(21),
-            draftBaseGmailID: row.optionalString(22), keptBesideDraftID: row.optionalString(23), note: row.optionalString(24))
+            draftBaseGmailID: row.optionalString(22), keptBesideDraftID: row.optionalString(23), note: row.optionalString(24),
+            held: row.bool(25), origin: row.optionalString(26).flatMap(ActionOrigin.init(rawValue:)))
     }
 
     // MARK: - Queueing and undo
@@ -230,11 +238,12 @@ extension Store {
             }
             try db.execute("""
                 INSERT INTO outbox (account_id, raw, message_id, thread_id, recipients, subject, size, not_before,
-                                    created_at, updated_at, kind, draft_id, draft_base_gmail_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                    created_at, updated_at, kind, draft_id, draft_base_gmail_id, held, origin)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, message.accountID, message.raw, message.messageID, message.threadID,
                 message.recipients.joined(separator: ", "), message.subject, message.raw.count,
-                now + max(0, message.delayMilliseconds), now, now, message.kind.rawValue, message.draftID, base)
+                now + max(0, message.delayMilliseconds), now, now, message.kind.rawValue, message.draftID, base,
+                message.held, message.origin?.rawValue)
             let id = db.lastInsertRowID
             guard let entry = try outboxEntry(id: id) else { throw OutboxError.noSuchEntry(id) }
             return entry
@@ -280,7 +289,7 @@ extension Store {
             var claims: [OutboxClaim] = []
             try db.forEach("""
                 SELECT \(Self.outboxColumns), o.raw FROM outbox AS o JOIN accounts AS a ON a.id = o.account_id
-                 WHERE o.account_id = ? AND o.state IN ('queued', 'sending') AND o.not_before <= ?
+                 WHERE o.account_id = ? AND o.state IN ('queued', 'sending') AND o.not_before <= ? AND o.held = 0
                    AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= ?)
                    AND (o.claimed_at IS NULL OR o.claimed_at <= ? OR o.claimed_at >= ?)
                  ORDER BY o.id
@@ -497,7 +506,7 @@ extension Store {
     /// catching-up sync waits for.
     public func unsentOutboxCount(accountID: Int64) throws -> Int {
         Int(try db.scalarInt("""
-            SELECT count(*) FROM outbox WHERE account_id = ? AND state IN ('queued', 'sending') AND not_before <= ?
+            SELECT count(*) FROM outbox WHERE account_id = ? AND state IN ('queued', 'sending') AND not_before <= ? AND held = 0
             """, accountID, now) ?? 0)
     }
 }

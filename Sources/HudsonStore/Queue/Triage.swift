@@ -193,25 +193,26 @@ extension Store {
     @discardableResult
     public func perform(
         _ actions: [TriageAction], on references: [Reference], accountID: Int64? = nil, dryRun: Bool = false,
-        createLabels: Bool = false
+        createLabels: Bool = false, held: Bool = false, origin: ActionOrigin? = nil
     ) throws -> TriageResult {
         try perform(groups: [TriageGroup(actions: actions, references: references)],
                     description: actions.map(\.description).joined(separator: " "),
-                    accountID: accountID, dryRun: dryRun, createLabels: createLabels)
+                    accountID: accountID, dryRun: dryRun, createLabels: createLabels, held: held, origin: origin)
     }
 
     /// Several groups of actions, each on its own references (the rules of `hd-filters`,
     /// one group per rule), as ONE recorded action: one transaction, one `hd-undo`. The
-    /// groups run in order, so a later one sees what an earlier one queued.
+    /// groups run in order, so a later one sees what an earlier one queued. `held`: the
+    /// changes are held for the user's approval (HeldChanges.swift); `origin`: who asked.
     @discardableResult
     public func perform(
         groups: [TriageGroup], description: String, accountID: Int64? = nil, dryRun: Bool = false,
-        createLabels: Bool = false
+        createLabels: Bool = false, held: Bool = false, origin: ActionOrigin? = nil
     ) throws -> TriageResult {
         let work = { () throws -> TriageResult in
             try self.writeTrackingLabels { touched in
                 var result = TriageResult()
-                let actionID = try self.insertAction(description: description)
+                let actionID = try self.insertAction(description: description, origin: origin, held: held)
                 var recorded = Set<ActionItem>()
                 var labelCache: [String: String] = [:]
                 for group in groups where !group.references.isEmpty {
@@ -255,7 +256,7 @@ extension Store {
                                     }
                                 }
                             }
-                            let deltas = try self.queueDeltas(changes, actionID: actionID, recorded: &recorded)
+                            let deltas = try self.queueDeltas(changes, actionID: actionID, recorded: &recorded, held: held)
                             changedByStep.append(Set(deltas.map(\.messageKey)))
                             var previous: TriageDelta?
                             for delta in deltas {
@@ -319,8 +320,12 @@ extension Store {
     /// Undoes an action (the most recent one when `actionID` is nil) by queueing the
     /// inverse of each delta it queued. The collision table does the rest: a delta still
     /// pending cancels outright, one in flight is overlaid forward.
+    /// An undo is itself an action: `held` and `origin` as for `perform` (an agent's undo
+    /// under the hold policy is held too; the inverse of a held change that never left
+    /// cancels it, which is how a held change is discarded).
     @discardableResult
-    public func undo(actionID: Int64? = nil, accountID: Int64? = nil) throws -> UndoResult {
+    public func undo(actionID: Int64? = nil, accountID: Int64? = nil, held: Bool = false,
+                     origin: ActionOrigin? = nil) throws -> UndoResult {
         try writeTrackingLabels { touched in
             let targetID: Int64
             if let actionID {
@@ -350,13 +355,13 @@ extension Store {
                 (target: TriageTarget(key: $0.int64(0), accountID: $0.int64(3), gmailID: $0.string(4), threadID: $0.string(5)),
                  label: $0.string(1), op: LabelOp(rawValue: $0.string(2)) ?? .add)
             }
-            let undoID = try insertAction(description: "undo \(targetID)", undoes: targetID)
+            let undoID = try insertAction(description: "undo \(targetID)", undoes: targetID, origin: origin, held: held)
             try db.execute("UPDATE actions SET undone_by = ? WHERE id = ?", undoID, targetID)
             var result = UndoResult(actionID: targetID, undoActionID: undoID, alreadyUndone: false)
             var recorded = Set<ActionItem>()
             result.deltas = try queueDeltas(
                 items.map { LabelChange(target: $0.target, label: $0.label, op: $0.op.inverse) }, actionID: undoID,
-                recorded: &recorded)
+                recorded: &recorded, held: held)
             for delta in result.deltas {
                 touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID), label: delta.label)
             }
@@ -378,6 +383,10 @@ extension Store {
         /// newest refusal's reason.
         public var rejected: Int = 0
         public var rejection: String?
+        /// Who made it: "agent" (hd-mcp), nil for the user.
+        public var origin: ActionOrigin?
+        /// How many of its changes are held for approval now.
+        public var held: Int = 0
     }
 
     /// Recorded actions, newest first (one account's when given).
@@ -387,7 +396,8 @@ extension Store {
                    (SELECT count(*) FROM action_items AS i WHERE i.action_id = a.id), a.undoes, a.undone_by,
                    (SELECT count(*) FROM rejected_changes AS r WHERE r.action_id = a.id AND r.rejected_at >= ?3),
                    (SELECT r.reason FROM rejected_changes AS r WHERE r.action_id = a.id AND r.rejected_at >= ?3
-                     ORDER BY r.id DESC LIMIT 1)
+                     ORDER BY r.id DESC LIMIT 1),
+                   a.origin, (SELECT count(*) FROM mutation_queue AS q WHERE q.action_id = a.id AND q.held = 1)
               FROM actions AS a
              WHERE ?2 IS NULL OR EXISTS (SELECT 1 FROM action_items AS i \(Self.itemMessageJoin)
                                           WHERE i.action_id = a.id AND m.account_id = ?2)
@@ -395,7 +405,8 @@ extension Store {
             """, limit, accountID, now - Self.rejectionLifetimeMilliseconds) {
             ActionSummary(id: $0.int64(0), description: $0.string(1), createdAt: $0.int64(2), changes: $0.int(3),
                           undoes: $0.optionalInt64(4), undoneBy: $0.optionalInt64(5), rejected: $0.int(6),
-                          rejection: $0.optionalString(7))
+                          rejection: $0.optionalString(7), origin: $0.optionalString(8).flatMap(ActionOrigin.init(rawValue:)),
+                          held: $0.int(9))
         }
     }
 
@@ -490,8 +501,9 @@ extension Store {
     public static let actionsKept: Int64 = 1_000
     public static let actionsSlack: Int64 = 100
 
-    private func insertAction(description: String, undoes: Int64? = nil) throws -> Int64 {
-        try db.execute("INSERT INTO actions (description, created_at, undoes) VALUES (?, ?, ?)", description, now, undoes)
+    private func insertAction(description: String, undoes: Int64? = nil, origin: ActionOrigin? = nil, held: Bool = false) throws -> Int64 {
+        try db.execute("INSERT INTO actions (description, created_at, undoes, origin, held) VALUES (?, ?, ?, ?, ?)",
+                       description, now, undoes, origin?.rawValue, held)
         return db.lastInsertRowID
     }
 
@@ -529,7 +541,7 @@ extension Store {
     /// items the action has so far: it is new, made by this transaction, so every item it
     /// has was recorded here and none need be read back.
     private func queueDeltas(
-        _ requested: [LabelChange], actionID: Int64?, recorded: inout Set<ActionItem>
+        _ requested: [LabelChange], actionID: Int64?, recorded: inout Set<ActionItem>, held: Bool = false
     ) throws -> [TriageDelta] {
         // Sized once: grown insert by insert, the two sets rehashed their items at every
         // doubling (3 M instructions archiving a thousand threads).
@@ -542,7 +554,7 @@ extension Store {
             needed.append(change)
             neededSlots.append(slot)
         }
-        let outcomes = try enqueue(needed, slots: neededSlots, actionID: actionID)
+        let outcomes = try enqueue(needed, slots: neededSlots, actionID: actionID, held: held)
         var deltas: [TriageDelta] = []
         deltas.reserveCapacity(needed.count)
         // Undo restores what the message had before the whole action: a change to a
