@@ -241,6 +241,9 @@ extension Records {
         let change = (row.op == .add ? "+" : "-") + labelText(row.labelName ?? row.label)
         // A held row is pending to the flusher's state machine, but waits for the user.
         let state = row.held ? "held" : row.state.rawValue
+        // Text says what the user needs to know of an in_flight row: Gmail has it (issue 38
+        // §4); only the history that retires it is awaited. JSON keeps the state's name.
+        let shownState = row.state == .inFlight && !row.held ? "sent" : state
         return Record(
             type: "pending", id: "message:\(row.messageID)",
             fields: [
@@ -260,7 +263,7 @@ extension Records {
                 // When a request carrying it first went out: it may be at Gmail since.
                 ("attempted", row.attemptedAt.map { .string(DateText.rfc3339UTC(milliseconds: $0)) } ?? .null),
             ],
-            columns: [change, state, age(milliseconds: now - row.createdAt), String(row.attempts),
+            columns: [change, shownState, age(milliseconds: now - row.createdAt), String(row.attempts),
                       row.actionID.map { "action:\($0)" } ?? "-", row.origin?.rawValue ?? "user", row.accountEmail,
                       row.lastError ?? ""])
     }

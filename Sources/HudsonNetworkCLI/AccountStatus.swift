@@ -39,6 +39,8 @@ public struct AccountStatus: Sendable {
     public var account: Account?
     public var queuedChanges: Int
     public var outbox: Int
+    /// Of `outbox`, the messages Gmail has, sent and awaiting the sync that stores them.
+    public var sentUnconfirmed = 0
     public var parked: Int
     /// The command that grants access again, when one is needed.
     public var fix: String?
@@ -56,7 +58,9 @@ public struct AccountStatus: Sendable {
             queuedChanges: 0, outbox: 0, parked: 0, fix: nil)
         if let store, let account {
             status.queuedChanges = (try? store.queuedMutations(accountID: account.id).count) ?? 0
-            status.outbox = (try? store.pendingOutbox(accountID: account.id).count) ?? 0
+            let outbox = (try? store.pendingOutbox(accountID: account.id)) ?? []
+            status.outbox = outbox.count
+            status.sentUnconfirmed = outbox.filter { $0.state == .sent }.count
             status.parked = (try? store.parkedCount(accountID: account.id)) ?? 0
         }
         let credential: OAuthCredential
@@ -150,7 +154,9 @@ public struct AccountStatus: Sendable {
         let columns = [
             refresh.rawValue, shownScopes, window, account?.backfillState.rawValue ?? "not in store",
             account?.lastSyncAt.map { "synced " + DateText.rfc3339UTC(milliseconds: $0) } ?? "never synced",
-            "\(queuedChanges) queued", "\(outbox) to send", "\(parked) parked",
+            "\(queuedChanges) queued",
+            sentUnconfirmed == 0 ? "\(outbox) to send" : "\(outbox - sentUnconfirmed) to send, \(sentUnconfirmed) sent (awaiting sync)",
+            "\(parked) parked",
         ]
         return Record(type: "account_status", id: email, fields: fields, columns: columns,
                       emphasis: needsLogin ? .strong : .normal)
