@@ -33,7 +33,7 @@ public func hdLs() -> Never { Main.run(spec) { cli in
     let store = try cli.store()
     let account = try cli.selectedAccount(in: store)
     let sink = cli.makeSink()
-    let limit = try SearchSupport.limit(cli)
+    let limit = try SearchInput.limit(cli)
 
     let since = try cli.arguments.int("changed-since", range: 0...Int.max).map(Int64.init)
     if cli.arguments.flag("follow") {
@@ -61,19 +61,19 @@ public func hdLs() -> Never { Main.run(spec) { cli in
         // Inbox or label, narrowed by a query: the one search translator does it.
         var operands = cli.arguments.operands
         operands.append(cli.arguments.string("label").map { "label:\"\($0.replacingQuotes)\"" } ?? "in:inbox")
-        let query = try SearchSupport.query(operands)
-        let options = SearchSupport.options(accountID: account?.id)
+        let query = try SearchInput.query(operands)
+        let options = SearchInput.options(accountID: account?.id)
         let threads = try store.searchThreads(
-            query, options: options, limit: limit, after: try SearchSupport.reference(cli.arguments.string("before")))
+            query, options: options, limit: limit, after: try SearchInput.reference(cli.arguments.string("before")))
         for thread in threads { try sink.emit(Records.thread(thread, labels: names)) }
         try sink.finish()
         // What the answer could not read (words of body-less mail, guessed attachments), as hd-search says it.
-        for note in try SearchSupport.notes(query, store: store, options: options) { cli.warn(note) }
+        for note in try SearchNotes.notes(query, store: store, options: options) { cli.warn(note) }
         return threads.isEmpty ? .noMatch : .success
     }
 
     var cursor: ThreadPageCursor?
-    if let before = try SearchSupport.reference(cli.arguments.string("before")) {
+    if let before = try SearchInput.reference(cli.arguments.string("before")) {
         guard case .thread(let id) = before, let found = try store.pageCursor(threadID: id, accountID: account?.id) else {
             throw UsageError("--before: \(before): not a thread in the store")
         }

@@ -31,18 +31,18 @@ private let spec = CommandSpec(
 /// hd-search's whole run: its own executable and the multi-call binary scripts/install
 /// installs call it.
 public func hdSearch() -> Never { Main.run(spec) { cli in
-    let query = try SearchSupport.query(cli.arguments.operands)
+    let query = try SearchInput.query(cli.arguments.operands)
     let store = try cli.store()
     let account = try cli.selectedAccount(in: store)
     let sort = cli.arguments.string("sort").flatMap(SearchOptions.Sort.init(rawValue:)) ?? .newest
-    let options = SearchSupport.options(accountID: account?.id, sort: sort)
+    let options = SearchInput.options(accountID: account?.id, sort: sort)
     let messages = cli.arguments.flag("messages")
 
     if cli.arguments.flag("explain") {
         let compiled = try store.compileSearch(query, options: options)
         var text = "query: \(query.simplified())\n\(compiled)\nplan:\n"
         for line in try store.searchPlan(query, options: options) { text += "  \(line)\n" }
-        for note in try SearchSupport.notes(query, store: store, options: options) { text += "note: \(note)\n" }
+        for note in try SearchNotes.notes(query, store: store, options: options) { text += "note: \(note)\n" }
         // The query's own characters are shown as escapes: an explanation must show what
         // was parsed, and a query's ESC or U+202E must not act on the terminal.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
@@ -51,7 +51,7 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
         try cli.stdout.write(lines.joined(separator: "\n"))
         return .success
     }
-    let notes = try SearchSupport.notes(query, store: store, options: options)
+    let notes = try SearchNotes.notes(query, store: store, options: options)
     if cli.arguments.flag("count") {
         let count = try store.countSearch(query, options: options, threads: !messages)
         try cli.stdout.write("\(count)\n")
@@ -59,8 +59,8 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
         return count == 0 ? .noMatch : .success
     }
 
-    let limit = try SearchSupport.limit(cli)
-    let before = try SearchSupport.reference(cli.arguments.string("before"))
+    let limit = try SearchInput.limit(cli)
+    let before = try SearchInput.reference(cli.arguments.string("before"))
     let names = try LabelNames(store: store)
     let sink = cli.makeSink()
     var found = 0

@@ -132,17 +132,17 @@ final class MCPTools {
             after = reference
         }
         let query: Query
-        do { query = try SearchSupport.query([text]) } catch {
+        do { query = try SearchInput.query([text]) } catch {
             throw ToolFailure("query does not parse: \(Self.oneLine(error))")
         }
         let (store, account) = try readStore()
-        let options = SearchSupport.options(accountID: account?.id)
+        let options = SearchInput.options(accountID: account?.id)
         let names = try LabelNames(store: store)
         let threads = try store.searchThreads(query, options: options, limit: limit + 1, after: after)
         var header = "search: \(TerminalSafety.field("\(query.simplified())"))\n"
             + "searched: threads in \(account.map { TerminalSafety.field($0.email) } ?? "every account") of the local store, "
             + "newest first; spam and trash only when the query names them\n"
-        for note in try SearchSupport.notes(query, store: store, options: options) { header += "note: \(TerminalSafety.field(note))\n" }
+        for note in try SearchNotes.notes(query, store: store, options: options) { header += "note: \(TerminalSafety.field(note))\n" }
         let fence = UntrustedFence()
         var room = budget - BoundedText.count(header) - BoundedText.count(fence.opening) - BoundedText.count(fence.closing) - 200
         var shown: [String] = []
@@ -224,10 +224,10 @@ final class MCPTools {
         // applyRules' dry run works inside a transaction it rolls back: nothing is written.
         let store = try invocation.openStore(.readWrite)
         let account = try composeAccount(store)
-        guard let rules = try RulesSupport.load(invocation, store: store, accountID: account.id) else {
-            throw ToolFailure("no rules file (\(try RulesSupport.path(invocation)))")
+        guard let rules = try RulesFileLoader.load(invocation, store: store, accountID: account.id) else {
+            throw ToolFailure("no rules file (\(try RulesFileLoader.path(invocation)))")
         }
-        let outcome = try store.applyRules(rules, scope: scope, options: SearchSupport.options(accountID: account.id),
+        let outcome = try store.applyRules(rules, scope: scope, options: SearchInput.options(accountID: account.id),
                                            description: "filters dry run", dryRun: true)
         let names = try LabelNames(store: store)
         let lines = outcome.result.deltas.map { Self.line(Records.delta($0, labels: names)) }

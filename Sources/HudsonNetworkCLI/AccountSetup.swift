@@ -57,7 +57,7 @@ public enum AccountSetup {
             // search of older mail quietly missed its words.
             invocation.warn("\(email): the whole mailbox: hd-sync stores the bodies of the last 90 days"
                             + " (--prefetch-days); older mail is searched by subject, addresses and snippet only; "
-                            + SearchSupport.bodyCost(messages: nil))
+                            + SearchNotes.bodyCost(messages: nil))
         }
         return (account, true)
     }

@@ -104,7 +104,7 @@ public enum DraftsCommand {
             draftBaseGmailID: draft.message?.id))
         try cli.stdout.write("\(entry.reference)\n")
         try cli.stdout.flush()
-        let database = HudsonDatabase(try cli.openStore(.readWrite, durable: true))
+        let database = SharedStore(try cli.openStore(.readWrite, durable: true))
         let crashes = TestHooks.outboxCrashes(environment: cli.environment)
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: account.email,
                                             timeout: OutboxAttempt.timeout(forBytes: raw.count),

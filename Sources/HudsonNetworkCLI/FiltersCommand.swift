@@ -90,8 +90,8 @@ public enum FiltersCommand {
             let accounts = try store.accounts()
             account = try cli.selectedAccount(in: store) ?? (accounts.count == 1 ? accounts[0] : nil)
         }
-        guard let rules = try RulesSupport.load(cli, store: store, accountID: account?.id) else {
-            throw CommandFailure(.configuration, "\(try RulesSupport.path(cli)): no rules file")
+        guard let rules = try RulesFileLoader.load(cli, store: store, accountID: account?.id) else {
+            throw CommandFailure(.configuration, "\(try RulesFileLoader.path(cli)): no rules file")
         }
         let sink = cli.makeSink()
         for rule in rules { try sink.emit(record(rule)) }
@@ -102,8 +102,8 @@ public enum FiltersCommand {
     public static func rulesApply(_ cli: Invocation) throws -> ExitStatus {
         let store = try cli.openStore(.readWrite, durable: true)
         let account = try DraftsCommand.account(cli, store)
-        guard let rules = try RulesSupport.load(cli, store: store, accountID: account.id) else {
-            throw CommandFailure(.configuration, "\(try RulesSupport.path(cli)): no rules file")
+        guard let rules = try RulesFileLoader.load(cli, store: store, accountID: account.id) else {
+            throw CommandFailure(.configuration, "\(try RulesFileLoader.path(cli)): no rules file")
         }
         return try run(cli, store: store, account: account, rules: rules, description: "hd-filters rules apply")
     }
@@ -114,8 +114,8 @@ public enum FiltersCommand {
     public static func rulesTest(_ cli: Invocation) throws -> ExitStatus {
         let store = try cli.openStore(.readOnly)
         let account = try DraftsCommand.account(cli, store)
-        guard let rules = try RulesSupport.load(cli, store: store, accountID: account.id) else {
-            throw CommandFailure(.configuration, "\(try RulesSupport.path(cli)): no rules file")
+        guard let rules = try RulesFileLoader.load(cli, store: store, accountID: account.id) else {
+            throw CommandFailure(.configuration, "\(try RulesFileLoader.path(cli)): no rules file")
         }
         enum Item { case reference(Reference), file(String, Reference) }
         var items: [Item] = []
@@ -171,7 +171,7 @@ public enum FiltersCommand {
                 _ = try test.saveBody(body, gmailID: snapshot.id, accountID: scratchAccount.id)
                 fileReferences.append(.message(snapshot.id))
             }
-            fromFiles = try test.ruleMatches(rules, on: fileReferences, options: SearchSupport.options(accountID: scratchAccount.id))[...]
+            fromFiles = try test.ruleMatches(rules, on: fileReferences, options: SearchInput.options(accountID: scratchAccount.id))[...]
         }
         var matched = 0
         for item in items {
@@ -205,7 +205,7 @@ public enum FiltersCommand {
     }
 
     static func options(_ account: Account) -> SearchOptions {
-        SearchSupport.options(accountID: account.id)
+        SearchInput.options(accountID: account.id)
     }
 
     /// Runs `rules` over the store (within --query), as one action; prints what matched,
@@ -216,7 +216,7 @@ public enum FiltersCommand {
         let outcome = try store.applyRules(rules, scope: scope, options: options(account), description: description, dryRun: dryRun)
         // A word of a body not stored is found only in the subject, addresses and snippet.
         if let textRule = rules.first(where: \.query.searchesText),
-           let note = try SearchSupport.bodyNote(textRule.query, store: store, accountID: account.id) {
+           let note = try SearchNotes.bodyNote(textRule.query, store: store, accountID: account.id) {
             cli.warn(note)
         }
         let sink = cli.makeSink()

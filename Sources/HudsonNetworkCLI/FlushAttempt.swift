@@ -27,7 +27,7 @@ public enum FlushAttempt {
               let configDirectory = try? invocation.configDirectory(),
               let store = try? invocation.openStore(.readWrite, durable: true)
         else { return (emails, nil) }
-        let database = HudsonDatabase(store)
+        let database = SharedStore(store)
         for email in emails {
             do {
                 let access = try GmailAccess(email: email, configDirectory: configDirectory, endpoints: endpoints)

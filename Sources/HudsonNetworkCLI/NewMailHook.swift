@@ -31,7 +31,7 @@ final class NewMailHook {
     }
 
     /// The account's new mail not handed yet, marked handed.
-    func takeNew(email: String, database: HudsonDatabase) throws -> [String] {
+    func takeNew(email: String, database: SharedStore) throws -> [String] {
         let since = self.since
         let received = try database.read { store in
             try store.messagesReceived(accountID: try store.requireAccount(email: email).id, since: since)

@@ -16,7 +16,7 @@ import HudsonSync
 public final class OnDemand {
     let invocation: Invocation
     private var accesses: [String: GmailAccess] = [:]
-    private var database: HudsonDatabase?
+    private var database: SharedStore?
 
     public init(invocation: Invocation) {
         self.invocation = invocation
@@ -35,7 +35,7 @@ public final class OnDemand {
     public func hydrate(messageID: String, email: String) async throws -> Bool {
         let access = try access(email)
         if database == nil {
-            database = HudsonDatabase(try invocation.openStore(.readWrite))
+            database = SharedStore(try invocation.openStore(.readWrite))
         }
         let engine = SyncEngine(api: access.interactive, database: database!, account: email, onDemandAPI: access.interactive)
         return try await engine.hydrate(messageID: messageID)

@@ -16,7 +16,7 @@ public enum OutboxAttempt {
     /// Tries to send entry `id` of account `email` for at most `timeout`, then returns the
     /// entry as the store has it (nil only when it cannot be read). `afterSend` is the
     /// sender's crash-test seam.
-    public static func run(_ invocation: Invocation, database: HudsonDatabase, id: Int64, email: String,
+    public static func run(_ invocation: Invocation, database: SharedStore, id: Int64, email: String,
                            timeout: Duration, afterSend: @escaping @Sendable () -> Void = {},
                            afterDraftCheck: @escaping @Sendable () -> Void = {}) async -> OutboxEntry? {
         do {

@@ -48,7 +48,7 @@ public enum SendCommand {
         }
         let crashes = TestHooks.outboxCrashes(environment: cli.environment)
         // The sender's own connection: the command's stays on the main actor.
-        let database = HudsonDatabase(try cli.openStore(.readWrite, durable: true))
+        let database = SharedStore(try cli.openStore(.readWrite, durable: true))
         let after = await OutboxAttempt.run(cli, database: database, id: entry.id, email: composed.account.email,
                                             timeout: OutboxAttempt.timeout(forBytes: message.raw.count), afterSend: crashes.afterSend,
                                             afterDraftCheck: crashes.afterDraftCheck)

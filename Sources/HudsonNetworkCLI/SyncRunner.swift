@@ -141,7 +141,7 @@ public final class SyncRunner {
         // structure, rollups) are copied to the database once per checkpoint, not sixteen
         // times, and there are sixteen times fewer fsyncs.
         let catchUp = mode == .catchUp
-        let database = HudsonDatabase(try invocation.openStore(
+        let database = SharedStore(try invocation.openStore(
             .readWrite, cacheKiB: catchUp ? Self.catchUpCacheKiB : Self.passCacheKiB,
             checkpointPages: catchUp ? Self.catchUpCheckpointPages : nil))
         let invocation = self.invocation
@@ -206,7 +206,7 @@ public final class SyncRunner {
                 }
                 if missing > 0 && prefetchDays > 0 {
                     invocation.warn("\(email): \(missing) message(s) have no stored body (bodies are fetched for the last \(prefetchDays) days),"
-                                    + " so their words are found only in subjects, addresses and snippets; " + SearchSupport.bodyCost(messages: missing))
+                                    + " so their words are found only in subjects, addresses and snippets; " + SearchNotes.bodyCost(messages: missing))
                 }
             }
         case .watch:
@@ -220,7 +220,7 @@ public final class SyncRunner {
     /// What the options ask of an account once, under its sync lock, before its first
     /// pass: `--lookback-days` widens its window, `--retry-parked` (and every catch-up)
     /// makes its parked messages due.
-    func setUp(email: String, database: HudsonDatabase) throws {
+    func setUp(email: String, database: SharedStore) throws {
         if let lookbackDays {
             try database.write { store in
                 try store.widenBackfillWindow(accountID: try store.requireAccount(email: email).id, lookbackDays: lookbackDays)
@@ -232,15 +232,15 @@ public final class SyncRunner {
     }
 
     /// The rules file's rules, checked against the account's labels (nil without a rules file).
-    func loadRules(email: String, database: HudsonDatabase) throws -> [MailRule]? {
+    func loadRules(email: String, database: SharedStore) throws -> [MailRule]? {
         let invocation = self.invocation
         return try database.read { store in
-            try RulesSupport.load(invocation, store: store, accountID: try store.requireAccount(email: email).id)
+            try RulesFileLoader.load(invocation, store: store, accountID: try store.requireAccount(email: email).id)
         }
     }
 
     /// The engine, flusher and outbox sender of one account, sized for the mode.
-    func makeWorker(email: String, access: GmailAccess, database: HudsonDatabase, storePath: String,
+    func makeWorker(email: String, access: GmailAccess, database: SharedStore, storePath: String,
                     rules: [MailRule]?) -> AccountWorker {
         AccountWorker(email: email, access: access, database: database, storePath: storePath, rules: rules,
                       prefetchDays: prefetchDays,
@@ -268,7 +268,7 @@ final class AccountWorker: Sendable {
     let outbox: OutboxSender
     /// The account's drafts (drafts.list), on the background lane like the poll.
     let drafts: any GmailDraftsAPI
-    let database: HudsonDatabase
+    let database: SharedStore
     let storePath: String
     /// The rules file's rules, run on new mail after each poll; nil without a rules file.
     let rules: [MailRule]?
@@ -290,7 +290,7 @@ final class AccountWorker: Sendable {
     static let catchUpPageSize = 500
 
     @MainActor
-    init(email: String, access: GmailAccess, database: HudsonDatabase, storePath: String, rules: [MailRule]? = nil, prefetchDays: Int,
+    init(email: String, access: GmailAccess, database: SharedStore, storePath: String, rules: [MailRule]? = nil, prefetchDays: Int,
          pageSize: Int, hydrationBatch: Int, invocation: Invocation, progress: ProgressLine) {
         self.email = email
         self.database = database
@@ -397,7 +397,7 @@ final class AccountWorker: Sendable {
         }
         let outcome = try database.write { store in
             try store.applyRulesToNewMail(rules, accountID: try store.requireAccount(email: email).id,
-                                          options: SearchSupport.options(accountID: nil), description: "hd-sync rules")
+                                          options: SearchInput.options(accountID: nil), description: "hd-sync rules")
         }
         guard let outcome, let actionID = outcome.result.actionID else { return }
         totals.ruleActions.append(actionID)

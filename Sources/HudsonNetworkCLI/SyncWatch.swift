@@ -72,7 +72,7 @@ final class SyncWatch {
     static let refusedGrantRetryLimit: Duration = .seconds(3600)
 
     let runner: SyncRunner
-    let database: HudsonDatabase
+    let database: SharedStore
     let storePath: String
     let configDirectory: String
     let endpoints: GmailEndpoints
@@ -81,7 +81,7 @@ final class SyncWatch {
     private var accounts: [Account] = []
     private var invocation: Invocation { runner.invocation }
 
-    init(runner: SyncRunner, database: HudsonDatabase, storePath: String, configDirectory: String,
+    init(runner: SyncRunner, database: SharedStore, storePath: String, configDirectory: String,
          endpoints: GmailEndpoints, sink: any Sink) {
         self.runner = runner
         self.database = database

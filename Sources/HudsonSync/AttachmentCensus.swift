@@ -75,7 +75,7 @@ public enum AttachmentCensus {
     /// decides what it listed and narrows towards what it could not. Store errors and
     /// cancellation are thrown; a Gmail error ends the step quietly (what was decided stays,
     /// and search's note says what is still a guess), since nothing here is lost by waiting.
-    public static func decideGuessed(database: HudsonDatabase, api: any GmailAPI, accountID: Int64,
+    public static func decideGuessed(database: SharedStore, api: any GmailAPI, accountID: Int64,
                                      maxChunks: Int = 10) async throws -> Int {
         var decided = 0
         var settled = Set<String>()

@@ -12,7 +12,7 @@ import HudsonStore
 public enum DraftSync {
     /// Reads `drafts.list` again when the map is stale (or `force`); returns whether it did.
     @discardableResult
-    public static func refresh(api: any GmailDraftsAPI, database: HudsonDatabase, email: String,
+    public static func refresh(api: any GmailDraftsAPI, database: SharedStore, email: String,
                                force: Bool = false) async throws -> Bool {
         guard let account = try database.read({ try $0.account(email: email) }) else { throw SyncError.unknownAccount(email) }
         let accountID = account.id

@@ -79,7 +79,7 @@ public protocol FlushLock: Sendable {
 
 public actor MutationFlusher {
     let api: any GmailAPI
-    let database: HudsonDatabase
+    let database: SharedStore
     let email: String
     /// Rows claimed per pass; more wait for the next pass.
     let claimLimit: Int
@@ -98,7 +98,7 @@ public actor MutationFlusher {
     ///     a claim left by a flusher that died is honoured until it expires.
     ///   - checkpoint: told when the flusher passes each `FlushCheckpoint` (a test seam).
     public init(
-        api: any GmailAPI, database: HudsonDatabase, account: String, claimLimit: Int = 5000,
+        api: any GmailAPI, database: SharedStore, account: String, claimLimit: Int = 5000,
         lock: (any FlushLock)? = nil, checkpoint: (@Sendable (FlushCheckpoint) -> Void)? = nil
     ) {
         self.api = api

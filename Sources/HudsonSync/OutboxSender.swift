@@ -67,7 +67,7 @@ public actor OutboxSender {
     let api: any GmailAPI
     /// Drafts (GmailDrafts.swift): the same client, when it implements them.
     let drafts: (any GmailDraftsAPI)?
-    let database: HudsonDatabase
+    let database: SharedStore
     let email: String
     let exclusive: Bool
     let settle: Duration
@@ -83,7 +83,7 @@ public actor OutboxSender {
     ///     recorded: the seam crash tests use to die at the worst moment.
     ///   - afterDraftCheck: runs when a draft has been read and found unchanged, before it
     ///     is written: the crash tests' seam between the check and the write.
-    public init(api: any GmailAPI, database: HudsonDatabase, account: String, exclusive: Bool = false,
+    public init(api: any GmailAPI, database: SharedStore, account: String, exclusive: Bool = false,
                 settle: Duration = .seconds(5), afterSendBeforeRecording: @escaping @Sendable () -> Void = {},
                 afterDraftCheck: @escaping @Sendable () -> Void = {}, drafts: (any GmailDraftsAPI)? = nil) {
         self.api = api

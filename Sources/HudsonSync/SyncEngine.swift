@@ -59,7 +59,7 @@ public struct SyncProgress: Sendable, Equatable {
 public actor SyncEngine {
     let api: any GmailAPI
     let onDemandAPI: any GmailAPI
-    let database: HudsonDatabase
+    let database: SharedStore
     let email: String
     let pageSize: Int
     let hydrationBatch: Int
@@ -82,7 +82,7 @@ public actor SyncEngine {
     /// The backfill window is not a parameter: it is fixed in the account row at consent
     /// (`after:<consented_at - lookback>`), so every pass and every process lists the same range.
     public init(
-        api: any GmailAPI, database: HudsonDatabase, account: String,
+        api: any GmailAPI, database: SharedStore, account: String,
         pageSize: Int = 100, hydrationBatch: Int = 25, prefetchWindowDays: Int = 90,
         onDemandAPI: (any GmailAPI)? = nil,
         now: @escaping @Sendable () -> Date = { Date() },

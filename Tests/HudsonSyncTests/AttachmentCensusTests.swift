@@ -59,7 +59,7 @@ struct AttachmentCensusTests {
 
     /// A store of `count` body-less messages a day apart, newest last; `attached` say which
     /// Gmail calls has:attachment (by index), all guessed "no" (text/plain).
-    func store(count: Int, multipartMixed: Set<Int> = []) throws -> (TemporaryDirectory, HudsonDatabase, Int64) {
+    func store(count: Int, multipartMixed: Set<Int> = []) throws -> (TemporaryDirectory, SharedStore, Int64) {
         let dir = TemporaryDirectory()
         let store = try Store.open(path: dir.path("hudson.sqlite3"), access: .create)
         let account = try store.addAccount(email: "ann@example.com", consentedAt: start / 1000, lookbackDays: 90)
@@ -70,10 +70,10 @@ struct AttachmentCensusTests {
                                                     contentType: multipartMixed.contains(index) ? "multipart/mixed" : "text/plain"))
         }
         _ = try store.applySnapshots(snapshots, accountID: account.id)
-        return (dir, HudsonDatabase(store), account.id)
+        return (dir, SharedStore(store), account.id)
     }
 
-    func hasAttachment(_ database: HudsonDatabase, _ accountID: Int64) throws -> [String] {
+    func hasAttachment(_ database: SharedStore, _ accountID: Int64) throws -> [String] {
         try database.read {
             var options = SearchOptions(now: start)
             options.accountID = accountID
@@ -206,7 +206,7 @@ struct AttachmentCensusTests {
         _ = try store.applySnapshots([MessageSnapshot(id: "old", threadID: "old", historyID: 100, internalDate: -5_000_000,
                                                   labelIDs: ["INBOX"], headers: MessageHeaders(contentType: "multipart/mixed"))],
                                  accountID: account.id)
-        let database = HudsonDatabase(store)
+        let database = SharedStore(store)
         let gmail = ListingGmail { _, _ in
             MessageListPage(messages: ["", "../../etc/passwd", "old'; DROP TABLE messages; --", "\u{1B}[2J"].map { MessageRef(id: $0, threadId: "t") })
         }
@@ -247,7 +247,7 @@ struct AttachmentCensusTests {
             gmailSays.formUnion(page.messages.map(\.id))
             token = page.nextPageToken
         } while token != nil
-        let database = HudsonDatabase(store)
+        let database = SharedStore(store)
         let guessed = Set(try hasAttachment(database, account.id))
         #expect(guessed != gmailSays, "the fixture has messages the Content-Type guesses wrong")
         let decided = try await AttachmentCensus.decideGuessed(database: database, api: client, accountID: account.id)

@@ -11,7 +11,7 @@ import Testing
 final class SyncFixture: @unchecked Sendable {
     let dir = TemporaryDirectory()
     let gmail: ScriptedGmail
-    let database: HudsonDatabase
+    let database: SharedStore
     let email = "ann@example.com"
     let clock = Mutex<Int64>(ScriptedGmail.now)
 
@@ -20,7 +20,7 @@ final class SyncFixture: @unchecked Sendable {
         gmail = ScriptedGmail(historyPageSize: historyPageSize)
         let store = try Store.open(path: dir.path("hudson.sqlite3"), access: .create, clock: storeClock)
         try store.addAccount(email: "ann@example.com", consentedAt: ScriptedGmail.now / 1000, lookbackDays: lookbackDays)
-        database = HudsonDatabase(store)
+        database = SharedStore(store)
     }
 
     var now: Date { Date(timeIntervalSince1970: Double(clock.withLock { $0 }) / 1000) }

@@ -7,7 +7,7 @@
 import HudsonOutput
 import HudsonStore
 
-public enum RulesSupport {
+public enum RulesFileLoader {
     /// The rules file's path.
     public static func path(_ cli: Invocation) throws -> String {
         try cli.configDirectory() + "/rules"

@@ -7,7 +7,7 @@
 import HudsonStore
 import Synchronization
 
-public final class HudsonDatabase: Sendable {
+public final class SharedStore: Sendable {
     private let store: Mutex<Store>
 
     public init(_ store: sending Store) {

@@ -1,38 +1,13 @@
 /*!
- What `hd-ls` and `hd-search` share: turning operands into a query (exit 65 with the
- column on a parse error), the search options from the command line and the user's
- time zone, and parsing `--before`.
+ The notes a search owes its reader on standard error, one line each: words looked up in
+ messages whose body is not stored, answers that rest on a guess about attachments, and
+ what storing every body costs (said where a whole mailbox is connected or caught up).
  */
 import HudsonOutput
 import HudsonQuery
 import HudsonStore
 
-public enum SearchSupport {
-    /// The operands joined by spaces, parsed. A QueryError keeps its column in the
-    /// joined text, which is what the user typed.
-    public static func query(_ operands: [String]) throws -> Query {
-        try Query.parse(operands.joined(separator: " "))
-    }
-
-    public static func options(accountID: Int64?, sort: SearchOptions.Sort = .newest) -> SearchOptions {
-        SearchOptions(
-            accountID: accountID, sort: sort, now: LocalTime.nowMilliseconds,
-            startOfDay: { LocalTime.startOfDay(year: $0, month: $1, day: $2) })
-    }
-
-    /// `--before REF`.
-    public static func reference(_ text: String?) throws -> Reference? {
-        guard let text else { return nil }
-        guard let reference = Reference(parsing: text) else { throw UsageError("--before: \(TerminalSafety.quoted(text)): not a reference") }
-        return reference
-    }
-
-    /// `--limit N`, where 0 means no limit.
-    public static func limit(_ invocation: Invocation) throws -> Int {
-        let value = try invocation.arguments.int("limit", range: 0...Int.max) ?? 0
-        return value == 0 ? Int.max : value
-    }
-
+public enum SearchNotes {
     /// The note a search that looks words up in message text owes its reader when some
     /// messages have no stored body (issue 19): how many, and the command that stores them.
     /// Nil when the query has no word or phrase, or every body is stored.
