@@ -7,14 +7,15 @@
 //   CSQLite <- SQLite <- HudsonStore -> HudsonMail, HudsonQuery, HudsonText, GmailIDShape
 //   GmailIDShape <- HudsonGmail
 //   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery, GmailIDShape <- HudsonSync
-//   HudsonOutput, HudsonStore, HudsonMail <- HudsonCLI <- HudsonNetworkCLI -> HudsonGmail, HudsonSync
-//   SQLite, HudsonGmail <- HudsonQuotaLedger <- HudsonNetworkCLI
-//   HudsonStore, HudsonMail, GmailIDShape <- HudsonExport <- HudsonNetworkCommands
-//   HudsonCLI <- HudsonCommands;  HudsonNetworkCLI <- HudsonNetworkCommands
+//   HudsonOutput, HudsonStore, HudsonMail <- HudsonCLI
+//   SQLite, HudsonGmail <- HudsonQuotaLedger
+//   HudsonStore, HudsonMail, GmailIDShape <- HudsonExport
+//   HudsonCLI <- HudsonCommands
+//   HudsonCLI, HudsonGmail, HudsonSync, HudsonQuotaLedger, HudsonExport <- HudsonNetworkCommands
 //   HudsonCLI, HudsonStore, HudsonMail, HudsonQuery, HudsonOutput <- HudsonMCP <- HudsonCommands (hd-mcp)
 //
 // The local commands link HudsonCLI only, so they start without Foundation; the
-// commands that talk to Gmail add HudsonNetworkCLI. No outside packages: this machine
+// commands that talk to Gmail are HudsonNetworkCommands. No outside packages: this machine
 // fetches none, and a user's should not have to.
 import PackageDescription
 
@@ -33,7 +34,7 @@ let package = Package(
     products: [
         .library(name: "HudsonCore", targets: [
             "SQLite", "GmailIDShape", "HudsonQuery", "HudsonMail", "HudsonText", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonExport",
-            "HudsonSync", "HudsonQuotaLedger", "HudsonNetworkCLI", "HudsonMCP",
+            "HudsonSync", "HudsonQuotaLedger", "HudsonMCP", "HudsonNetworkCommands",
         ]),
     ],
     targets: [
@@ -64,18 +65,19 @@ let package = Package(
         // hd-export's engine (issue 24 §2): Maildir, mboxrd and .eml exports, incremental by
         // the change sequence; the sources it lacks come from its caller.
         .target(name: "HudsonExport", dependencies: ["HudsonStore", "HudsonMail", "GmailIDShape"]),
-        // CLI support for the commands that talk to Gmail (only they link Foundation's networking).
-        .target(name: "HudsonNetworkCLI", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput", "HudsonMail", "HudsonQuery",
-                                                         "HudsonQuotaLedger", "GmailIDShape"]),
 
         // hd-mcp's protocol and tools (issue 40): MCP over stdio, each tool a thin layer over
         // what the commands call. Local, like them: it links no network code.
         .target(name: "HudsonMCP", dependencies: ["HudsonCLI", "HudsonStore", "HudsonMail", "HudsonQuery", "HudsonOutput"]),
 
-        // The commands' bodies, one file each (Sources/HudsonCommands/hd-ls.swift...): the local
-        // commands, which link no network code, and those that talk to Gmail.
+        // The commands' bodies: the local commands, which link no network code, one file each
+        // (Sources/HudsonCommands/hd-ls.swift...); and those that talk to Gmail (only they link
+        // Foundation's networking), one folder each holding the command's declaration and
+        // everything only it uses (Sources/HudsonNetworkCommands/hd-import/), what several
+        // share in Shared/.
         .target(name: "HudsonCommands", dependencies: ["HudsonCLI", "HudsonMail", "HudsonOutput", "HudsonQuery", "HudsonStore", "HudsonMCP"]),
-        .target(name: "HudsonNetworkCommands", dependencies: ["HudsonCLI", "HudsonNetworkCLI", "HudsonGmail", "HudsonOutput", "HudsonStore",
+        .target(name: "HudsonNetworkCommands", dependencies: ["HudsonCLI", "HudsonGmail", "HudsonSync", "HudsonStore", "HudsonOutput",
+                                                              "HudsonMail", "HudsonQuery", "HudsonQuotaLedger", "GmailIDShape",
                                                               "HudsonExport"]),
 
         // The commands: each one short main.swift that runs its body (STYLE.md rule 1). These

@@ -2,9 +2,9 @@
  What `hd-show` needs from Gmail, fetched by `hd-sync --fetch` in a child process, so
  that `hd-show` links no network code and starts like the read commands when everything
  asked for is stored (docs/performance.md). The child runs the same pipeline `hd-show`
- ran itself before (HudsonNetworkCLI's OnDemand: hydration into the store, the raw
+ ran itself before (HudsonNetworkCommands' OnDemand: hydration into the store, the raw
  source, attachments, on the interactive quota lane) and answers on its standard output,
- one answer per item (HudsonNetworkCLI/FetchService.swift writes them):
+ one answer per item (HudsonNetworkCommands/hd-sync/FetchService.swift writes them):
 
      stored | deleted                      a body, now in the store / gone from Gmail
      bytes N, a newline, then N bytes      a raw source or an attachment

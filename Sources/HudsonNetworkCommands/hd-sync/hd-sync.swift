@@ -1,6 +1,5 @@
 // hd-sync: keep the store current from Gmail, and send queued changes.
 import HudsonCLI
-import HudsonNetworkCLI
 
 private let spec = CommandSpec(
     name: "hd-sync",
@@ -38,7 +37,7 @@ private let spec = CommandSpec(
                help: "Backfill at most N pages per pass (100 messages a page; 500 with --catch-up).", default: "5"),
         .flag("verbose", short: "v", help: "Report progress on standard error even when it is not a terminal."),
         .flag("json", help: "Print the report as NDJSON (docs/json.md)."),
-        .value("fetch", name: "ITEM", help: "What hd-show needs from Gmail (HudsonNetworkCLI/FetchService.swift).",
+        .value("fetch", name: "ITEM", help: "What hd-show needs from Gmail (hd-sync/FetchService.swift).",
                repeatable: true, hidden: true),
     ],
     access: .readWrite,

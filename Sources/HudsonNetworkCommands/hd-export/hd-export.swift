@@ -1,7 +1,6 @@
 // hd-export: write an account's mail as a Maildir, an mboxrd file or .eml files, incrementally.
 import HudsonCLI
 import HudsonExport
-import HudsonNetworkCLI
 import HudsonOutput
 import HudsonStore
 

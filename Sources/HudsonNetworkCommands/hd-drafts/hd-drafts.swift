@@ -1,6 +1,5 @@
 // hd-drafts: Gmail drafts, listed, shown, sent once and deleted.
 import HudsonCLI
-import HudsonNetworkCLI
 
 private let draftOperand = OperandSpec("DRAFT", kind: .string, help: "The draft: draft:ID (hd-drafts list shows them).")
 

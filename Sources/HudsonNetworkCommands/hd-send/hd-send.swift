@@ -1,6 +1,5 @@
 // hd-send: send mail through a durable outbox that never sends a message twice.
 import HudsonCLI
-import HudsonNetworkCLI
 
 private let spec = CommandSpec(
     name: "hd-send",

@@ -1,6 +1,5 @@
 // hd-filters: Gmail's own filters, and a rules file of your own, applied to the mail you have.
 import HudsonCLI
-import HudsonNetworkCLI
 
 private let applyOptions: [OptionSpec] = [
     .value("query", short: "q", name: "QUERY", kind: .query, help: "Only the messages this query selects too."),

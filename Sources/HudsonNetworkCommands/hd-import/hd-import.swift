@@ -1,6 +1,5 @@
 // hd-import: mail from an mbox, a Maildir or .eml files into Gmail, with its labels, once.
 import HudsonCLI
-import HudsonNetworkCLI
 
 private let spec = CommandSpec(
     name: "hd-import",

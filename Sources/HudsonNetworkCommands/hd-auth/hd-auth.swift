@@ -2,7 +2,6 @@
 import Foundation
 import HudsonCLI
 import HudsonGmail
-import HudsonNetworkCLI
 import HudsonOutput
 import HudsonStore
 
