@@ -1,5 +1,5 @@
 /*!
- The draft map's side of sync (HudsonStore/Drafts.swift). Draft messages arrive like any
+ The draft map's side of sync (HudsonStore/Queue/Drafts.swift). Draft messages arrive like any
  other message, through history: a draft made on another device as messageAdded, one
  edited there as its old message deleted and a new one added, one sent or deleted there as
  messageDeleted. Which draft id names which message only `drafts.list` tells (Gmail's
