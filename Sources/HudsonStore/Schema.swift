@@ -55,6 +55,7 @@ enum Schema {
         Migration("026_import_attempt_history", importAttemptHistory),
         Migration("028_attachment_known", attachmentKnown),
         Migration("029_imports_settled_by_the_user", importsSettledByTheUser),
+        Migration("031_export_intakes", exportIntakes),
     ]
 
     static let migrator = Migrator(migrations)

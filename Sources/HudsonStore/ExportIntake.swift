@@ -1,0 +1,49 @@
+/*!
+ The read-backs of two-way exports (issue 39): what `hd-export --two-way` read back from a
+ Maildir or notmuch is queued as ONE triage action (Triage's `perform(groups:)`, the path
+ `hd-mark` takes: undoable with `hd-undo`), and the read-back's number is recorded in the
+ same transaction. The export saves its new baseline only after that commit; a run killed
+ between the two finds its number here and takes the baseline it had written ahead,
+ instead of reading the same changes again and queueing them twice.
+ */
+import SQLite
+
+extension Schema {
+    /// Migration 031: one row per two-way export (its random id, from its state file).
+    static let exportIntakes = """
+    CREATE TABLE export_intakes (
+        export_id  TEXT PRIMARY KEY CHECK (length(export_id) = 32),
+        account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        intake     INTEGER NOT NULL CHECK (intake > 0),
+        action_id  INTEGER,
+        updated_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    """
+}
+
+extension Store {
+    /// The number of the last read-back of this export the store committed, 0 for none.
+    public func exportIntake(exportID: String) throws -> Int64 {
+        try db.read { try db.scalarInt("SELECT intake FROM export_intakes WHERE export_id = ?", exportID) ?? 0 }
+    }
+
+    /// Queues read-back number `intake` of export `exportID` as one action (nil `result`
+    /// when the store had already committed it: nothing is queued again), and records the
+    /// number, in one write transaction.
+    public func queueExportIntake(
+        _ groups: [TriageGroup], description: String, accountID: Int64, exportID: String, intake: Int64
+    ) throws -> TriageResult? {
+        try db.write {
+            if let done = try db.scalarInt("SELECT intake FROM export_intakes WHERE export_id = ?", exportID), done >= intake {
+                return nil
+            }
+            let result = try perform(groups: groups, description: description, accountID: accountID)
+            try db.execute("""
+                INSERT INTO export_intakes (export_id, account_id, intake, action_id, updated_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (export_id) DO UPDATE SET intake = excluded.intake, action_id = excluded.action_id,
+                                                      updated_at = excluded.updated_at
+                """, exportID, accountID, intake, result.actionID, now)
+            return result
+        }
+    }
+}
