@@ -23,6 +23,9 @@
      P GMAIL-ID PATH          the name a relabel is about to give the file (written ahead)
      G GMAIL-ID               removed by the client: not written again while in the trash
      R GMAIL-ID               renamed while a run wrote it: written again next run
+     notmuch UUID N           (--notmuch) the database read back up to revision N
+     intake-revision N        the revision the pending read-back reached
+     H GMAIL-ID SHA1          a message without Message-ID: notmuch names it notmuch-sha1-SHA1
 
  It is replaced whole (temporary file, rename) after each batch, once what the batch
  wrote is on disk.
@@ -65,6 +68,10 @@ struct ExportState: Equatable {
     var relabelAgain: Set<String> = []
     /// cur/'s and new/'s modification times (ns) when last read back; 0 has them read.
     var scanned = Scanned(cur: 0, new: 0)
+    var notmuchUUID = ""
+    var notmuchRevision: Int64 = 0
+    var pendingRevision: Int64?
+    var notmuchSHA1: [String: String] = [:]
 
     struct Scanned: Equatable {
         var cur: Int64
@@ -116,6 +123,14 @@ struct ExportState: Equatable {
                 default: state.relabelAgain.insert(id)
                 }
                 continue
+            case UInt8(ascii: "H"):
+                guard let second = rest.firstIndex(of: space) else { return nil }
+                let id = String(decoding: rest[rest.startIndex..<second], as: UTF8.self)
+                let sha = String(decoding: rest[(second + 1)...], as: UTF8.self)
+                guard MaildirNames.isUsableID(id), sha.utf8.count == 40,
+                      sha.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+                state.notmuchSHA1[id] = sha
+                continue
             case UInt8(ascii: "B"), UInt8(ascii: "P"):
                 guard let second = rest.firstIndex(of: space) else { return nil }
                 let id = String(decoding: rest[rest.startIndex..<second], as: UTF8.self)
@@ -143,6 +158,13 @@ struct ExportState: Equatable {
                 guard value.utf8.count == 32, value.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
                 state.exportID = value
             case "intake": guard let number = Int64(value), number >= 0 else { return nil }; state.intake = number
+            case "notmuch":
+                let parts = value.split(separator: " ")
+                guard parts.count == 2, let number = Int64(parts[1]), number >= 0,
+                      parts[0].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
+                state.notmuchUUID = String(parts[0])
+                state.notmuchRevision = number
+            case "intake-revision": guard let number = Int64(value), number >= 0 else { return nil }; state.pendingRevision = number
             case "intake-pending": guard let number = Int64(value), number > 0 else { return nil }; state.pendingIntake = number
             case "scanned":
                 let numbers = value.split(separator: " ").compactMap { Int64($0) }
@@ -196,7 +218,10 @@ struct ExportState: Equatable {
         if twoWay != .off || !exportID.isEmpty {
             output += Array("two-way \(twoWay.rawValue)\nexport-id \(exportID)\nintake \(intake)\nscanned \(scanned.cur) \(scanned.new)\n".utf8)
         }
+        if !notmuchUUID.isEmpty { output += Array("notmuch \(notmuchUUID) \(notmuchRevision)\n".utf8) }
         if let pendingIntake { output += Array("intake-pending \(pendingIntake)\n".utf8) }
+        if let pendingRevision { output += Array("intake-revision \(pendingRevision)\n".utf8) }
+        for (id, sha) in notmuchSHA1 { output += Array("H \(id) \(sha)\n".utf8) }
         for (id, path) in pendingBaseline { output += Array("B \(id) \(path ?? "-")\n".utf8) }
         for (id, path) in writingAhead { output += Array("P \(id) \(path)\n".utf8) }
         for id in removedByClient { output += Array("G \(id)\n".utf8) }

@@ -97,6 +97,8 @@ public final class Exporter {
     public var twoWayRequest: TwoWayMode?
     /// Only read back and report what would be queued; write nothing.
     public var dryRun = false
+    /// The notmuch program, for a `--notmuch` export.
+    public var notmuch: NotmuchProgram?
     /// Called at the named points of a run (the reliability suite's kill -9 seam; the CLI
     /// wires it to TestHooks): `read-back-saved`, `read-back-queued`, `batch-written`.
     public var checkpoint: @MainActor (String) -> Void = { _ in }
@@ -197,7 +199,10 @@ public final class Exporter {
         try readBack(layout, &state, &report)
         if dryRun { return report }
         var tagLines: [UInt8] = []
-        let tagFile = format == .maildir
+        // A --notmuch export tags the database itself: no file is left for the user.
+        let notmuchMode = state.twoWay == .notmuch
+        var notmuchTags: [String: Set<String>] = [:]
+        let tagFile = format == .maildir && !notmuchMode
             ? try layout.root.openRegular(Self.tagFileName, flags: O_WRONLY | O_CREAT | O_APPEND) : -1
         defer { if tagFile >= 0 { close(tagFile) } }
         // A marker that lives while a run does: when a run finds one, the run before it was
@@ -330,7 +335,19 @@ public final class Exporter {
                     let relative = try write(item, source: &source, mbox: mbox, layout: layout, state: &state, maildirFiles: &maildirFiles)
                     state.entries[item.gmailID] = ExportState.Entry(status: .live, path: relative)
                     if existing == nil { report.written += 1 } else { report.relabelled += 1 }
-                    if format == .maildir {
+                    if notmuchMode {
+                        if let id = NotmuchBatch.messageID(item.messageIDHeader) {
+                            notmuchTags[id, default: []].formUnion(tags(item.labels))
+                            state.notmuchSHA1[item.gmailID] = nil
+                        } else {
+                            // notmuch's id for it: the SHA-1 of the file as written.
+                            let file = MaildirNames.keywordsHeader(tags(item.labels).sorted(), newline: MaildirNames.newline(of: source)) + source
+                            let sha = NotmuchSHA1.hex(file)
+                            state.notmuchSHA1[item.gmailID] = sha
+                            notmuchTags["notmuch-sha1-" + sha, default: []].formUnion(tags(item.labels))
+                        }
+                        report.tagLines += 1
+                    } else if format == .maildir {
                         if let id = NotmuchBatch.messageID(item.messageIDHeader) {
                             tagLines += Array(NotmuchBatch.line(messageID: id, tags: Set(tags(item.labels)), managed: managedTags).utf8)
                             report.tagLines += 1
@@ -348,6 +365,9 @@ public final class Exporter {
             if mbox >= 0, let name = layout.mboxName { state.mboxSize = layout.root.size(name) ?? state.mboxSize }
             // The batch's tag lines reach the disk before the state says it is exported.
             try appendTagLines(&tagLines, to: tagFile)
+            if notmuchMode {
+                try tagInNotmuch(try notmuchLines(&notmuchTags, state: state))
+            }
             state.writingAhead = [:]
             checkpoint("batch-written")
             try saveState(state, layout)
@@ -437,6 +457,30 @@ public final class Exporter {
             undo()
             throw error
         }
+    }
+
+    /// The batch's notmuch tag lines, each message's tags with those of the other exported
+    /// Gmail messages sharing its Message-ID (one notmuch message: the union).
+    func notmuchLines(_ tagsByID: inout [String: Set<String>], state: ExportState) throws -> [UInt8] {
+        defer { tagsByID = [:] }
+        let headers = tagsByID.keys.filter { !$0.hasPrefix("notmuch-sha1-") }
+        var siblings: [String: [String]] = [:]
+        for (header, ids) in try store.exportGmailIDs(accountID: account.id, messageIDs: headers) where ids.count > 1 {
+            siblings[header] = ids.filter { state.entries[$0]?.status == .live }
+        }
+        if !siblings.isEmpty {
+            let items = try store.exportItems(accountID: account.id, gmailIDs: Array(Set(siblings.values.joined())))
+            for item in items where !item.deleted {
+                if let header = NotmuchBatch.messageID(item.messageIDHeader), siblings[header] != nil {
+                    tagsByID[header, default: []].formUnion(tags(item.labels))
+                }
+            }
+        }
+        var lines: [UInt8] = []
+        for (id, tags) in tagsByID.sorted(by: { $0.key < $1.key }) {
+            lines += Array(NotmuchBatch.line(messageID: id, tags: tags, managed: managedTags).utf8)
+        }
+        return lines
     }
 
     /// Appends and fsyncs the tag lines so far; appending never drops lines not yet applied,

@@ -27,25 +27,35 @@ struct MaildirReadBack {
     var baseline: [String: String?] = [:]
     /// The directories' times taken before the read (0 when too recent to trust).
     var scanned = ExportState.Scanned(cur: 0, new: 0)
+    /// The notmuch database's UUID and the revision read back to (a --notmuch export).
+    var notmuch: (uuid: String, revision: Int64)?
 
-    /// The order actions are queued in: trash before the flags, so `untrash` (which puts
-    /// a message back in the inbox) does not undo a flag the client set with it.
-    static let order: [TriageAction] = [.trash, .untrash, .read, .unread, .star, .unstar]
+    /// The order actions are queued in: trash and spam before the rest, so `untrash` (which
+    /// puts a message back in the inbox) does not undo a flag or label the client set with it.
+    static let order: [TriageAction] = [.trash, .untrash, .spam, .unspam, .archive, .unarchive, .read, .unread,
+                                        .star, .unstar, .important, .unimportant]
+
+    static func rank(_ action: TriageAction) -> (Int, String) {
+        (order.firstIndex(of: action) ?? order.count, action.argument)
+    }
+
+    /// The distinct actions, in queueing order.
+    var distinctActions: [TriageAction] {
+        Set(actions.values.joined()).sorted { Self.rank($0) < Self.rank($1) }
+    }
 
     /// One group per action, each on the messages it applies to (sorted, so a run is
     /// reproducible), for Store.perform(groups:): one recorded action.
     var groups: [TriageGroup] {
-        Self.order.compactMap { action in
-            let ids = actions.filter { $0.value.contains(action) }.keys.sorted()
-            return ids.isEmpty ? nil : TriageGroup(actions: [action], references: ids.map { .message($0) })
+        distinctActions.map { action in
+            TriageGroup(actions: [action], references: actions.filter { $0.value.contains(action) }.keys.sorted().map { .message($0) })
         }
     }
 
     /// "hd-export: read 2, trash 1", for hd-undo's list.
     var description: String {
-        "hd-export: " + Self.order.compactMap { action in
-            let count = actions.values.filter { $0.contains(action) }.count
-            return count == 0 ? nil : "\(action) \(count)"
+        "hd-export: " + distinctActions.map { action in
+            "\(action) \(actions.values.filter { $0.contains(action) }.count)"
         }.joined(separator: ", ")
     }
 
@@ -174,14 +184,17 @@ extension Exporter {
             }.joined()
         }
         let wasOff = state.twoWay == .off
+        let wasNotmuch = state.twoWay == .notmuch
         if let pending = state.pendingIntake {
             if try store.exportIntake(exportID: state.exportID) >= pending {
                 adopt(state.pendingBaseline, into: &state)
                 state.intake = pending
+                if let revision = state.pendingRevision { state.notmuchRevision = revision }
                 report.resumedReadBack = true
             }
             state.pendingIntake = nil
             state.pendingBaseline = [:]
+            state.pendingRevision = nil
         }
         if let requested { state.twoWay = requested }
         report.twoWay = state.twoWay
@@ -189,7 +202,25 @@ extension Exporter {
             if !dryRun && requested != nil { try saveState(state, layout) }
             return
         }
+        let inFlight = Set(state.writingAhead.keys)
         var found = try readBack(layout, &state)
+        if state.twoWay == .notmuch {
+            if !wasNotmuch {
+                try checkNotmuchDatabase()
+                _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
+                // Every message is written (from its file: no fetch) and tagged once.
+                state.seq = 0
+            }
+            // Taken before this run tags anything: its own tagging is read next run (and
+            // changes nothing, being what its X-Keywords say).
+            let (uuid, revision) = try notmuchRevision()
+            if wasNotmuch {
+                for (id, actions) in try notmuchReadBack(layout, state, baseline: found.baseline, skip: inFlight, uuid: uuid, revision: revision) {
+                    for action in actions where !(found.actions[id] ?? []).contains(action) { found.actions[id, default: []].append(action) }
+                }
+            }
+            found.notmuch = (uuid, revision)
+        }
         if wasOff {
             // Made two-way by this run: what the files show now is the baseline, not a change.
             found.actions = [:]
@@ -206,6 +237,7 @@ extension Exporter {
             let number = state.intake + 1
             state.pendingIntake = number
             state.pendingBaseline = found.baseline
+            state.pendingRevision = found.notmuch?.revision
             try saveState(state, layout)
             checkpoint("read-back-saved")
             report.readBack = try store.queueExportIntake(found.groups, description: found.description, accountID: account.id,
@@ -214,7 +246,9 @@ extension Exporter {
             state.intake = number
             state.pendingIntake = nil
             state.pendingBaseline = [:]
+            state.pendingRevision = nil
         }
+        if let notmuch = found.notmuch { (state.notmuchUUID, state.notmuchRevision) = notmuch }
         adopt(found.baseline, into: &state)
         state.scanned = found.scanned
         try saveState(state, layout)

@@ -28,6 +28,7 @@ private let spec = CommandSpec(
         .flag("no-fetch", help: "Never contact Gmail: export the messages whose source is stored; the rest wait for the next run."),
         .flag("verbose", short: "v", help: "Report progress on standard error even when it is not a terminal."),
         .flag("two-way", help: "Make the Maildir two-way from this run on: each run first reads back the flags clients changed (S, F, T, a removed file) and queues them as one triage action."),
+        .flag("notmuch", help: "Make the Maildir two-way and keep the notmuch database whose path it is in step: index and tag what the export writes, and read back the tags clients change."),
         .flag("one-way", help: "Make a two-way export one-way again: nothing is read back from this run on."),
         .flag("dry-run", short: "n", help: "With a two-way export: print the triage a run would queue from what clients changed, and change nothing."),
     ],
@@ -42,9 +43,12 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     let format = ExportFormat(rawValue: cli.arguments.string("format") ?? "maildir") ?? .maildir
     let mirror = cli.arguments.flag("mirror")
     if mirror && format == .mbox { throw UsageError("--mirror: an mbox export is only appended to") }
-    if cli.arguments.flag("two-way") && cli.arguments.flag("one-way") { throw UsageError("--two-way and --one-way: choose one") }
-    let twoWay: TwoWayMode? = cli.arguments.flag("two-way") ? .maildir : cli.arguments.flag("one-way") ? .off : nil
-    if twoWay == .maildir && format != .maildir { throw UsageError("--two-way: only a Maildir export can be two-way") }
+    if cli.arguments.flag("one-way") && (cli.arguments.flag("two-way") || cli.arguments.flag("notmuch")) {
+        throw UsageError("--one-way goes with neither --two-way nor --notmuch")
+    }
+    let twoWay: TwoWayMode? = cli.arguments.flag("notmuch") ? .notmuch : cli.arguments.flag("two-way") ? .maildir
+        : cli.arguments.flag("one-way") ? .off : nil
+    if twoWay != nil && twoWay != .off && format != .maildir { throw UsageError("--two-way: only a Maildir export can be two-way") }
     let dryRun = cli.arguments.flag("dry-run")
     // Durable: a read-back's commit must reach the disk before the export records its new baseline.
     let store = try cli.openStore(.readWrite, durable: true)
@@ -57,6 +61,7 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
         let exporter = try Exporter(store: store, account: account, format: format, path: cli.arguments.operands[0], mirror: mirror)
         exporter.twoWayRequest = twoWay
         exporter.dryRun = dryRun
+        exporter.notmuch = NotmuchProcess(environment: cli.environment)
         let crash = TestHooks.crashPoint(environment: cli.environment)
         exporter.checkpoint = { point in if point == crash { TestHooks.crash() } }
         report = try await exporter.run(
@@ -86,7 +91,7 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     if report.resumedReadBack { cli.warn("the read-back a killed run queued is kept; nothing queued twice") }
     if let readBack = report.readBack, let actionID = readBack.actionID {
         // As hd-mark's: the action's number, for hd-undo.
-        cli.warn("action \(actionID): \(readBack.deltas.count) change(s) read back from the Maildir (hd-undo \(actionID) to undo)")
+        cli.warn("action \(actionID): \(readBack.deltas.count) change(s) read back from the Maildir\(report.twoWay == .notmuch ? " and notmuch" : "") (hd-undo \(actionID) to undo)")
     }
     var parts = ["\(report.written) written"]
     if format == .maildir { parts.append("\(report.relabelled) relabelled") }

@@ -47,3 +47,23 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// The account's Gmail ids by Message-ID (given without angle brackets, as notmuch names
+    /// messages): a message sent to oneself has two.
+    public func exportGmailIDs(accountID: Int64, messageIDs: [String]) throws -> [String: [String]] {
+        guard !messageIDs.isEmpty else { return [:] }
+        let rows = SQLiteRows(columns: 1)
+        for id in messageIDs { rows.append(.text("<" + id + ">")) }
+        var result: [String: [String]] = [:]
+        try db.read {
+            for (header, gmailID) in try db.map("""
+                SELECT message_id_header, gmail_id FROM messages
+                 WHERE account_id = ? AND message_id_header IN (SELECT c0 FROM hudson_rows(?))
+                """, accountID, rows, transform: { ($0.string(0), $0.string(1)) }) {
+                result[String(header.dropFirst().dropLast()), default: []].append(gmailID)
+            }
+        }
+        return result
+    }
+}

@@ -31,6 +31,7 @@ complete -c hd-export -l mirror -d 'Remove the messages deleted at Gmail (not wi
 complete -c hd-export -l no-fetch -d 'Never contact Gmail: export the messages whose source is stored; the rest wait for the next run.'
 complete -c hd-export -l verbose -s v -d 'Report progress on standard error even when it is not a terminal.'
 complete -c hd-export -l two-way -d 'Make the Maildir two-way from this run on: each run first reads back the flags clients changed (S, F, T, a removed file) and queues them as one triage action.'
+complete -c hd-export -l notmuch -d 'Make the Maildir two-way and keep the notmuch database whose path it is in step: index and tag what the export writes, and read back the tags clients change.'
 complete -c hd-export -l one-way -d 'Make a two-way export one-way again: nothing is read back from this run on.'
 complete -c hd-export -l dry-run -s n -d 'With a two-way export: print the triage a run would queue from what clients changed, and change nothing.'
 complete -c hd-export -l help -s h -d 'Show this help and exit.'
