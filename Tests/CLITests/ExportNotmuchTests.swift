@@ -29,9 +29,10 @@ struct ExportNotmuchTests {
         }
     }
 
-    func setUp() throws -> Setup {
+    func setUp(before: (FakeGmail) throws -> Void = { _ in }) throws -> Setup {
         let f = CLIFixture()
         let fake = try fixedFake()
+        try before(fake)
         try f.connect(fake, lookbackDays: 0)
         #expect(try f.run("hd-auth", "set", fake.email, "keep-raw", "on").status == 0)
         #expect(try f.run("hd-sync", "--catch-up", "--prefetch-days", "0").status == 0)
@@ -111,5 +112,74 @@ struct ExportNotmuchTests {
         #expect(fourth.stderr.isEmpty && fourth.stdout.contains(" 0 relabelled"), "\(fourth)")
         #expect(try s.f.run("hd-sync").status == 0)
         #expect(try s.fake.messages()[archived]!.labels.contains("INBOX"))
+    }
+
+    @Test("a message without Message-ID is tagged by its notmuch-sha1 id; two Gmail messages sharing one are one notmuch message with the union of tags, and a tag removed there is removed from both")
+    func idsNotmuchDerives() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        var inserted: [String: String] = [:]
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let s = try setUp { fake in
+            let labels = try #require(try fake.admin("GET", "state") as? [String: Any])["labels"] as? [[String: Any]] ?? []
+            let work = try #require(labels.first { $0["name"] as? String == "Work" }?["id"] as? String)
+            func insert(_ name: String, _ raw: String, _ labelIDs: [String]) throws {
+                let answer = try #require(try fake.admin("POST", "insert", ["raw": raw, "labelIds": labelIDs, "internalDate": "\(now)"]) as? [String: Any])
+                inserted[name] = try #require(answer["id"] as? String)
+            }
+            try insert("anonymous", "From: a@example.com\r\nTo: demo@hudson.test\r\nSubject: no id here\r\n\r\nbody\r\n", ["INBOX", "UNREAD"])
+            let shared = "From: demo@hudson.test\r\nTo: demo@hudson.test\r\nSubject: to myself\r\nMessage-ID: <self-1@hudson.test>\r\n\r\nhello\r\n"
+            try insert("sent", shared, ["SENT", work])
+            try insert("received", shared, ["INBOX", "UNREAD", work])
+        }
+        defer { withExtendedLifetime(s.fake) {} }
+        let anonymous = try #require(inserted["anonymous"]), sent = try #require(inserted["sent"]), received = try #require(inserted["received"])
+        let found = try s.notmuch("search", "--output=messages", "subject:\"no id here\"")
+        let anonymousID = try #require(found.lines.first)
+        #expect(anonymousID.hasPrefix("id:notmuch-sha1-"), "\(found)")
+        let anonymousTags = Set(try s.notmuch("search", "--output=tags", anonymousID).lines)
+        #expect(anonymousTags.isSuperset(of: ["inbox", "unread"]), "\(anonymousTags)")
+        let sharedTags = Set(try s.notmuch("search", "--output=tags", "id:self-1@hudson.test").lines)
+        #expect(sharedTags.isSuperset(of: ["inbox", "unread", "sent", "Work"]), "the union: \(sharedTags)")
+
+        #expect(try s.notmuch("tag", "-Work", "--", "id:self-1@hudson.test").status == 0)
+        #expect(try s.notmuch("tag", "+Receipts", "--", anonymousID).status == 0)
+        let second = try s.export()
+        #expect(second.status == 0 && second.stderr.hasPrefix("hd-export: action "), "\(second)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        let after = try s.fake.messages()
+        let labels = try #require(try s.fake.admin("GET", "state") as? [String: Any])["labels"] as? [[String: Any]] ?? []
+        let work = try #require(labels.first { $0["name"] as? String == "Work" }?["id"] as? String)
+        let receipts = try #require(labels.first { $0["name"] as? String == "Receipts" }?["id"] as? String)
+        #expect(!after[sent]!.labels.contains(work) && !after[received]!.labels.contains(work), "removed from both")
+        #expect(after[sent]!.labels.contains("SENT") && after[received]!.labels.contains("INBOX"))
+        #expect(after[anonymous]!.labels.contains(receipts))
+        for _ in 0..<2 {
+            let again = try s.export()
+            #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+        }
+        // Rewritten under its new labels, the message without Message-ID has a new notmuch id, tagged.
+        let renamed = try #require(try s.notmuch("search", "--output=messages", "subject:\"no id here\"").lines.first)
+        let renamedTags = Set(try s.notmuch("search", "--output=tags", renamed).lines)
+        #expect(renamedTags.isSuperset(of: ["inbox", "unread", "Receipts"]), "\(renamedTags)")
+    }
+
+    @Test("mu reads the flags Gmail's changes give the files")
+    func muSeesFlags() throws {
+        let mu = try #require(MailIndexers.mu, "mu is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let s = try setUp()
+        defer { withExtendedLifetime(s.fake) {} }
+        let gmail = try stored(s)
+        let id = try #require(gmail.keys.sorted().first { gmail[$0]!.contains("UNREAD") && !gmail[$0]!.contains("STARRED") && s.messageIDs[$0] != nil })
+        try s.fake.modify(id, add: ["STARRED"], remove: ["UNREAD"])
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.export().status == 0)
+        let home = s.f.dir.path("mu")
+        let environment = s.f.environment
+        #expect(try CommandRunner.run(URL(fileURLWithPath: mu), ["init", "--muhome=\(home)", "--maildir=\(s.out)"], environment: environment).status == 0)
+        #expect(try CommandRunner.run(URL(fileURLWithPath: mu), ["index", "--muhome=\(home)"], environment: environment).status == 0)
+        let flags = try CommandRunner.run(URL(fileURLWithPath: mu), ["find", "--muhome=\(home)", "--fields=g", "msgid:\(s.messageIDs[id]!)"], environment: environment)
+        #expect(flags.stdout.contains("F") && flags.stdout.contains("S") && !flags.stdout.contains("u"), "\(flags)")
+        let tags = Set(try s.tags(id))
+        #expect(tags.contains("flagged") && !tags.contains("unread"), "\(tags)")
     }
 }
