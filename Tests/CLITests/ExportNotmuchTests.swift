@@ -182,4 +182,72 @@ struct ExportNotmuchTests {
         let tags = Set(try s.tags(id))
         #expect(tags.contains("flagged") && !tags.contains("unread"), "\(tags)")
     }
+
+    static let closingDescriptors = "for fd in $(ls /proc/$$/fd); do if [ \"$fd\" -gt 2 ]; then eval \"exec $fd>&-\" 2>/dev/null; fi; done; "
+
+    /// Runs neomutt on a notmuch query in a detached tmux session (its terminal), the keys
+    /// given by `push` (typed as if at the keyboard once it starts), until it quits.
+    func neomutt(_ s: Setup, query: String, keys: String) throws -> (quit: Bool, screen: String) {
+        let neomutt = try #require(ManPages.tool("neomutt"), "neomutt is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let tmux = try #require(ManPages.tool("tmux"), "tmux is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let rc = s.f.dir.path("neomuttrc")
+        try """
+            set nm_default_url = "notmuch://\(s.out)"
+            set folder = "\(s.out)"
+            set spoolfile = "\(s.out)"
+            set record = /dev/null
+            set mbox_type = Maildir
+            set header_cache = ""
+            set wait_key = no
+            set quit = yes
+            set mark_old = no
+            set confirmappend = no
+            """.write(toFile: rc, atomically: true, encoding: .utf8)
+        let socket = s.f.dir.path("tmux.sock")
+        let command = "exec \(neomutt) -n -F \(rc) -f 'notmuch://\(s.out)?query=\(query)' -e 'push \"\(keys)\"' 2>\(s.f.dir.path("neomutt.err"))"
+        var environment = s.f.environment.merging(s.env) { $1 }
+        environment["TERM"] = "xterm"
+        // The tmux server must not keep the runner's pipes open: its output goes nowhere.
+        // and no descriptor the runner watches (tmux's server keeps what it inherits).
+        let started = try CommandRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", Self.closingDescriptors + "exec \"$0\" -S \"$1\" new-session -d -x 160 -y 40 \"$2\" </dev/null >/dev/null 2>&1", tmux, socket, command], environment: environment)
+        #expect(started.status == 0, "\(started)")
+        // Bounded: neomutt quits by itself once the pushed keys are done.
+        var screen = ""
+        for _ in 0..<200 {
+            let alive = try CommandRunner.run(URL(fileURLWithPath: tmux), ["-S", socket, "has-session"], environment: environment)
+            if alive.status != 0 { return (true, screen) }
+            screen = try CommandRunner.run(URL(fileURLWithPath: tmux), ["-S", socket, "capture-pane", "-p"], environment: environment).stdout
+            usleep(100_000)
+        }
+        _ = try CommandRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", Self.closingDescriptors + "exec \"$0\" -S \"$1\" kill-server </dev/null >/dev/null 2>&1", tmux, socket], environment: environment)
+        return (false, screen + "\n" + ((try? String(contentsOfFile: s.f.dir.path("neomutt.err"), encoding: .utf8)) ?? ""))
+    }
+
+    @Test("neomutt, driven in tmux on the notmuch database, archives one message and reads another; both reach Gmail")
+    func neomuttEndToEnd() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let s = try setUp()
+        defer { withExtendedLifetime(s.fake) {} }
+        let gmail = try stored(s)
+        let candidates = gmail.keys.sorted().filter {
+            gmail[$0]!.contains("INBOX") && gmail[$0]!.contains("UNREAD") && !gmail[$0]!.contains("TRASH") && s.messageIDs[$0] != nil
+        }
+        let (archived, read) = (candidates[0], candidates[1])
+        let archive = try neomutt(s, query: "id:\(s.messageIDs[archived]!)", keys: "<modify-tags>-inbox<enter><sync-mailbox><quit>")
+        #expect(archive.quit, "neomutt did not quit: \(archive.screen)")
+        let reading = try neomutt(s, query: "id:\(s.messageIDs[read]!)", keys: "<clear-flag>N<sync-mailbox><quit>")
+        #expect(reading.quit, "neomutt did not quit: \(reading.screen)")
+        let archivedTags = try s.tags(archived), readTags = try s.tags(read)
+        #expect(!archivedTags.contains("inbox"), "\(archivedTags)")
+        #expect(!readTags.contains("unread"), "\(readTags)")
+
+        let export = try s.export()
+        #expect(export.status == 0 && export.stderr.hasPrefix("hd-export: action "), "\(export)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        let after = try s.fake.messages()
+        #expect(!after[archived]!.labels.contains("INBOX"), "archived in neomutt, archived at Gmail")
+        #expect(!after[read]!.labels.contains("UNREAD"), "read in neomutt, read at Gmail")
+        let again = try s.export()
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+    }
 }
