@@ -250,4 +250,32 @@ struct ExportNotmuchTests {
         let again = try s.export()
         #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
     }
+
+    @Test("kill -9 while a notmuch read-back is queued: the tag change is queued exactly once")
+    func killedReadBack() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        for point in ["read-back-saved", "read-back-queued"] {
+            let s = try setUp()
+            defer { withExtendedLifetime(s.fake) {} }
+            let gmail = try stored(s)
+            let id = try #require(gmail.keys.sorted().first { gmail[$0]!.contains("INBOX") && s.messageIDs[$0] != nil })
+            #expect(try s.notmuch("tag", "+Receipts", "--", "id:\(s.messageIDs[id]!)").status == 0)
+            let crashed = try s.f.run("hd-export", s.out, environment: s.env.merging(["HUDSON_TEST_CRASH_AT": point]) { $1 })
+            #expect(crashed.status == 137 || crashed.status == 9, "\(point): \(crashed)")
+            // Once it is queued, the user takes the label off again: queueing the tag
+            // change a second time would put it back.
+            let committed = point == "read-back-queued"
+            if committed { #expect(try s.f.run("hd-mark", "-Receipts", "message:\(id)").status == 0) }
+            let rerun = try s.export()
+            #expect(rerun.status == 0, "\(point): \(rerun)")
+            #expect(rerun.stderr.contains("read back") != committed, "\(point): \(rerun)")
+            let again = try s.export()
+            #expect(again.status == 0 && again.stderr.isEmpty, "\(point): \(again)")
+            #expect(try s.f.run("hd-sync").status == 0)
+            let labels = try #require(try s.fake.admin("GET", "state") as? [String: Any])["labels"] as? [[String: Any]] ?? []
+            let receipts = try #require(labels.first { $0["name"] as? String == "Receipts" }?["id"] as? String)
+            #expect(try s.fake.messages()[id]!.labels.contains(receipts) == !committed, "\(point)")
+            #expect(try s.tags(id).contains("Receipts") == !committed, "\(point): notmuch follows")
+        }
+    }
 }

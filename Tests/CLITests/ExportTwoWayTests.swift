@@ -233,4 +233,30 @@ struct ExportTwoWayTests {
             #expect(flags(maildir(out)[id]!) == (committed ? "" : "S"), "\(point)")
         }
     }
+
+    @Test("an idle run reads nothing: while cur/ and new/ keep the times recorded before the last read, no file is looked at")
+    func idleRunReadsNothing() throws {
+        let (f, fake, out) = try exported()
+        defer { withExtendedLifetime(fake) {} }
+        let settled = Date(timeIntervalSinceNow: -3_600)
+        for directory in ["cur", "new"] {
+            try FileManager.default.setAttributes([.modificationDate: settled], ofItemAtPath: out + "/" + directory)
+        }
+        let recorded = try f.run("hd-export", out)
+        #expect(recorded.status == 0 && recorded.stderr.isEmpty, "\(recorded)")
+        #expect(try String(contentsOfFile: out + "/.hudson-export", encoding: .utf8).contains("\nscanned \(Int64(settled.timeIntervalSince1970))"),
+                "times older than two seconds are recorded")
+        let gmail = try stored(f, fake)
+        let id = try #require(gmail.keys.sorted().first { gmail[$0]!.contains("UNREAD") && !gmail[$0]!.contains("TRASH") })
+        let files = maildir(out)
+        _ = try setFlags(out, files[id]!, flags(files[id]!) + "S")
+        // The rename with cur/'s time put back: the run does not look (the proof it reads nothing).
+        try FileManager.default.setAttributes([.modificationDate: settled], ofItemAtPath: out + "/cur")
+        let idle = try f.run("hd-export", out)
+        #expect(idle.status == 0 && idle.stderr.isEmpty, "\(idle)")
+        // As a rename leaves it: a new time, and the change is read back.
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: out + "/cur")
+        let read = try f.run("hd-export", out)
+        #expect(read.status == 0 && read.stderr.contains("1 change(s) read back"), "\(read)")
+    }
 }
