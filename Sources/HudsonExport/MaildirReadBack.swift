@@ -185,6 +185,10 @@ extension Exporter {
         }
         let wasOff = state.twoWay == .off
         let wasNotmuch = state.twoWay == .notmuch
+        // An idle run saves nothing: the state (60 bytes a message) is rewritten only when
+        // something in it changed.
+        var changedState = state.pendingIntake != nil || !state.writingAhead.isEmpty
+            || (requested != nil && requested != state.twoWay)
         if let pending = state.pendingIntake {
             if try store.exportIntake(exportID: state.exportID) >= pending {
                 adopt(state.pendingBaseline, into: &state)
@@ -199,7 +203,7 @@ extension Exporter {
         if let requested { state.twoWay = requested }
         report.twoWay = state.twoWay
         guard state.twoWay != .off else {
-            if !dryRun && requested != nil { try saveState(state, layout) }
+            if !dryRun && changedState { try saveState(state, layout) }
             return
         }
         let inFlight = Set(state.writingAhead.keys)
@@ -248,9 +252,13 @@ extension Exporter {
             state.pendingBaseline = [:]
             state.pendingRevision = nil
         }
-        if let notmuch = found.notmuch { (state.notmuchUUID, state.notmuchRevision) = notmuch }
+        if let notmuch = found.notmuch, notmuch != (state.notmuchUUID, state.notmuchRevision) {
+            (state.notmuchUUID, state.notmuchRevision) = notmuch
+            changedState = true
+        }
+        if !found.baseline.isEmpty || found.scanned != state.scanned || !wasNotmuch && state.twoWay == .notmuch { changedState = true }
         adopt(found.baseline, into: &state)
         state.scanned = found.scanned
-        try saveState(state, layout)
+        if changedState { try saveState(state, layout) }
     }
 }
