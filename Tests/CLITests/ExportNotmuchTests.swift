@@ -278,4 +278,26 @@ struct ExportNotmuchTests {
             #expect(try s.tags(id).contains("Receipts") == !committed, "\(point): notmuch follows")
         }
     }
+
+    @Test("--notmuch refuses a database that is not the Maildir's, and a missing notmuch, with one line and 78, the export left one-way")
+    func refusals() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let w = try ExportWorkspace()
+        let target = w.path("out")
+        #expect(try w.export("--no-fetch", target).status == 0)
+        let config = w.path("notmuch-config")
+        try "[database]\npath=\(w.path("elsewhere"))\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let state = try String(contentsOfFile: target + "/.hudson-export", encoding: .utf8)
+        var environment = w.f.environment
+        environment["NOTMUCH_CONFIG"] = config
+        let other = try CommandRunner.run(BuiltProducts.executable("hd-export"), ["--notmuch", "--no-fetch", target], environment: environment)
+        #expect(other.status == 78 && other.stderr.hasPrefix("hd-export: ") && other.stderr.split(separator: "\n").count == 1, "\(other)")
+        #expect(other.stderr.contains("database.path"), "\(other)")
+        environment["PATH"] = w.path("no-such-bin")
+        let missing = try CommandRunner.run(BuiltProducts.executable("hd-export"), ["--notmuch", "--no-fetch", target], environment: environment)
+        #expect(missing.status == 78 && missing.stderr.contains("notmuch program") && missing.stderr.split(separator: "\n").count == 1, "\(missing)")
+        #expect(try String(contentsOfFile: target + "/.hudson-export", encoding: .utf8) == state, "the export stays as it was")
+        let usage = try w.export("--notmuch", "--one-way", target)
+        #expect(usage.status == 64, "\(usage)")
+    }
 }
