@@ -239,7 +239,10 @@ public final class Exporter {
                 retry.removeFirst(chunk.count)
                 items = try store.exportItems(accountID: account.id, gmailIDs: chunk)
                 // A message gone from the store and its change feed has nothing left to export.
-                for id in chunk where !items.contains(where: { $0.gmailID == id }) { state.failed.remove(id) }
+                for id in chunk where !items.contains(where: { $0.gmailID == id }) {
+                    state.failed.remove(id)
+                    state.relabelAgain.remove(id)
+                }
             } else {
                 let limit = min(max(batchSize, state.entries.count / 8), max(batchSize, 5_000))
                 items = try store.exportItems(accountID: account.id, since: state.seq, limit: limit)
