@@ -72,6 +72,8 @@ struct ExportState: Equatable {
     var notmuchRevision: Int64 = 0
     var pendingRevision: Int64?
     var notmuchSHA1: [String: String] = [:]
+    /// The file's stamp when it was read (ExportDirectory.stamp); not part of the file.
+    var stamp: [Int64]?
 
     struct Scanned: Equatable {
         var cur: Int64
@@ -196,9 +198,15 @@ struct ExportState: Equatable {
         case .eml:
             return parts.count == 3 && digits(parts[0], 4) && digits(parts[1], 2) && parts[2] == id + ".eml"
         case .maildir:
-            guard parts.count == 2, parts[0] == "cur" || parts[0] == "new",
-                  let unique = MaildirNames.uniquePart(of: parts[1]) else { return false }
-            return unique.hasSuffix(".hudson-" + id) && !parts[1].unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            // On bytes: every entry of a 100,000-message state is checked on every run.
+            let bytes = Array(path.utf8)
+            guard bytes.count > 4, bytes[3] == UInt8(ascii: "/"),
+                  bytes[0..<3].elementsEqual("cur".utf8) || bytes[0..<3].elementsEqual("new".utf8) else { return false }
+            let name = bytes[4...]
+            guard !name.contains(where: { $0 == UInt8(ascii: "/") || $0 < 0x20 || $0 == 0x7F }),
+                  let range = MaildirNames.uniqueRange(of: name) else { return false }
+            let suffix = Array((".hudson-" + id).utf8)
+            return range.count >= suffix.count && bytes[(range.upperBound - suffix.count)..<range.upperBound].elementsEqual(suffix)
         }
     }
 

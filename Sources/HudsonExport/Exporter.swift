@@ -449,6 +449,11 @@ public final class Exporter {
         do {
             // Under the lock: another run may have written the state since it was inspected.
             if layout.root.exists(layout.stateName) {
+                // The state inspect read, unless another run replaced it since (a 100,000-message
+                // state takes longer to parse than the rest of an idle run).
+                if let known = target.state, let stamp = known.stamp, layout.root.stamp(layout.stateName) == stamp {
+                    return (layout, lock, known)
+                }
                 let state = try ExportTarget.readState(layout.root, layout.stateName, format: format, email: account.email, given: path)
                 return (layout, lock, state)
             }

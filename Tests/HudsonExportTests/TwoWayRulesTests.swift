@@ -77,4 +77,22 @@ struct TwoWayRulesTests {
         #expect(MaildirNames.tagsWritten(file) == Set(tags))
         #expect(MaildirNames.tagsWritten(Array("From: a\n\nbody\n".utf8)).isEmpty)
     }
+
+    @Test("the unique part and the state's path rule, on bytes, say what the String versions said")
+    func uniqueParts() {
+        #expect(MaildirNames.uniquePart(of: "1700.hudson-a1:2,FS") == "1700.hudson-a1")
+        #expect(MaildirNames.uniquePart(of: "1700.hudson-a1") == "1700.hudson-a1")
+        #expect(MaildirNames.uniquePart(of: ":1700.hudson-a1:2,S") == "1700.hudson-a1", "leading colons are skipped, as split did")
+        #expect(MaildirNames.uniquePart(of: "x:2,.hudson-") == "x", "the marker anywhere in the name")
+        #expect(MaildirNames.uniquePart(of: "1700.mbsync-a1:2,S") == nil)
+        #expect(MaildirNames.uniquePart(of: "") == nil && MaildirNames.uniquePart(of: ":::") == nil)
+        #expect(ExportState.isPath("cur/1700.hudson-a1:2,S", of: "a1", in: .maildir))
+        #expect(ExportState.isPath("new/1700.hudson-a1", of: "a1", in: .maildir))
+        #expect(!ExportState.isPath("cur/1700.hudson-a1:2,S", of: "b1", in: .maildir))
+        #expect(!ExportState.isPath("tmp/1700.hudson-a1:2,S", of: "a1", in: .maildir))
+        #expect(!ExportState.isPath("cur/x/1700.hudson-a1", of: "a1", in: .maildir))
+        #expect(!ExportState.isPath("cur/1700.hudson-a1:2,S\u{1B}", of: "a1", in: .maildir))
+        #expect(!ExportState.isPath("cur/", of: "a1", in: .maildir) && !ExportState.isPath("cur", of: "a1", in: .maildir))
+        #expect(!ExportState.isPath("cur/1700.hudson-xa1", of: "a1", in: .maildir), "the whole .hudson-ID suffix, as hasSuffix was")
+    }
 }
