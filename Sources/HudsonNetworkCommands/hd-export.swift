@@ -19,6 +19,10 @@ private let spec = CommandSpec(
         account keeps them (hd-auth set EMAIL keep-raw on); the others are fetched from Gmail,
         counted in the report. Files are written to a temporary name and renamed into place,
         and the state is saved after each batch: a killed export resumes where it stopped.
+        A two-way Maildir (--two-way, or --notmuch to keep a notmuch database on it too)
+        first reads back what mail clients changed since the last run (flags S, F, T, a
+        removed file; notmuch tags that name Gmail labels) and queues it as one triage
+        action, as hd-mark does: its number on standard error, undone by hd-undo.
         """,
     options: [
         .value("format", name: "FORMAT", kind: .choice(ExportFormat.allCases.map(\.rawValue)),
