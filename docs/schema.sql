@@ -60,6 +60,14 @@ CREATE TABLE drafts (
     PRIMARY KEY (account_id, draft_id)
 ) WITHOUT ROWID;
 
+CREATE TABLE export_intakes (
+    export_id  TEXT PRIMARY KEY CHECK (length(export_id) = 32),
+    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    intake     INTEGER NOT NULL CHECK (intake > 0),
+    action_id  INTEGER,
+    updated_at INTEGER NOT NULL
+) WITHOUT ROWID;
+
 CREATE VIRTUAL TABLE fts_messages USING fts5 (
     subject, sender, recipients, body,
     content = 'fts_content', content_rowid = 'rowid',

@@ -44,9 +44,10 @@ ensure_mail_clients() {
     ensure_packages git git-email mutt
 }
 
-# hd-export's Maildir is proven with the real notmuch and mu (Tests/CLITests/ExportCommandTests.swift).
+# hd-export's Maildir is proven with the real notmuch and mu (Tests/CLITests/ExportCommandTests.swift),
+# and its two-way mode with neomutt driven in tmux (Tests/CLITests/ExportNotmuchTests.swift).
 ensure_mail_indexers() {
-    ensure_packages notmuch maildir-utils
+    ensure_packages notmuch maildir-utils neomutt tmux
 }
 
 # hd-mcp is proven with the official MCP Python SDK as a real client

@@ -131,6 +131,15 @@ final class ExportDirectory {
 
     func exists(_ name: String) -> Bool { ((try? kind(name)) ?? nil) != nil }
 
+    /// What identifies a file's version (device, inode, size, modification and change
+    /// times): a state file read once is not parsed again while its stamp is the same.
+    func stamp(_ name: String) -> [Int64]? {
+        var info = stat()
+        guard fstatat(fd, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+        return [Int64(info.st_dev), Int64(info.st_ino), Int64(info.st_size), Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec),
+                Int64(info.st_ctim.tv_sec), Int64(info.st_ctim.tv_nsec)]
+    }
+
     /// The size of a regular file, nil when there is none.
     func size(_ name: String) -> Int64? {
         var info = stat()

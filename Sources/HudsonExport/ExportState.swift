@@ -12,9 +12,34 @@
      K GMAIL-ID PATH          exported, since deleted at Gmail, kept (no --mirror)
      F GMAIL-ID               its source could not be fetched: tried again next run
 
+ A two-way Maildir (issue 39; MaildirReadBack) adds:
+
+     two-way maildir|notmuch  read back what clients change (absent: one-way)
+     export-id HEX            names this export in the store's record of read-backs
+     intake N                 read-backs queued so far (the store records the same number)
+     intake-pending N         read-back N is being queued: its B lines are the new baseline
+     scanned NS NS            cur/'s and new/'s mtimes when last read (0: read next run)
+     B GMAIL-ID PATH|-        the baseline read-back N-pending leaves (- : removed by the client)
+     P GMAIL-ID PATH          the name a relabel is about to give the file (written ahead)
+     G GMAIL-ID               removed by the client: not written again while in the trash
+     R GMAIL-ID               renamed while a run wrote it: written again next run
+     notmuch UUID N           (--notmuch) the database read back up to revision N
+     intake-revision N        the revision the pending read-back reached
+     H GMAIL-ID SHA1          a message without Message-ID: notmuch names it notmuch-sha1-SHA1
+
  It is replaced whole (temporary file, rename) after each batch, once what the batch
  wrote is on disk.
  */
+
+/// Whether an export reads back what mail clients change (issue 39).
+public enum TwoWayMode: String, Sendable, CaseIterable {
+    /// One-way: the export only writes.
+    case off
+    /// Maildir flags are read back.
+    case maildir
+    /// Maildir flags, and a notmuch database on the Maildir kept in step (its tags read back).
+    case notmuch
+}
 
 struct ExportState: Equatable {
     enum Status: String { case live = "M", kept = "K" }
@@ -30,6 +55,30 @@ struct ExportState: Equatable {
     var mboxSize: Int64 = 0
     var entries: [String: Entry] = [:]
     var failed: Set<String> = []
+
+    /// What a two-way export also does (issue 39).
+    var twoWay: TwoWayMode = .off
+    var exportID: String = ""
+    var intake: Int64 = 0
+    var pendingIntake: Int64?
+    /// The baseline the pending read-back leaves: a path, or nil for a file the client removed.
+    var pendingBaseline: [String: String?] = [:]
+    var writingAhead: [String: String] = [:]
+    var removedByClient: Set<String> = []
+    var relabelAgain: Set<String> = []
+    /// cur/'s and new/'s modification times (ns) when last read back; 0 has them read.
+    var scanned = Scanned(cur: 0, new: 0)
+    var notmuchUUID = ""
+    var notmuchRevision: Int64 = 0
+    var pendingRevision: Int64?
+    var notmuchSHA1: [String: String] = [:]
+    /// The file's stamp when it was read (ExportDirectory.stamp); not part of the file.
+    var stamp: [Int64]?
+
+    struct Scanned: Equatable {
+        var cur: Int64
+        var new: Int64
+    }
 
     init(format: ExportFormat, email: String) {
         self.format = format
@@ -67,10 +116,33 @@ struct ExportState: Equatable {
                     status: key.first == UInt8(ascii: "M") ? .live : .kept,
                     path: String(decoding: rest[(second + 1)...], as: UTF8.self))
                 continue
-            case UInt8(ascii: "F"):
+            case UInt8(ascii: "F"), UInt8(ascii: "G"), UInt8(ascii: "R"):
                 let id = String(decoding: rest, as: UTF8.self)
                 guard MaildirNames.isUsableID(id) else { return nil }
-                state.failed.insert(id)
+                switch key.first {
+                case UInt8(ascii: "F"): state.failed.insert(id)
+                case UInt8(ascii: "G"): state.removedByClient.insert(id)
+                default: state.relabelAgain.insert(id)
+                }
+                continue
+            case UInt8(ascii: "H"):
+                guard let second = rest.firstIndex(of: space) else { return nil }
+                let id = String(decoding: rest[rest.startIndex..<second], as: UTF8.self)
+                let sha = String(decoding: rest[(second + 1)...], as: UTF8.self)
+                guard MaildirNames.isUsableID(id), sha.utf8.count == 40,
+                      sha.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+                state.notmuchSHA1[id] = sha
+                continue
+            case UInt8(ascii: "B"), UInt8(ascii: "P"):
+                guard let second = rest.firstIndex(of: space) else { return nil }
+                let id = String(decoding: rest[rest.startIndex..<second], as: UTF8.self)
+                let path = String(decoding: rest[(second + 1)...], as: UTF8.self)
+                guard MaildirNames.isUsableID(id) else { return nil }
+                if key.first == UInt8(ascii: "B") {
+                    state.pendingBaseline[id] = path == "-" ? .some(nil) : .some(path)
+                } else {
+                    state.writingAhead[id] = path
+                }
                 continue
             default:
                 break
@@ -83,11 +155,33 @@ struct ExportState: Equatable {
                 email = value
             case "seq": guard let number = Int64(value), number >= 0 else { return nil }; state.seq = number
             case "mbox-size": guard let number = Int64(value), number >= 0 else { return nil }; state.mboxSize = number
+            case "two-way": guard let mode = TwoWayMode(rawValue: value) else { return nil }; state.twoWay = mode
+            case "export-id":
+                guard value.utf8.count == 32, value.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
+                state.exportID = value
+            case "intake": guard let number = Int64(value), number >= 0 else { return nil }; state.intake = number
+            case "notmuch":
+                let parts = value.split(separator: " ")
+                guard parts.count == 2, let number = Int64(parts[1]), number >= 0,
+                      parts[0].utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return nil }
+                state.notmuchUUID = String(parts[0])
+                state.notmuchRevision = number
+            case "intake-revision": guard let number = Int64(value), number >= 0 else { return nil }; state.pendingRevision = number
+            case "intake-pending": guard let number = Int64(value), number > 0 else { return nil }; state.pendingIntake = number
+            case "scanned":
+                let numbers = value.split(separator: " ").compactMap { Int64($0) }
+                guard numbers.count == 2, numbers.allSatisfy({ $0 >= 0 }) else { return nil }
+                state.scanned = Scanned(cur: numbers[0], new: numbers[1])
             default: return nil
             }
         }
         guard !first, let format, let email else { return nil }
         for (id, entry) in state.entries where !Self.isPath(entry.path, of: id, in: format) { return nil }
+        for (id, path) in state.writingAhead where !Self.isPath(path, of: id, in: format) { return nil }
+        for (id, path) in state.pendingBaseline { if let path, !Self.isPath(path, of: id, in: format) { return nil } }
+        // A two-way export is a Maildir's, and has its id (the store's read-backs are kept by it).
+        if state.twoWay != .off && (format != .maildir || state.exportID.isEmpty) { return nil }
+        if state.pendingIntake != nil && state.pendingIntake != state.intake + 1 { return nil }
         state.format = format
         state.email = email
         self = state
@@ -104,9 +198,15 @@ struct ExportState: Equatable {
         case .eml:
             return parts.count == 3 && digits(parts[0], 4) && digits(parts[1], 2) && parts[2] == id + ".eml"
         case .maildir:
-            guard parts.count == 2, parts[0] == "cur" || parts[0] == "new",
-                  let unique = MaildirNames.uniquePart(of: parts[1]) else { return false }
-            return unique.hasSuffix(".hudson-" + id) && !parts[1].unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            // On bytes: every entry of a 100,000-message state is checked on every run.
+            let bytes = Array(path.utf8)
+            guard bytes.count > 4, bytes[3] == UInt8(ascii: "/"),
+                  bytes[0..<3].elementsEqual("cur".utf8) || bytes[0..<3].elementsEqual("new".utf8) else { return false }
+            let name = bytes[4...]
+            guard !name.contains(where: { $0 == UInt8(ascii: "/") || $0 < 0x20 || $0 == 0x7F }),
+                  let range = MaildirNames.uniqueRange(of: name) else { return false }
+            let suffix = Array((".hudson-" + id).utf8)
+            return range.count >= suffix.count && bytes[(range.upperBound - suffix.count)..<range.upperBound].elementsEqual(suffix)
         }
     }
 
@@ -123,6 +223,17 @@ struct ExportState: Equatable {
             output.append(UInt8(ascii: "\n"))
         }
         for id in failed { output += Array("F \(id)\n".utf8) }
+        if twoWay != .off || !exportID.isEmpty {
+            output += Array("two-way \(twoWay.rawValue)\nexport-id \(exportID)\nintake \(intake)\nscanned \(scanned.cur) \(scanned.new)\n".utf8)
+        }
+        if !notmuchUUID.isEmpty { output += Array("notmuch \(notmuchUUID) \(notmuchRevision)\n".utf8) }
+        if let pendingIntake { output += Array("intake-pending \(pendingIntake)\n".utf8) }
+        if let pendingRevision { output += Array("intake-revision \(pendingRevision)\n".utf8) }
+        for (id, sha) in notmuchSHA1 { output += Array("H \(id) \(sha)\n".utf8) }
+        for (id, path) in pendingBaseline { output += Array("B \(id) \(path ?? "-")\n".utf8) }
+        for (id, path) in writingAhead { output += Array("P \(id) \(path)\n".utf8) }
+        for id in removedByClient { output += Array("G \(id)\n".utf8) }
+        for id in relabelAgain { output += Array("R \(id)\n".utf8) }
         return output
     }
 }

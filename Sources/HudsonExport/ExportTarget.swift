@@ -291,12 +291,14 @@ struct ExportTarget {
     static func readState(_ directory: ExportDirectory, _ name: String, format: ExportFormat, email: String,
                           given: String) throws -> ExportState {
         let bytes: [UInt8]
+        // Taken before the read: a file replaced after it has another stamp, and is read again.
+        let stamp = directory.stamp(name)
         do {
             bytes = try directory.read(name, limit: stateLimit)
         } catch let error as ExportFileError {
             throw ExportError.notThisExport(path: given, detail: "\(error.path) cannot be read as an export's state: \(error.reason)")
         }
-        guard let state = ExportState(parsing: bytes) else {
+        guard var state = ExportState(parsing: bytes) else {
             throw ExportError.notThisExport(path: given, detail: "\(directory.child(name)) cannot be read as an export's state")
         }
         guard state.format == format else {
@@ -305,6 +307,7 @@ struct ExportTarget {
         guard state.email.lowercased() == email.lowercased() else {
             throw ExportError.notThisExport(path: given, detail: "holds the export of \(state.email)")
         }
+        state.stamp = stamp
         return state
     }
 }

@@ -66,6 +66,12 @@ public struct ExportReport: Equatable, Sendable {
     /// Lines of the notmuch tag file, and messages without a Message-ID it cannot name.
     public var tagLines = 0
     public var withoutMessageID = 0
+    /// Whether the export is two-way after this run (issue 39).
+    public var twoWay: TwoWayMode = .off
+    /// What was read back and queued (or, with `dryRun`, would be): nil when nothing was.
+    public var readBack: TriageResult?
+    /// Whether a read-back a killed run had queued was found committed and its baseline taken.
+    public var resumedReadBack = false
 
     public init() {}
 }
@@ -87,6 +93,15 @@ public final class Exporter {
     /// export (an eighth of what it holds, at most 5,000), since the state, saved after
     /// each, is rewritten whole (a 100,000-message export saves it about 25 times, not 200).
     public var batchSize = 500
+    /// `--two-way`, `--notmuch` or `--one-way`: the mode recorded from this run on; nil keeps the state's.
+    public var twoWayRequest: TwoWayMode?
+    /// Only read back and report what would be queued; write nothing.
+    public var dryRun = false
+    /// The notmuch program, for a `--notmuch` export.
+    public var notmuch: NotmuchProgram?
+    /// Called at the named points of a run (the reliability suite's kill -9 seam; the CLI
+    /// wires it to TestHooks): `read-back-saved`, `read-back-queued`, `batch-written`.
+    public var checkpoint: @MainActor (String) -> Void = { _ in }
 
     /// The tag file written beside the Maildir (inside it, where `notmuch new` skips it
     /// as not mail), for `notmuch tag --batch --input=FILE`: each batch's lines appended
@@ -172,11 +187,22 @@ public final class Exporter {
         var report = ExportReport()
         // Checked before anything is created: a refused run leaves the file system as it was.
         let target = try ExportTarget.inspect(path, format: format, email: account.email, storePath: store.path)
+        if dryRun && target.state?.twoWay ?? .off == .off && (twoWayRequest ?? .off) == .off {
+            throw ExportError.notThisExport(path: path, detail: "not a two-way export: --dry-run shows what a two-way export would read back")
+        }
+        if (twoWayRequest ?? .off) != .off && format != .maildir {
+            throw ExportError.badTarget(path: path, reason: "only a Maildir export can be two-way")
+        }
         let (layout, lock, initial) = try open(target)
         defer { close(lock) }
         var state = initial
+        try readBack(layout, &state, &report)
+        if dryRun { return report }
         var tagLines: [UInt8] = []
-        let tagFile = format == .maildir
+        // A --notmuch export tags the database itself: no file is left for the user.
+        let notmuchMode = state.twoWay == .notmuch
+        var notmuchTags: [String: Set<String>] = [:]
+        let tagFile = format == .maildir && !notmuchMode
             ? try layout.root.openRegular(Self.tagFileName, flags: O_WRONLY | O_CREAT | O_APPEND) : -1
         defer { if tagFile >= 0 { close(tagFile) } }
         // A marker that lives while a run does: when a run finds one, the run before it was
@@ -204,7 +230,7 @@ public final class Exporter {
 
         var done = 0
         // Sources that failed before, then the changes since the state's point.
-        var retry = Array(state.failed)
+        var retry = Array(state.failed.union(state.relabelAgain))
         while true {
             let items: [ExportItem]
             let retrying = !retry.isEmpty
@@ -213,17 +239,21 @@ public final class Exporter {
                 retry.removeFirst(chunk.count)
                 items = try store.exportItems(accountID: account.id, gmailIDs: chunk)
                 // A message gone from the store and its change feed has nothing left to export.
-                for id in chunk where !items.contains(where: { $0.gmailID == id }) { state.failed.remove(id) }
+                for id in chunk where !items.contains(where: { $0.gmailID == id }) {
+                    state.failed.remove(id)
+                    state.relabelAgain.remove(id)
+                }
             } else {
                 let limit = min(max(batchSize, state.entries.count / 8), max(batchSize, 5_000))
                 items = try store.exportItems(accountID: account.id, since: state.seq, limit: limit)
                 if items.isEmpty { break }
             }
+            if retrying { for item in items { state.relabelAgain.remove(item.gmailID) } }
             // Sources: stored, or fetched 500 at a time (at most that many in memory).
             for part in stride(from: 0, to: items.count, by: 500).map({ items[$0..<min($0 + 500, items.count)] }) {
                 var missing: [String] = []
                 for item in part where !item.deleted && state.entries[item.gmailID] == nil && !item.sourceStored
-                    && MaildirNames.isUsableID(item.gmailID) {
+                    && MaildirNames.isUsableID(item.gmailID) && !isLeftOut(item, state) {
                     missing.append(item.gmailID)
                 }
                 var fetched: [String: [UInt8]] = [:]
@@ -242,6 +272,16 @@ public final class Exporter {
                         try store.saveSources(fetched.map { (gmailID: $0.key, source: $0.value) }, accountID: account.id)
                     }
                 }
+                if state.twoWay != .off {
+                    // The names this part's relabels will give files, saved before any is
+                    // given: a killed run's renames are then the export's, not a client's.
+                    for item in part where !item.deleted {
+                        guard let existing = state.entries[item.gmailID], existing.status == .live else { continue }
+                        let name = "cur/" + maildirName(item, keepingFlagsOf: existing.path)
+                        if name != existing.path { state.writingAhead[item.gmailID] = name }
+                    }
+                    if !state.writingAhead.isEmpty { try saveState(state, layout) }
+                }
                 for item in part {
                     if item.deleted {
                         guard let entry = state.entries[item.gmailID] else { state.failed.remove(item.gmailID); continue }
@@ -259,6 +299,8 @@ public final class Exporter {
                         }
                         continue
                     }
+                    if isLeftOut(item, state) { continue }
+                    state.removedByClient.remove(item.gmailID)  // out of the trash: written again
                     let existing = state.entries[item.gmailID]
                     if existing != nil && format != .maildir { continue }  // a source never changes
                     guard MaildirNames.isUsableID(item.gmailID) else {
@@ -268,6 +310,11 @@ public final class Exporter {
                     var source: [UInt8]
                     if let existing, let file = try? layout.read(existing.path) {
                         source = MaildirNames.strippingKeywords(file)
+                    } else if existing != nil && state.twoWay != .off {
+                        // Renamed or removed by a client during this run: the next run reads
+                        // that back first, then writes this message again.
+                        state.relabelAgain.insert(item.gmailID)
+                        continue
                     } else if existing != nil, let found = try findMaildirFile(item, layout, &maildirFiles),
                               let file = try? layout.read(found) {
                         // A killed run renamed it after the state was last saved: the file is still good.
@@ -291,7 +338,19 @@ public final class Exporter {
                     let relative = try write(item, source: &source, mbox: mbox, layout: layout, state: &state, maildirFiles: &maildirFiles)
                     state.entries[item.gmailID] = ExportState.Entry(status: .live, path: relative)
                     if existing == nil { report.written += 1 } else { report.relabelled += 1 }
-                    if format == .maildir {
+                    if notmuchMode {
+                        if let id = NotmuchBatch.messageID(item.messageIDHeader) {
+                            notmuchTags[id, default: []].formUnion(tags(item.labels))
+                            state.notmuchSHA1[item.gmailID] = nil
+                        } else {
+                            // notmuch's id for it: the SHA-1 of the file as written.
+                            let file = MaildirNames.keywordsHeader(tags(item.labels).sorted(), newline: MaildirNames.newline(of: source)) + source
+                            let sha = NotmuchSHA1.hex(file)
+                            state.notmuchSHA1[item.gmailID] = sha
+                            notmuchTags["notmuch-sha1-" + sha, default: []].formUnion(tags(item.labels))
+                        }
+                        report.tagLines += 1
+                    } else if format == .maildir {
                         if let id = NotmuchBatch.messageID(item.messageIDHeader) {
                             tagLines += Array(NotmuchBatch.line(messageID: id, tags: Set(tags(item.labels)), managed: managedTags).utf8)
                             report.tagLines += 1
@@ -309,6 +368,11 @@ public final class Exporter {
             if mbox >= 0, let name = layout.mboxName { state.mboxSize = layout.root.size(name) ?? state.mboxSize }
             // The batch's tag lines reach the disk before the state says it is exported.
             try appendTagLines(&tagLines, to: tagFile)
+            if notmuchMode {
+                try tagInNotmuch(try notmuchLines(&notmuchTags, state: state))
+            }
+            state.writingAhead = [:]
+            checkpoint("batch-written")
             try saveState(state, layout)
             progress(done, report.fetched)
         }
@@ -385,6 +449,11 @@ public final class Exporter {
         do {
             // Under the lock: another run may have written the state since it was inspected.
             if layout.root.exists(layout.stateName) {
+                // The state inspect read, unless another run replaced it since (a 100,000-message
+                // state takes longer to parse than the rest of an idle run).
+                if let known = target.state, let stamp = known.stamp, layout.root.stamp(layout.stateName) == stamp {
+                    return (layout, lock, known)
+                }
                 let state = try ExportTarget.readState(layout.root, layout.stateName, format: format, email: account.email, given: path)
                 return (layout, lock, state)
             }
@@ -396,6 +465,30 @@ public final class Exporter {
             undo()
             throw error
         }
+    }
+
+    /// The batch's notmuch tag lines, each message's tags with those of the other exported
+    /// Gmail messages sharing its Message-ID (one notmuch message: the union).
+    func notmuchLines(_ tagsByID: inout [String: Set<String>], state: ExportState) throws -> [UInt8] {
+        defer { tagsByID = [:] }
+        let headers = tagsByID.keys.filter { !$0.hasPrefix("notmuch-sha1-") }
+        var siblings: [String: [String]] = [:]
+        for (header, ids) in try store.exportGmailIDs(accountID: account.id, messageIDs: headers) where ids.count > 1 {
+            siblings[header] = ids.filter { state.entries[$0]?.status == .live }
+        }
+        if !siblings.isEmpty {
+            let items = try store.exportItems(accountID: account.id, gmailIDs: Array(Set(siblings.values.joined())))
+            for item in items where !item.deleted {
+                if let header = NotmuchBatch.messageID(item.messageIDHeader), siblings[header] != nil {
+                    tagsByID[header, default: []].formUnion(tags(item.labels))
+                }
+            }
+        }
+        var lines: [UInt8] = []
+        for (id, tags) in tagsByID.sorted(by: { $0.key < $1.key }) {
+            lines += Array(NotmuchBatch.line(messageID: id, tags: tags, managed: managedTags).utf8)
+        }
+        return lines
     }
 
     /// Appends and fsyncs the tag lines so far; appending never drops lines not yet applied,
@@ -422,6 +515,23 @@ public final class Exporter {
         return maildirFiles[unique]?.first { layout.exists($0) }
     }
 
+    /// A message's Maildir name: its flags from its labels, and the flags of the name it has
+    /// now that have no Gmail meaning (`R` replied, `P` passed, lowercase ones) kept.
+    func maildirName(_ item: ExportItem, keepingFlagsOf current: String?) -> String {
+        let gmail = MaildirNames.flags(item.labels)
+        var kept = ""
+        if let current, let info = MaildirReadBack.info(of: current) {
+            kept = String(info.filter { !"DFST".contains($0) && $0.isASCII && $0.isLetter })
+        }
+        let flags = String(Set(gmail + kept).sorted())
+        return MaildirNames.unique(gmailID: item.gmailID, internalDate: item.internalDate) + ":2," + flags
+    }
+
+    /// A message the client removed, while it stays in the trash: not written again.
+    func isLeftOut(_ item: ExportItem, _ state: ExportState) -> Bool {
+        state.removedByClient.contains(item.gmailID) && item.labels.contains("TRASH")
+    }
+
     /// Lieer-style tags of these labels (MaildirNames).
     func tags(_ labels: [String]) -> [String] {
         labels.map { MaildirNames.tag(labelID: $0, names: labelNames) }
@@ -438,7 +548,7 @@ public final class Exporter {
         switch format {
         case .maildir:
             let unique = MaildirNames.unique(gmailID: item.gmailID, internalDate: item.internalDate)
-            let name = MaildirNames.fileName(gmailID: item.gmailID, internalDate: item.internalDate, labels: item.labels)
+            let name = maildirName(item, keepingFlagsOf: state.entries[item.gmailID]?.path)
             let relative = "cur/" + name
             let header = MaildirNames.keywordsHeader(tags(item.labels).sorted(), newline: MaildirNames.newline(of: source))
             guard let cur = try layout.directory("cur", create: false), let temporary = layout.temporary else {

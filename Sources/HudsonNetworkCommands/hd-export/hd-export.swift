@@ -18,6 +18,10 @@ private let spec = CommandSpec(
         account keeps them (hd-auth set EMAIL keep-raw on); the others are fetched from Gmail,
         counted in the report. Files are written to a temporary name and renamed into place,
         and the state is saved after each batch: a killed export resumes where it stopped.
+        A two-way Maildir (--two-way, or --notmuch to keep a notmuch database on it too)
+        first reads back what mail clients changed since the last run (flags S, F, T, a
+        removed file; notmuch tags that name Gmail labels) and queues it as one triage
+        action, as hd-mark does: its number on standard error, undone by hd-undo.
         """,
     options: [
         .value("format", name: "FORMAT", kind: .choice(ExportFormat.allCases.map(\.rawValue)),
@@ -26,6 +30,10 @@ private let spec = CommandSpec(
         .flag("mirror", help: "Remove the messages deleted at Gmail (not with --format mbox)."),
         .flag("no-fetch", help: "Never contact Gmail: export the messages whose source is stored; the rest wait for the next run."),
         .flag("verbose", short: "v", help: "Report progress on standard error even when it is not a terminal."),
+        .flag("two-way", help: "Make the Maildir two-way from this run on: each run first reads back the flags clients changed (S, F, T, a removed file) and queues them as one triage action."),
+        .flag("notmuch", help: "Make the Maildir two-way and keep the notmuch database whose path it is in step: index and tag what the export writes, and read back the tags clients change."),
+        .flag("one-way", help: "Make a two-way export one-way again: nothing is read back from this run on."),
+        .flag("dry-run", short: "n", help: "With a two-way export: print the triage a run would queue from what clients changed, and change nothing."),
     ],
     operands: [OperandSpec("TARGET", kind: .file, help: "The Maildir or .eml directory, or the mbox file.")],
     access: .readWrite,
@@ -38,7 +46,15 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     let format = ExportFormat(rawValue: cli.arguments.string("format") ?? "maildir") ?? .maildir
     let mirror = cli.arguments.flag("mirror")
     if mirror && format == .mbox { throw UsageError("--mirror: an mbox export is only appended to") }
-    let store = try cli.store()
+    if cli.arguments.flag("one-way") && (cli.arguments.flag("two-way") || cli.arguments.flag("notmuch")) {
+        throw UsageError("--one-way goes with neither --two-way nor --notmuch")
+    }
+    let twoWay: TwoWayMode? = cli.arguments.flag("notmuch") ? .notmuch : cli.arguments.flag("two-way") ? .maildir
+        : cli.arguments.flag("one-way") ? .off : nil
+    if twoWay != nil && twoWay != .off && format != .maildir { throw UsageError("--two-way: only a Maildir export can be two-way") }
+    let dryRun = cli.arguments.flag("dry-run")
+    // Durable: a read-back's commit must reach the disk before the export records its new baseline.
+    let store = try cli.openStore(.readWrite, durable: true)
     let account = try cli.labelAccount(in: store)
     let fetch = SourceFetch(invocation: cli, email: account.email)
     let mayFetch = !cli.arguments.flag("no-fetch")
@@ -46,6 +62,11 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     let report: ExportReport
     do {
         let exporter = try Exporter(store: store, account: account, format: format, path: cli.arguments.operands[0], mirror: mirror)
+        exporter.twoWayRequest = twoWay
+        exporter.dryRun = dryRun
+        exporter.notmuch = NotmuchProcess(environment: cli.environment)
+        let crash = TestHooks.crashPoint(environment: cli.environment)
+        exporter.checkpoint = { point in if point == crash { TestHooks.crash() } }
         report = try await exporter.run(
             fetch: { ids in mayFetch ? try await fetch.sources(ids) : Dictionary(uniqueKeysWithValues: ids.map { ($0, .failure(NotFetched())) }) },
             progress: { done, fetched in progress.update("\(account.email): \(done) changes exported · \(fetched) fetched from Gmail") })
@@ -63,6 +84,18 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
         throw CommandFailure(.configuration, "\(TerminalSafety.quoted(error.path, limit: 200)): \(TerminalSafety.quoted(error.reason, limit: 200))")
     }
     progress.finish()
+    if dryRun {
+        let names = try LabelNames(store: store)
+        let sink = cli.makeSink()
+        for delta in report.readBack?.deltas ?? [] { try sink.emit(Records.delta(delta, labels: names)) }
+        try sink.finish()
+        return .success
+    }
+    if report.resumedReadBack { cli.warn("the read-back a killed run queued is kept; nothing queued twice") }
+    if let readBack = report.readBack, let actionID = readBack.actionID {
+        // As hd-mark's: the action's number, for hd-undo.
+        cli.warn("action \(actionID): \(readBack.deltas.count) change(s) read back from the Maildir\(report.twoWay == .notmuch ? " and notmuch" : "") (hd-undo \(actionID) to undo)")
+    }
     var parts = ["\(report.written) written"]
     if format == .maildir { parts.append("\(report.relabelled) relabelled") }
     if format != .mbox { parts.append("\(report.removed) removed") }

@@ -56,6 +56,7 @@ enum Schema {
         Migration("028_attachment_known", attachmentKnown),
         Migration("029_imports_settled_by_the_user", importsSettledByTheUser),
         Migration("030_held_changes", heldChanges),
+        Migration("031_export_intakes", exportIntakes),
     ]
 
     static let migrator = Migrator(migrations)

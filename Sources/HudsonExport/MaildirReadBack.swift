@@ -1,0 +1,264 @@
+/*!
+ The read-back of a two-way Maildir export (issue 39): what mail clients changed since the
+ last run, found by comparing each message's file with the name the export last knew it
+ by (its baseline, the state's path). Maildir clients change flags by renaming a file
+ (cr.yp.to/proto/maildir.html: the info after `:2,`), so a file not at its baseline name
+ is looked for by its unique part; a file found under other flags is a change of the
+ flags, a file found nowhere was removed.
+
+ What is read back: `S` (read), `F` (starred), `T` (trash), and a removed file (trash).
+ Other flags (`R` replied, `P` passed, `D` draft, lowercase ones) have no Gmail meaning
+ here and never cause a change; a relabel keeps them in the file's name.
+
+ Bounded work: the state records cur/'s and new/'s modification times as they were before
+ the last read (taken before it, so a rename during the read moves them past it). When
+ both are unchanged no file was renamed, added or removed there since, and nothing is
+ read. A time less than two seconds old when taken is not recorded: file systems stamp
+ directories with a coarse clock, and a rename in the same tick would leave it unchanged.
+ */
+import Glibc
+import HudsonStore
+
+/// What clients changed, per message: the actions to queue and the new baseline.
+struct MaildirReadBack {
+    /// Per Gmail id, the actions that bring Gmail to what the client shows.
+    var actions: [String: [TriageAction]] = [:]
+    /// Per Gmail id, the name it is found under now (nil: removed by the client).
+    var baseline: [String: String?] = [:]
+    /// The directories' times taken before the read (0 when too recent to trust).
+    var scanned = ExportState.Scanned(cur: 0, new: 0)
+    /// The notmuch database's UUID and the revision read back to (a --notmuch export).
+    var notmuch: (uuid: String, revision: Int64)?
+
+    /// The order actions are queued in: trash and spam before the rest, so `untrash` (which
+    /// puts a message back in the inbox) does not undo a flag or label the client set with it.
+    static let order: [TriageAction] = [.trash, .untrash, .spam, .unspam, .archive, .unarchive, .read, .unread,
+                                        .star, .unstar, .important, .unimportant]
+
+    static func rank(_ action: TriageAction) -> (Int, String) {
+        (order.firstIndex(of: action) ?? order.count, action.argument)
+    }
+
+    /// The distinct actions, in queueing order.
+    var distinctActions: [TriageAction] {
+        Set(actions.values.joined()).sorted { Self.rank($0) < Self.rank($1) }
+    }
+
+    /// One group per action, each on the messages it applies to (sorted, so a run is
+    /// reproducible), for Store.perform(groups:): one recorded action.
+    var groups: [TriageGroup] {
+        distinctActions.map { action in
+            TriageGroup(actions: [action], references: actions.filter { $0.value.contains(action) }.keys.sorted().map { .message($0) })
+        }
+    }
+
+    /// "hd-export: read 2, trash 1", for hd-undo's list.
+    var description: String {
+        "hd-export: " + distinctActions.map { action in
+            "\(action) \(actions.values.filter { $0.contains(action) }.count)"
+        }.joined(separator: ", ")
+    }
+
+    /// The actions that take a message from the flags of `before` to those of `after`.
+    static func actions(from before: String, to after: String) -> [TriageAction] {
+        let old = flags(of: before), new = flags(of: after)
+        var actions: [TriageAction] = []
+        func compare(_ flag: Character, _ added: TriageAction, _ removed: TriageAction) {
+            if new.contains(flag) && !old.contains(flag) { actions.append(added) }
+            if !new.contains(flag) && old.contains(flag) { actions.append(removed) }
+        }
+        compare("T", .trash, .untrash)
+        compare("S", .read, .unread)
+        compare("F", .star, .unstar)
+        return actions
+    }
+
+    /// The flags of a Maildir file name (after `:2,`); none without that info.
+    static func flags(of path: String) -> Set<Character> {
+        Set(info(of: path) ?? "")
+    }
+
+    /// The flags part of a name, after its `:2,`; nil when it has none.
+    static func info(of path: String) -> Substring? {
+        guard let colon = path.lastIndex(of: ":"), path[colon...].hasPrefix(":2,") else { return nil }
+        return path[path.index(colon, offsetBy: 3)...]
+    }
+
+    /// Whether the name carries Maildir info (`:2,`): a file in new/ may have none yet.
+    static func hasInfo(_ path: String) -> Bool { info(of: path) != nil }
+}
+
+extension ExportDirectory {
+    /// The modification time of this directory, in nanoseconds since the epoch.
+    func modificationTime() -> Int64 {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return 0 }
+        return Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    }
+}
+
+extension Exporter {
+    /// Reads back what clients changed in the Maildir since the state's baseline. Reads
+    /// nothing when cur/ and new/ are as they were before the last read.
+    func readBack(_ layout: Layout, _ state: inout ExportState) throws -> MaildirReadBack {
+        var result = MaildirReadBack()
+        guard let cur = try layout.directory("cur", create: false), let new = try layout.directory("new", create: false) else {
+            return result
+        }
+        // Taken before reading: a rename during the read moves them past what is recorded.
+        let times = ExportState.Scanned(cur: cur.modificationTime(), new: new.modificationTime())
+        var clock = timespec()
+        clock_gettime(CLOCK_REALTIME, &clock)
+        let now = Int64(clock.tv_sec) * 1_000_000_000 + Int64(clock.tv_nsec)
+        let settled: (Int64) -> Int64 = { $0 < now - 2_000_000_000 ? $0 : 0 }
+        result.scanned = ExportState.Scanned(cur: settled(times.cur), new: settled(times.new))
+        // Names a killed run was giving files (written ahead): the export's own, not a client's.
+        for (id, path) in state.writingAhead {
+            guard let entry = state.entries[id], layout.exists(path) else { continue }
+            if entry.path != path && layout.exists(entry.path) { try layout.remove(entry.path) }
+            state.entries[id]?.path = path
+        }
+        state.writingAhead = [:]
+        if state.scanned == times && times.cur != 0 && times.new != 0 { return result }
+
+        var byUnique: [String: [String]]?
+        func found(_ unique: String) throws -> String? {
+            if byUnique == nil {
+                var names: [String: [String]] = [:]
+                for directory in ["cur", "new"] {
+                    for name in try layout.names(in: directory) {
+                        if let part = MaildirNames.uniquePart(of: name) { names[part, default: []].append(directory + "/" + name) }
+                    }
+                }
+                byUnique = names
+            }
+            return byUnique?[unique]?.sorted().first
+        }
+        for (id, entry) in state.entries where entry.status == .live && !layout.exists(entry.path) {
+            let name = String(entry.path.split(separator: "/").last ?? "")
+            guard let unique = MaildirNames.uniquePart(of: name) else { continue }
+            if let path = try found(unique) {
+                // A name the state could not hold (a control character) is left as it was.
+                guard ExportState.isPath(path, of: id, in: .maildir) else { continue }
+                result.baseline[id] = .some(path)
+                let actions = MaildirReadBack.hasInfo(path) ? MaildirReadBack.actions(from: entry.path, to: path) : []
+                if !actions.isEmpty { result.actions[id] = actions }
+            } else {
+                result.baseline[id] = .some(nil)
+                if !MaildirReadBack.flags(of: entry.path).contains("T") { result.actions[id] = [.trash] }
+            }
+        }
+        return result
+    }
+
+    /// Makes a read-back's baseline the state's: a found file's name becomes its path, a
+    /// removed one leaves the state (and is not written again while in the trash).
+    func adopt(_ baseline: [String: String?], into state: inout ExportState) {
+        for (id, path) in baseline {
+            if let path {
+                state.entries[id]?.path = path
+            } else if state.entries[id] != nil {
+                state.entries[id] = nil
+                state.removedByClient.insert(id)
+            }
+        }
+    }
+}
+
+extension Exporter {
+    /// A run's first step on a two-way export (and on one being made or unmade two-way):
+    /// finishes a read-back a killed run left pending, then reads back what clients changed
+    /// and queues it as one action. Order, so a kill at any point neither loses a change nor
+    /// queues one twice: (1) the new baseline is saved in the state as pending, with the
+    /// read-back's number; (2) the changes are queued and the number recorded in the
+    /// store, in one transaction; (3) the baseline is made the state's. A run that finds a
+    /// pending read-back asks the store: recorded, it takes the pending baseline (3);
+    /// not, it drops it and reads again from the old baseline, which still shows every change.
+    func readBack(_ layout: Layout, _ state: inout ExportState, _ report: inout ExportReport) throws {
+        let requested = twoWayRequest
+        if let requested, requested != .off, state.exportID.isEmpty {
+            var random = SystemRandomNumberGenerator()
+            state.exportID = (0..<16).map { _ in
+                let byte = UInt8.random(in: 0...255, using: &random)
+                return String(byte >> 4, radix: 16) + String(byte & 0xF, radix: 16)
+            }.joined()
+        }
+        let wasOff = state.twoWay == .off
+        let wasNotmuch = state.twoWay == .notmuch
+        // An idle run saves nothing: the state (60 bytes a message) is rewritten only when
+        // something in it changed.
+        var changedState = state.pendingIntake != nil || !state.writingAhead.isEmpty
+            || (requested != nil && requested != state.twoWay)
+        if let pending = state.pendingIntake {
+            if try store.exportIntake(exportID: state.exportID) >= pending {
+                adopt(state.pendingBaseline, into: &state)
+                state.intake = pending
+                if let revision = state.pendingRevision { state.notmuchRevision = revision }
+                report.resumedReadBack = true
+            }
+            state.pendingIntake = nil
+            state.pendingBaseline = [:]
+            state.pendingRevision = nil
+        }
+        if let requested { state.twoWay = requested }
+        report.twoWay = state.twoWay
+        guard state.twoWay != .off else {
+            if !dryRun && changedState { try saveState(state, layout) }
+            return
+        }
+        let inFlight = Set(state.writingAhead.keys)
+        var found = try readBack(layout, &state)
+        if state.twoWay == .notmuch {
+            if !wasNotmuch {
+                try checkNotmuchDatabase()
+                _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
+                // Every message is written (from its file: no fetch) and tagged once.
+                state.seq = 0
+            }
+            // Taken before this run tags anything: its own tagging is read next run (and
+            // changes nothing, being what its X-Keywords say).
+            let (uuid, revision) = try notmuchRevision()
+            if wasNotmuch {
+                for (id, actions) in try notmuchReadBack(layout, state, baseline: found.baseline, skip: inFlight, uuid: uuid, revision: revision) {
+                    for action in actions where !(found.actions[id] ?? []).contains(action) { found.actions[id, default: []].append(action) }
+                }
+            }
+            found.notmuch = (uuid, revision)
+        }
+        if wasOff {
+            // Made two-way by this run: what the files show now is the baseline, not a change.
+            found.actions = [:]
+        }
+        let changed = found.baseline.filter { id, path in found.actions[id] != nil || path == nil }
+        if dryRun {
+            if !found.actions.isEmpty {
+                report.readBack = try store.perform(groups: found.groups, description: found.description,
+                                                    accountID: account.id, dryRun: true)
+            }
+            return
+        }
+        if !found.actions.isEmpty || !changed.isEmpty {
+            let number = state.intake + 1
+            state.pendingIntake = number
+            state.pendingBaseline = found.baseline
+            state.pendingRevision = found.notmuch?.revision
+            try saveState(state, layout)
+            checkpoint("read-back-saved")
+            report.readBack = try store.queueExportIntake(found.groups, description: found.description, accountID: account.id,
+                                                          exportID: state.exportID, intake: number)
+            checkpoint("read-back-queued")
+            state.intake = number
+            state.pendingIntake = nil
+            state.pendingBaseline = [:]
+            state.pendingRevision = nil
+        }
+        if let notmuch = found.notmuch, notmuch != (state.notmuchUUID, state.notmuchRevision) {
+            (state.notmuchUUID, state.notmuchRevision) = notmuch
+            changedState = true
+        }
+        if !found.baseline.isEmpty || found.scanned != state.scanned || !wasNotmuch && state.twoWay == .notmuch { changedState = true }
+        adopt(found.baseline, into: &state)
+        state.scanned = found.scanned
+        if changedState { try saveState(state, layout) }
+    }
+}

@@ -1,0 +1,210 @@
+/*!
+ The notmuch side of a two-way export (issue 39, `--notmuch`): a notmuch database on the
+ Maildir kept in step through notmuch's own command-line program (its database is never
+ touched otherwise), and the tags clients change read back.
+
+ - After each batch the export runs `notmuch new` for the files it wrote and gives them
+   Gmail's labels as tags itself (`notmuch tag --batch`, NotmuchBatch's lines): no tag file
+   is left for the user. A message without a Message-ID is named by the id notmuch gives
+   it, `notmuch-sha1-<SHA-1 of the file>`; two Gmail messages with one Message-ID are one
+   notmuch message, tagged with the union of their tags.
+ - Each run reads back the messages whose tags changed since the database revision the
+   last run recorded (`lastmod:` of notmuch-search-terms(7)), taken before that run tagged
+   anything: the export's own tagging is read back too, and changes nothing, since what
+   is read is compared with the tags the export wrote in the file's `X-Keywords:` header.
+   A tag added or removed among the tags the export manages becomes a triage action
+   (inbox, unread, flagged, trash, spam, important, the user labels by their tag name);
+   any other tag is left alone. For two Gmail messages sharing a notmuch message, a tag
+   added or removed there is added to or removed from both.
+ - A database whose UUID changed (rebuilt) is not read back once: the run takes it as it is.
+ */
+import Glibc
+import HudsonStore
+
+/// The notmuch program, run by the caller (a library starts no process and reads no
+/// environment): `notmuch ARGUMENTS`, `input` on its standard input.
+public protocol NotmuchProgram {
+    /// Its standard output; throws `NotmuchFailure` when it fails.
+    func run(_ arguments: [String], input: [UInt8]) throws -> [UInt8]
+}
+
+/// notmuch failed: the command and what it said.
+public struct NotmuchFailure: Error, CustomStringConvertible {
+    public var command: String
+    public var message: String
+
+    public init(command: String, message: String) {
+        self.command = command
+        self.message = message
+    }
+
+    public var description: String { "notmuch \(command): \(message)" }
+}
+
+/// Gmail's labels that triage can change, by the tag the export names them with, and
+/// the actions that add and remove them.
+enum NotmuchTags {
+    static let system: [String: (add: TriageAction, remove: TriageAction)] = [
+        "inbox": (.unarchive, .archive), "unread": (.unread, .read), "flagged": (.star, .unstar),
+        "trash": (.trash, .untrash), "spam": (.spam, .unspam), "important": (.important, .unimportant),
+    ]
+
+    /// `%XX` decoded (notmuch dump's batch-tag encoding, notmuch-dump(1)).
+    static func decode(_ text: Substring) -> String {
+        var bytes: [UInt8] = []
+        var index = text.utf8.startIndex
+        let utf8 = text.utf8
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%"), let first = utf8.index(index, offsetBy: 1, limitedBy: utf8.endIndex), first < utf8.endIndex,
+               let second = utf8.index(first, offsetBy: 1, limitedBy: utf8.endIndex), second < utf8.endIndex,
+               let value = UInt8(String(decoding: [utf8[first], utf8[second]], as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                index = utf8.index(after: second)
+            } else {
+                bytes.append(byte)
+                index = utf8.index(after: index)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `notmuch dump --format=batch-tag` lines: each message's id and tags.
+    static func parseDump(_ output: [UInt8]) -> [(id: String, tags: Set<String>)] {
+        var result: [(id: String, tags: Set<String>)] = []
+        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+            guard let separator = line.range(of: " -- id:") ?? (line.hasPrefix("-- id:") ? line.startIndex..<line.index(line.startIndex, offsetBy: 5) : nil)
+            else { continue }
+            var id = line[separator.upperBound...]
+            if id.hasPrefix("id:") { id = id.dropFirst(3) }
+            let tags = line[..<separator.lowerBound].split(separator: " ").filter { $0.hasPrefix("+") }.map { decode($0.dropFirst()) }
+            result.append((decode(id), Set(tags)))
+        }
+        return result
+    }
+}
+
+extension Substring {
+    /// The first occurrence of `needle` (no Foundation here).
+    func range(of needle: String) -> Range<Index>? {
+        let pattern = Array(needle.utf8)
+        guard !pattern.isEmpty else { return nil }
+        var start = startIndex
+        while start < endIndex {
+            if self[start...].utf8.starts(with: pattern) {
+                return start..<utf8.index(start, offsetBy: pattern.count)
+            }
+            start = index(after: start)
+        }
+        return nil
+    }
+}
+
+extension Exporter {
+    /// The program, which a notmuch export needs.
+    func requireNotmuch() throws -> NotmuchProgram {
+        guard let notmuch else {
+            throw ExportError.unusableTarget(path: path, reason: "a --notmuch export needs the notmuch program, which is not on PATH")
+        }
+        return notmuch
+    }
+
+    func runNotmuch(_ arguments: [String], input: [UInt8] = []) throws -> [UInt8] {
+        do {
+            return try requireNotmuch().run(arguments, input: input)
+        } catch let failure as NotmuchFailure {
+            throw ExportError.unusableTarget(path: path, reason: failure.description)
+        }
+    }
+
+    /// Checks that notmuch's database is this Maildir's (its configured path is the export's
+    /// directory): otherwise its tags would be another mail store's.
+    func checkNotmuchDatabase() throws {
+        let configured = String(decoding: try runNotmuch(["config", "get", "database.path"]), as: UTF8.self).trimmingSpaces
+        func real(_ path: String) -> String? {
+            guard let resolved = realpath(path, nil) else { return nil }
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        guard let mine = real(path), real(configured) == mine else {
+            throw ExportError.unusableTarget(
+                path: path, reason: "notmuch's database.path is \(configured.isEmpty ? "not set" : configured), not this Maildir: a --notmuch export keeps the database whose path it is (set database.path, or NOTMUCH_CONFIG)")
+        }
+    }
+
+    /// The database's UUID and revision (`notmuch count --lastmod`: count, UUID, revision).
+    func notmuchRevision() throws -> (uuid: String, revision: Int64) {
+        let fields = String(decoding: try runNotmuch(["count", "--lastmod", "--", "*"]), as: UTF8.self).split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "\n" })
+        guard fields.count >= 3, let revision = Int64(fields[2]) else {
+            throw ExportError.unusableTarget(path: path, reason: "notmuch count --lastmod: an answer that is not count, UUID and revision")
+        }
+        return (String(fields[1]), revision)
+    }
+
+    /// The actions the tags clients changed in notmuch since `state`'s revision ask for, per
+    /// Gmail id (ids in `skip` are left out: a killed run was relabelling them).
+    func notmuchReadBack(_ layout: Layout, _ state: ExportState, baseline: [String: String?], skip: Set<String>,
+                         uuid: String, revision: Int64) throws -> [String: [TriageAction]] {
+        guard uuid == state.notmuchUUID, revision > state.notmuchRevision else { return [:] }
+        let dump = try runNotmuch(["dump", "--format=batch-tag", "--", "lastmod:\(state.notmuchRevision + 1)..\(revision)"])
+        let messages = NotmuchTags.parseDump(dump)
+        guard !messages.isEmpty else { return [:] }
+        // notmuch id → Gmail ids: by Message-ID through the store, by SHA-1 through the state.
+        var bySHA: [String: [String]] = [:]
+        for (gmailID, sha) in state.notmuchSHA1 { bySHA["notmuch-sha1-" + sha, default: []].append(gmailID) }
+        let headers = messages.map(\.id).filter { !$0.hasPrefix("notmuch-sha1-") }
+        let byHeader = try store.exportGmailIDs(accountID: account.id, messageIDs: headers)
+        var labelByTag: [String: String] = [:]
+        var ambiguous = Set<String>()
+        for (id, name) in labelNames where MaildirNames.systemTags[id] == nil {
+            let tag = MaildirNames.tag(labelID: id, names: labelNames)
+            if labelByTag[tag] != nil || NotmuchTags.system[tag] != nil { ambiguous.insert(tag) }
+            labelByTag[tag] = name
+        }
+        for tag in ambiguous { labelByTag[tag] = nil }
+        var result: [String: [TriageAction]] = [:]
+        for message in messages {
+            let gmailIDs = (message.id.hasPrefix("notmuch-sha1-") ? bySHA[message.id] : byHeader[message.id]) ?? []
+            let exported = gmailIDs.filter { state.entries[$0]?.status == .live && !skip.contains($0) }
+            guard !exported.isEmpty else { continue }
+            // What the export wrote for them: the union of their X-Keywords.
+            var written = Set<String>()
+            for id in exported {
+                let relative = (baseline[id] ?? nil) ?? state.entries[id]!.path
+                guard let file = try? layout.read(relative) else { continue }
+                written.formUnion(MaildirNames.tagsWritten(file))
+            }
+            var actions: [TriageAction] = []
+            for tag in message.tags.symmetricDifference(written) {
+                let added = message.tags.contains(tag)
+                if let pair = NotmuchTags.system[tag] {
+                    actions.append(added ? pair.add : pair.remove)
+                } else if let name = labelByTag[tag] {
+                    actions.append(added ? .addLabel(name) : .removeLabel(name))
+                }
+            }
+            guard !actions.isEmpty else { continue }
+            for id in exported { result[id, default: []].append(contentsOf: actions) }
+        }
+        return result
+    }
+
+    /// After a batch: index the files it wrote and tag them (`lines`: NotmuchBatch lines).
+    func tagInNotmuch(_ lines: [UInt8]) throws {
+        _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
+        guard !lines.isEmpty else { return }
+        _ = try runNotmuch(["tag", "--batch"], input: lines)
+    }
+}
+
+extension MaildirNames {
+    /// The tags an export wrote in a file's `X-Keywords:` header (none when it has none).
+    static func tagsWritten(_ file: [UInt8]) -> Set<String> {
+        let prefix = Array("X-Keywords:".utf8)
+        guard file.starts(with: prefix) else { return [] }
+        let stripped = strippingKeywords(file)
+        let header = Array(file[..<(file.count - stripped.count)])
+        let newline = newline(of: file)
+        return Set(tags(inHeader: header, newline: newline).filter { !$0.isEmpty })
+    }
+}
