@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail", "GmailIDShape"]),
         .testTarget(name: "HudsonQuotaLedgerTests", dependencies: ["HudsonQuotaLedger", "HudsonGmail", "SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonQuery", "HudsonTestSupport", "GmailIDShape", "HudsonMail"]),
-        .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonTestSupport"], exclude: ["Snapshots"]),
+        .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonMail", "HudsonTestSupport"], exclude: ["Snapshots"]),
         // Concurrency, crash, fault, file and hostile-input suites (docs/reliability.md).
         .testTarget(name: "ReliabilityTests", dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"]),
         .testTarget(

@@ -335,6 +335,9 @@ public final class Exporter {
                     }
                     state.failed.remove(item.gmailID)
                     report.failed[item.gmailID] = nil
+                    // Maildir and .eml files end their lines in LF, as Unix mail tools write them
+                    // (mboxrd's entries do too: Mbox).
+                    if format != .mbox { source = UnixLines.from(source) }
                     let relative = try write(item, source: &source, mbox: mbox, layout: layout, state: &state, maildirFiles: &maildirFiles)
                     state.entries[item.gmailID] = ExportState.Entry(status: .live, path: relative)
                     if existing == nil { report.written += 1 } else { report.relabelled += 1 }

@@ -6,6 +6,7 @@
 // that drives a terminal, nothing written outside the target, nothing sent to Gmail but
 // source fetches, and every message not exported named.
 import Foundation
+import HudsonMail
 import HudsonStore
 import HudsonTestSupport
 import Testing
@@ -332,17 +333,20 @@ struct ExportGeneratedInputTests {
     }
 
     /// Each Maildir file is an X-Keywords header (one line and its folds, no control
-    /// character) above the message's stored source, byte for byte.
+    /// character) above the message's stored source, byte for byte but for its line ends
+    /// (CR LF becomes LF).
     func checkMaildirFiles(_ target: String, names: [String], sources: [(gmailID: String, source: [UInt8])], context: String,
                            sourceLocation: SourceLocation = #_sourceLocation) throws {
         let byID = Dictionary(sources.map { ($0.gmailID, $0.source) }, uniquingKeysWith: { $1 })
         for name in names {
             let id = String(name.split(separator: ":")[0].split(separator: "-", maxSplits: 1).last ?? "")
             let file = [UInt8]((try? Data(contentsOf: URL(fileURLWithPath: target + "/cur/" + name))) ?? Data())
-            guard let source = byID[id] else {
+            guard let stored = byID[id] else {
                 Issue.record("\(name): no stored source", sourceLocation: sourceLocation)
                 continue
             }
+            // The source with its lines ending in LF, as Unix mail tools write a Maildir file.
+            let source = UnixLines.from(stored)
             #expect(file.count >= source.count && Array(file.suffix(source.count)) == source, "\(context): \(name) lost its source",
                     sourceLocation: sourceLocation)
             let header = String(decoding: file.prefix(max(0, file.count - source.count)), as: UTF8.self)
