@@ -65,7 +65,7 @@ public struct GmailClientConfiguration: Sendable, Equatable {
         }
         switch scheme {
         case "https": break
-        case "http": guard Self.isLoopback(host: host) else { throw .insecureURL(host) }
+        case "http": guard OAuthEndpoint.isLoopback(host: host) else { throw .insecureURL(host) }
         default: throw .invalidURL(baseURL.absoluteString)
         }
         guard baseURL.query == nil, baseURL.fragment == nil, baseURL.user == nil else {
@@ -79,19 +79,6 @@ public struct GmailClientConfiguration: Sendable, Equatable {
         }
         guard requestTimeout > .zero, maxRetryDuration >= .zero else {
             throw .invalidValue("requestTimeout must be positive and maxRetryDuration not negative")
-        }
-    }
-
-    /// 127.0.0.0/8, `localhost` and `::1` (CONTRACT.md).
-    static func isLoopback(host: String) -> Bool {
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        let lowered = bare.lowercased()
-        if lowered == "localhost" || lowered == "::1" || lowered == "0:0:0:0:0:0:0:1" { return true }
-        let octets = lowered.split(separator: ".", omittingEmptySubsequences: false)
-        guard octets.count == 4, octets[0] == "127" else { return false }
-        return octets.allSatisfy { octet in
-            !octet.isEmpty && octet.count <= 3 && octet.allSatisfy(\.isASCII) && octet.allSatisfy(\.isNumber)
-                && (Int(octet) ?? 256) <= 255
         }
     }
 }

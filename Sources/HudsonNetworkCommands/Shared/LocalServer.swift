@@ -5,6 +5,7 @@
  records the address when it reads the environment, and the error table says so.
  */
 import Foundation
+import HudsonGmail
 import Synchronization
 
 enum LocalServer {
@@ -12,8 +13,9 @@ enum LocalServer {
 
     /// Called with the Gmail address the command will use.
     static func note(_ api: URL) {
-        guard let host = api.host?.lowercased() else { return }
-        let loopback = host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        // The one loopback rule (the one that lets plain http through, CONTRACT.md):
+        // "127.0.0.1.example.com" is not this machine.
+        let loopback = api.host.map { OAuthEndpoint.isLoopback(host: $0) } ?? false
         address.withLock { $0 = loopback ? api : nil }
     }
 
