@@ -1,6 +1,6 @@
 /*!
  hd-mcp's server: the Model Context Protocol over standard input and output (JSON-RPC 2.0,
- one message per line; ../shared/reference/agents-and-lists.md §1). The lifecycle is
+ one message per line; the MCP specification's "Lifecycle" and stdio transport). The lifecycle is
  `initialize` (the client's revision when Hudson speaks it, else the newest Hudson speaks),
  `notifications/initialized`, then `tools/list` and `tools/call`; `ping` at any time.
  Nothing but protocol messages goes to standard output. A line that is not JSON, too long,
