@@ -365,6 +365,8 @@ CREATE INDEX messages_by_thread ON messages (thread_id, account_id, internal_dat
 
 CREATE INDEX messages_needing_body ON messages (account_id, internal_date DESC) WHERE body_state = 0;
 
+CREATE INDEX messages_thread_by_key ON messages (id, thread_id, account_id);
+
 CREATE INDEX mutation_queue_by_state ON mutation_queue (account_id, state, id);
 
 CREATE UNIQUE INDEX outbox_by_message_id ON outbox (account_id, message_id, kind) WHERE state <> 'cancelled';

@@ -130,30 +130,35 @@ public enum Records {
             emphasis: thread.unread ? .strong : .normal)
     }
 
-    /// A message: its text line is `MessageLine`'s.
+    /// A message: its text line is `MessageLine`'s, its JSON members `messageMembers`.
     public static func message(_ message: MessageSummary, labels: LabelNames) -> Record {
-        let labelNames = labels.names(message.labels, account: message.accountID)
-        return Record(
+        Record(
             type: "message", id: "message:" + message.messageID,
-            fields: [
-                ("account", .string(labels.email(message.accountID))),
-                ("message_id", .string(message.messageID)),
-                ("thread", .string("thread:" + message.threadID)),
-                ("date", .string(DateText.rfc3339UTC(milliseconds: message.internalDate))),
-                ("timestamp", .int(message.internalDate / 1000)),
-                ("from", message.sender.map { .string($0) } ?? .null),
-                ("to", message.to.map { .string($0) } ?? .null),
-                ("subject", message.subject.map { .string($0) } ?? .null),
-                ("snippet", .string(message.snippet)),
-                ("size", .int(message.sizeEstimate)),
-                ("has_attachment", .bool(message.hasAttachment)),
-                ("body_stored", .bool(message.hydrated)),
-                ("attachment_known", .bool(message.attachmentKnown)),
-                ("labels", .array(labelNames.map { .string($0) })),
-                ("label_ids", .array(message.labels.map { .string($0) })),
-            ],
+            fields: JSONMemberList.build { messageMembers(message, labels: labels, into: &$0) },
             columns: MessageLine(message, labels: labels).textColumns,
             emphasis: message.labels.contains("UNREAD") ? .strong : .normal)
+    }
+
+    /// A message's JSON members after `type` and `id` (docs/json.md), the one definition
+    /// both the record and `MessageLine`'s NDJSON line write.
+    static func messageMembers<Writer: JSONMemberWriter>(
+        _ message: MessageSummary, labels: LabelNames, into writer: inout Writer
+    ) {
+        writer.member("account", labels.email(message.accountID))
+        writer.member("message_id", message.messageID)
+        writer.member("thread", "thread:" + message.threadID)
+        writer.member("date", DateText.rfc3339UTC(milliseconds: message.internalDate))
+        writer.member("timestamp", message.internalDate / 1000)
+        writer.member("from", message.sender)
+        writer.member("to", message.to)
+        writer.member("subject", message.subject)
+        writer.member("snippet", message.snippet)
+        writer.member("size", message.sizeEstimate)
+        writer.member("has_attachment", message.hasAttachment)
+        writer.member("body_stored", message.hydrated)
+        writer.member("attachment_known", message.attachmentKnown)
+        writer.member("labels", strings: labels.names(message.labels, account: message.accountID))
+        writer.member("label_ids", strings: message.labels)
     }
 }
 
@@ -169,6 +174,12 @@ public struct MessageLine: LineRecord {
     }
 
     public var record: Record { Records.message(message, labels: labels) }
+
+    public func writeJSON(into bytes: inout [UInt8]) {
+        JSONObjectWriter.write(type: "message", id: "message:" + message.messageID, into: &bytes) {
+            Records.messageMembers(message, labels: labels, into: &$0)
+        }
+    }
 
     public func writeLine(_ line: inout TextLine) {
         line.field("message:", message.messageID)

@@ -42,6 +42,10 @@ public func hdSearch() -> Never { Main.run(spec) { cli in
         let compiled = try store.compileSearch(query, options: options)
         var text = "query: \(query.simplified())\n\(compiled)\nplan:\n"
         for line in try store.searchPlan(query, options: options) { text += "  \(line)\n" }
+        if cli.arguments.flag("count") {
+            text += "count plan:\n"
+            for line in try store.countPlan(query, options: options, threads: !messages) { text += "  \(line)\n" }
+        }
         for note in try SearchNotes.notes(query, store: store, options: options) { text += "note: \(note)\n" }
         // The query's own characters are shown as escapes: an explanation must show what
         // was parsed, and a query's ESC or U+202E must not act on the terminal.

@@ -88,6 +88,17 @@ public final class NDJSONSink: Sink {
         var line: [UInt8] = []
         line.reserveCapacity(1024)
         record.json.encode(into: &line)
+        try write(&line)
+    }
+
+    public func emit<Line: LineRecord>(_ record: Line) throws {
+        var line: [UInt8] = []
+        line.reserveCapacity(1024)
+        record.writeJSON(into: &line)
+        try write(&line)
+    }
+
+    private func write(_ line: inout [UInt8]) throws {
         line.append(UInt8(ascii: "\n"))
         try output.write(bytes: line)
         try output.flushFirst(&first)

@@ -74,9 +74,14 @@ public protocol LineRecord {
     var record: Record { get }
     /// The id and the columns, as fields of `line`.
     func writeLine(_ line: inout TextLine)
+    /// The NDJSON object, `record.json` encoded, appended to `bytes` (a record may write
+    /// it without building the record: JSONMembers.swift).
+    func writeJSON(into bytes: inout [UInt8])
 }
 
 extension LineRecord {
+    public func writeJSON(into bytes: inout [UInt8]) { record.json.encode(into: &bytes) }
+
     /// The columns after the id of the line `writeLine` writes, for `record.columns`: a
     /// terminal's sink aligns and cuts them itself. Each is already terminal-safe, which
     /// `TerminalSafety.field` leaves as it is, and holds no TAB to split on.

@@ -266,6 +266,71 @@ struct OutputTests {
         let direct = try written { sink in for line in lines { try sink.emit(line) } }
         #expect(direct == records && records.filter { $0 == 0x0A }.count == lines.count)
     }
+
+    @Test("a line record's NDJSON written straight into bytes is byte for byte its record's JSON, for hostile and plain members")
+    func jsonLinesMatchRecords() throws {
+        let texts = ["", "plain", "q\"uote\\back", "a\u{1B}[31mred", "bidi\u{202E}fdp.exe", "C1\u{85}NEL", "nul\u{0}byte",
+                     "Zürich 東京 🎉", "two\tfields\nand\r lines", "\u{7F}del", String(repeating: "long ", count: 50)]
+        let lines = texts.enumerated().map { index, text in
+            TestJSONLine(id: "message:" + text, text: text, optional: index % 3 == 0 ? nil : text,
+                         number: [0, -1, Int64.max, Int64.min, 1_767_225_599][index % 5], flag: index % 2 == 0,
+                         list: Array(texts.prefix(index)))
+        }
+        for line in lines {
+            var direct: [UInt8] = [0x41]  // what the buffer already held stays in front
+            line.writeJSON(into: &direct)
+            #expect(direct == [0x41] + Array(line.record.json.encoded.utf8),
+                    "\(String(decoding: direct, as: UTF8.self).debugDescription)")
+            #expect(try JSONValue.parse(String(decoding: direct.dropFirst(), as: UTF8.self)) == line.record.json)
+        }
+        // Through the NDJSON sink's two entry points, to a file: the same bytes.
+        func written(_ emit: (NDJSONSink) throws -> Void) throws -> [UInt8] {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("hudson-json-\(UUID().uuidString)").path
+            defer { unlink(path) }
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            let sink = NDJSONSink(output: OutputStream(fd: fd))
+            try emit(sink)
+            try sink.finish()
+            close(fd)
+            return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        let records = try written { sink in for line in lines { try sink.emit(line.record) } }
+        let direct = try written { sink in for line in lines { try sink.emit(line) } }
+        #expect(direct == records && records.filter { $0 == 0x0A }.count == lines.count)
+    }
+}
+
+/// A line record whose JSON members are written once, through `JSONMemberWriter`, as
+/// `Records.message` writes a message's.
+private struct TestJSONLine: LineRecord {
+    var id: String
+    var text: String
+    var optional: String?
+    var number: Int64
+    var flag: Bool
+    var list: [String]
+
+    func members<Writer: JSONMemberWriter>(into writer: inout Writer) {
+        writer.member("text", text)
+        writer.member("optional", optional)
+        writer.member("number", number)
+        writer.member("flag", flag)
+        writer.member("list", strings: list)
+        writer.member("empty_list", strings: [])
+    }
+
+    var record: Record {
+        Record(type: "message", id: id, fields: JSONMemberList.build { members(into: &$0) }, columns: [text])
+    }
+
+    func writeLine(_ line: inout TextLine) {
+        line.field(id)
+        line.field(text)
+    }
+
+    func writeJSON(into bytes: inout [UInt8]) {
+        JSONObjectWriter.write(type: "message", id: id, into: &bytes) { members(into: &$0) }
+    }
 }
 
 /// A record made of the pieces a line record writes: prefixed and plain text, a number, a
