@@ -91,6 +91,8 @@ public enum Exit {
         switch error {
         case .noStore, .cannotCreate, .notAStore, .unusable, .newerSchema, .olderSchema, .migrationFailed:
             return .configuration
+        case .beingUpgraded:
+            return .temporaryFailure
         case .unknownAccount:
             return .notAuthorized
         case .accountExists, .unknownLabel, .invalidArgument:

@@ -79,7 +79,12 @@ public final class Invocation {
         let store = try Store.open(path: path, access: access, synchronous: durable ? .full : .normal,
                                    cacheKiB: cacheKiB ?? (access == .readOnly ? nil : Self.writerCacheKiB),
                                    checkpointPages: checkpointPages,
-                                   testing: TestHooks.connection(environment: environment))
+                                   testing: TestHooks.connection(environment: environment),
+                                   willUpgrade: Terminal.stderrIsTerminal ? { [name] migration, number, count in
+                                       // An upgrade can take minutes at a million messages (an
+                                       // index rebuilt): say so on a terminal (issue 43 §3).
+                                       writeError("\(name): upgrading the store to this Hudson: \(migration) (\(number) of \(count))\n")
+                                   } : nil)
         if checkpointAfterExit && access != .readOnly {
             precondition(CheckpointHelper.isDeclared(by: spec),
                          "\(name) starts a checkpoint helper but does not declare its option")

@@ -47,7 +47,8 @@ public final class Store {
         cacheKiB: Int? = nil,
         checkpointPages: Int? = nil,
         clock: @escaping Clock = Store.systemClock,
-        testing: TestingHooks = TestingHooks()
+        testing: TestingHooks = TestingHooks(),
+        willUpgrade: ((_ migration: String, _ number: Int, _ of: Int) -> Void)? = nil
     ) throws -> Store {
         let exists = fileExists(path)
         // A directory, a device or a pipe where the store should be is a configuration
@@ -95,13 +96,14 @@ public final class Store {
             if access == .readOnly {
                 try Schema.migrator.verifyCurrent(db)
             } else {
-                migrated = try Schema.migrator.migrate(db)
+                migrated = try Schema.migrator.migrate(db, willUpgrade: willUpgrade)
             }
         } catch let error as MigrationError {
             switch error {
             case .newerSchema: throw StoreError.newerSchema(path: path)
             case .pendingMigrations: throw StoreError.olderSchema(path: path)
             case .foreignKeyViolation: throw StoreError.migrationFailed(path: path, reason: error.description)
+            case .busyWhileBehind: throw StoreError.beingUpgraded(path: path)
             }
         } catch SQLiteError.notADatabase {
             throw StoreError.notAStore(path: path, reason: "not a SQLite database")

@@ -12,6 +12,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case unusable(path: String, reason: String)
     case newerSchema(path: String)
     case olderSchema(path: String)
+    /// The store is behind this Hudson and another process held it past the wait: most
+    /// likely upgrading it (a temporary condition, unlike `olderSchema`).
+    case beingUpgraded(path: String)
     case migrationFailed(path: String, reason: String)
     case unknownAccount(String)
     case accountExists(String)
@@ -46,7 +49,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
         case .newerSchema(let path):
             return "\(quote(path)): store written by a newer Hudson; upgrade Hudson"
         case .olderSchema(let path):
-            return "\(quote(path)): store written by an older Hudson; run hd-sync once to upgrade it"
+            return "\(quote(path)): store written by an older Hudson; the next command that writes (hd-sync, hd-mark) upgrades it, and may be doing so now"
+        case .beingUpgraded(let path):
+            return "\(quote(path)): the store is being upgraded to this Hudson by another process; try again when it finishes"
         case .migrationFailed(let path, let reason):
             return "\(quote(path)): \(reason)"
         case .unknownAccount(let email):

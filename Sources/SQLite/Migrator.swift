@@ -26,6 +26,9 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
     case pendingMigrations(ids: [String])
     /// A migration left rows that break a foreign key.
     case foreignKeyViolation(migrationID: String, table: String)
+    /// The store is behind and another connection held the write lock past the busy
+    /// timeout: most likely another process applying these very migrations.
+    case busyWhileBehind(ids: [String])
 
     public var description: String {
         switch self {
@@ -35,6 +38,8 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
             return "written by an older version and opened read-only (pending migrations: \(ids.joined(separator: ", ")))"
         case .foreignKeyViolation(let id, let table):
             return "migration \(id) violates a foreign key in \(table)"
+        case .busyWhileBehind(let ids):
+            return "behind this version and busy (pending migrations: \(ids.joined(separator: ", ")))"
         }
     }
 }
@@ -66,17 +71,32 @@ public struct Migrator: Sendable {
 
     /// Applies every pending migration, each in its own IMMEDIATE transaction.
     /// Returns the ids this call applied (empty when another process got there first).
+    ///
+    /// `willUpgrade` is told of each migration just before it runs on a store that had
+    /// migrations already (an upgrade, not a new file): its id, its place among those
+    /// pending, and how many are pending, so a command can say what it is doing while a
+    /// long one (an index rebuilt at a million messages) runs. A write lock another
+    /// connection holds past the busy timeout while migrations are pending is
+    /// `busyWhileBehind`, not a bare busy error: that connection is most likely applying
+    /// them (issue 43 §3).
     @discardableResult
-    public func migrate(_ db: Connection) throws -> [String] {
+    public func migrate(
+        _ db: Connection, willUpgrade: ((_ id: String, _ number: Int, _ of: Int) -> Void)? = nil
+    ) throws -> [String] {
         // Fast path: a current store needs only one read.
-        if try db.read({ try appliedIDs(db) }) == migrations.map(\.id) { return [] }
+        let appliedAtStart = try db.read { try appliedIDs(db) }
+        if appliedAtStart == migrations.map(\.id) { return [] }
+        let pendingAtStart = migrations.map(\.id).filter { !appliedAtStart.contains($0) }
         var appliedHere: [String] = []
         for migration in migrations {
-            let didApply = try db.write { () throws -> Bool in
+            let write = { () throws -> Bool in
                 try db.execute("CREATE TABLE IF NOT EXISTS \(Migrator.table) (id TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL DEFAULT (unixepoch()))")
                 let applied = try appliedIDs(db)
                 try checkNotNewer(applied)
                 if applied.contains(migration.id) { return false }
+                if !applied.isEmpty, let willUpgrade {
+                    willUpgrade(migration.id, (pendingAtStart.firstIndex(of: migration.id) ?? 0) + 1, pendingAtStart.count)
+                }
                 try db.execute("PRAGMA defer_foreign_keys = ON")
                 try db.execute(migration.sql)
                 if let table = try db.first("PRAGMA foreign_key_check", transform: { $0.string(0) }) {
@@ -84,6 +104,13 @@ public struct Migrator: Sendable {
                 }
                 try db.execute("INSERT INTO \(Migrator.table) (id) VALUES (?)", migration.id)
                 return true
+            }
+            let didApply: Bool
+            do {
+                didApply = try db.write(write)
+            } catch SQLiteError.busy {
+                let applied = (try? db.read { try appliedIDs(db) }) ?? appliedAtStart
+                throw MigrationError.busyWhileBehind(ids: migrations.map(\.id).filter { !applied.contains($0) })
             }
             if didApply {
                 appliedHere.append(migration.id)

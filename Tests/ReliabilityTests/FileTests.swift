@@ -195,6 +195,30 @@ struct FileTests {
         #expect(bytes(rig.storePath) == before)
     }
 
+    @Test("a store an older Hudson wrote: readers say the next writer upgrades it; a writer finding it locked says it is being upgraded (75), then upgrades it")
+    func olderSchemaBeingUpgraded() throws {
+        let rig = try syncedStore()
+        // The store as the Hudson before migration 032 left it.
+        do {
+            let db = try Connection(path: rig.storePath, options: ConnectionOptions(access: .readWrite))
+            try db.execute("DROP INDEX messages_thread_by_key")
+            try db.execute("DELETE FROM hudson_migrations WHERE id = '032_thread_by_message_key'")
+        }
+        let listed = try rig.run("hd-ls", [])
+        #expect(listed.status == 78 && listed.stderr.contains("older Hudson; the next command that writes"), "\(listed)")
+        // Another process holds the write lock (as one applying a long migration does).
+        let holder = try Connection(path: rig.storePath, options: ConnectionOptions(access: .readWrite))
+        try holder.execute("BEGIN IMMEDIATE")
+        let waiting = try rig.run("hd-mark", ["--no-flush", "read", "thread:t1"])
+        #expect(waiting.status == 75, "\(waiting)")
+        #expect(waiting.stderr.contains("being upgraded to this Hudson by another process")
+                && waiting.stderr.split(separator: "\n").count == 1, "\(waiting.stderr)")
+        try holder.execute("ROLLBACK")
+        let upgraded = try rig.run("hd-mark", ["--dry-run", "read", "thread:t1"])
+        #expect(upgraded.status != 75 && upgraded.status != 78, "\(upgraded)")
+        #expect(try rig.run("hd-ls", []).status == 0)
+    }
+
     /// Ways a store file can be damaged, each applied to a copy of a synced store.
     static let damages: [(name: String, apply: @Sendable (String) throws -> Void)] = [
         ("empty", { path in try Data().write(to: URL(fileURLWithPath: path)) }),

@@ -67,4 +67,32 @@ struct MigratorTests {
         #expect(try Migrator([v1, v2]).migrate(first) == [])
         #expect(try first.scalarInt("SELECT count(*) FROM hudson_migrations") == 2)
     }
+
+    let v3 = Migration("003", "CREATE INDEX a_by_x ON a (x);")
+
+    @Test("an upgrade names each migration as it starts, with its place among those pending; a new file's creation does not")
+    func upgradeProgress() throws {
+        let db = try open()
+        var told: [String] = []
+        try Migrator([v1]).migrate(db) { id, number, count in told.append("\(id) \(number)/\(count)") }
+        #expect(told.isEmpty)
+        #expect(try Migrator([v1, v2, v3]).migrate(db) { id, number, count in told.append("\(id) \(number)/\(count)") }
+                    == ["002", "003"])
+        #expect(told == ["002 1/2", "003 2/2"])
+        try Migrator([v1, v2, v3]).migrate(db) { id, _, _ in told.append(id) }
+        #expect(told.count == 2)
+    }
+
+    @Test("a store behind whose write lock another connection holds past the wait is busy while behind, naming what is pending; once free it upgrades")
+    func busyWhileBehind() throws {
+        let holder = try open()
+        try Migrator([v1]).migrate(holder)
+        let waiting = try Connection(path: dir.path("m.db"), options: ConnectionOptions(access: .readWrite, busyTimeoutMilliseconds: 50))
+        try holder.execute("BEGIN IMMEDIATE")
+        #expect(throws: MigrationError.busyWhileBehind(ids: ["002", "003"])) { try Migrator([v1, v2, v3]).migrate(waiting) }
+        // A current store needs no lock: no error while the other connection writes.
+        #expect(try Migrator([v1]).migrate(waiting) == [])
+        try holder.execute("COMMIT")
+        #expect(try Migrator([v1, v2, v3]).migrate(waiting) == ["002", "003"])
+    }
 }
