@@ -1,8 +1,9 @@
 /*!
  Progress of a long sync on standard error: one line rewritten in place on a terminal
- ("listed 1200 of ~48213 · bodies 350, 2600 to go · 120 msg/s"), a line per update with
- --verbose, nothing in a pipe (CONTRACT.md "Output": progress goes to standard error and
- stays quiet in a pipe unless --verbose).
+ ("listed 1200 of ~48213 · bodies 350, 2600 to go · 120 msg/s · about 6 min left"), a
+ line per update with --verbose, nothing in a pipe (CONTRACT.md "Output": progress goes
+ to standard error and stays quiet in a pipe unless --verbose). The rate and the time
+ left count only what this process did: a resumed backfill's earlier work is not speed.
  */
 import Foundation
 import HudsonCLI
@@ -16,6 +17,8 @@ final class ProgressLine: Sendable {
         var lastDraw = Date.distantPast
         var bodies = 0
         var shown = false
+        /// How many messages were listed when this process first reported.
+        var listedAtStart: Int?
     }
 
     let enabled: Bool
@@ -36,10 +39,17 @@ final class ProgressLine: Sendable {
             state.lastDraw = now
             state.shown = true
             let elapsed = max(0.001, now.timeIntervalSince(state.started))
+            let listedAtStart = state.listedAtStart ?? progress.backfilled
+            state.listedAtStart = listedAtStart
             var parts = ["\(progress.account): listed \(progress.backfilled)"
                 + (progress.backfillEstimate.map { " of ~\($0)" } ?? "")]
             parts.append("bodies \(state.bodies)" + (progress.bodiesRemaining > 0 ? ", \(progress.bodiesRemaining) to go" : ""))
-            parts.append("\(Int(Double(progress.backfilled + state.bodies) / elapsed)) msg/s")
+            let done = max(0, progress.backfilled - listedAtStart) + state.bodies
+            let rate = Double(done) / elapsed
+            parts.append("\(Int(rate)) msg/s")
+            // Gmail's estimate of the mailbox is approximate (resultSizeEstimate): "about".
+            let remaining = max(0, (progress.backfillEstimate ?? 0) - progress.backfilled) + progress.bodiesRemaining
+            if done > 0 && remaining > 0 { parts.append("about \(Self.timeText(seconds: Double(remaining) / rate)) left") }
             return parts.joined(separator: " · ")
         }
         guard let line else { return }
@@ -49,6 +59,15 @@ final class ProgressLine: Sendable {
             // The line names an account: scrubbed like any diagnostic, then drawn over the last.
             writeTerminalControl("\r\u{1B}[K" + TerminalSafety.field(line))
         }
+    }
+
+    /// "40 s", "12 min", "3 h 5 min": as precise as an estimate deserves.
+    static func timeText(seconds: Double) -> String {
+        let whole = Int(min(seconds, 1e9).rounded())
+        if whole < 60 { return "\(max(1, whole)) s" }
+        if whole < 3600 { return "\((whole + 30) / 60) min" }
+        let minutes = (whole + 30) / 60
+        return "\(minutes / 60) h \(minutes % 60) min"
     }
 
     func finish() {
