@@ -10,7 +10,9 @@ private let spec = CommandSpec(
     discussion: """
         Speaks MCP (JSON-RPC 2.0, one message per line) on standard input and output until
         its input closes; logs go to standard error. An MCP client starts it as a child
-        process. Its tools: search, show, labels, pending, undo, mark, drafts, send and
+        process, and opens either with the initialize handshake (revisions 2024-11-05 to
+        2025-11-25) or with MCP 2026-07-28's protocol version on every request
+        (server/discover); the same tools answer in both. Its tools: search, show, labels, pending, undo, mark, drafts, send and
         filters_dry_run. Every answer stays within a size bound (--max-chars, and the
         client's max_chars up to a ceiling) and names a cursor to read on; text from mail
         comes inside fenced untrusted-content blocks with controls removed. What the agent

@@ -8,15 +8,19 @@ enum JSONRPC {
     static let methodNotFound = -32601
     static let invalidParams = -32602
     static let internalError = -32603
+    /// MCP 2026-07-28: the request's protocol version is not one the server speaks; the
+    /// error's data names the ones it does (`supported`) and the one asked for (`requested`).
+    static let unsupportedProtocolVersion = -32022
 
     static func result(id: JSONValue, _ result: JSONValue) -> JSONValue {
         .object([("jsonrpc", .string("2.0")), ("id", id), ("result", result)])
     }
 
     /// An error answer. `message` is Hudson's own text: never mail, and one line.
-    static func error(id: JSONValue, code: Int, _ message: String) -> JSONValue {
-        .object([("jsonrpc", .string("2.0")), ("id", id),
-                 ("error", .object([("code", .int(Int64(code))), ("message", .string(message))]))])
+    static func error(id: JSONValue, code: Int, _ message: String, data: JSONValue? = nil) -> JSONValue {
+        var error: [(String, JSONValue)] = [("code", .int(Int64(code))), ("message", .string(message))]
+        if let data { error.append(("data", data)) }
+        return .object([("jsonrpc", .string("2.0")), ("id", id), ("error", .object(error))])
     }
 }
 
@@ -24,6 +28,8 @@ enum JSONRPC {
 struct RPCFault: Error {
     var code: Int
     var message: String
+    /// The error's `data` member, when the specification gives the code one.
+    var data: JSONValue? = nil
 
     static func invalidParams(_ message: String) -> RPCFault { RPCFault(code: JSONRPC.invalidParams, message: message) }
 }

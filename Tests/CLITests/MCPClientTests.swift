@@ -46,12 +46,15 @@ struct MCPClientTests {
     }
 
     /// Runs one scenario of the Python client against the built hd-mcp; its JSON answer.
-    func client(_ f: CLIFixture, _ scenario: String, _ arguments: String..., policy: String? = nil) throws -> [String: Any] {
+    /// `mode` is the SDK's Client(mode=): "legacy" (the initialize handshake) or "auto"
+    /// (server/discover, then MCP 2026-07-28 when the server speaks it).
+    func client(_ f: CLIFixture, _ scenario: String, _ arguments: String..., policy: String? = nil, mode: String = "legacy") throws -> [String: Any] {
         var environment = f.environment
         environment["PATH"] = MCPPython.environment["PATH"] ?? "/usr/bin:/bin"
         let result = try CommandRunner.run(
             URL(fileURLWithPath: "/usr/bin/env"),
-            ["python3", MCPPython.script, BuiltProducts.executable("hd-mcp").path, scenario] + (policy.map { ["--policy=\($0)"] } ?? []) + arguments,
+            ["python3", MCPPython.script, BuiltProducts.executable("hd-mcp").path, scenario, "--mode=\(mode)"]
+                + (policy.map { ["--policy=\($0)"] } ?? []) + arguments,
             environment: environment, timeout: 120)
         #expect(result.status == 0, "\(scenario): \(result)")
         let line = try #require(result.stdout.split(separator: "\n").last.map(String.init), "\(result)")
@@ -70,12 +73,31 @@ struct MCPClientTests {
         #expect(answer["tools"] as? [String] == ["search", "show", "labels", "pending", "undo", "mark", "drafts", "send", "filters_dry_run"])
     }
 
-    @Test("search pages through every result with the cursor, each page within max_chars, the same threads as hd-search")
-    func searchPages() throws {
+    @Test("each era the SDK negotiates (legacy: the initialize handshake at 2025-11-25; auto: server/discover, then 2026-07-28 on every request): tools/list, a search, a tool's error as isError",
+          arguments: ["legacy", "auto"])
+    func eras(mode: String) throws {
+        let (f, _, _) = try synced()
+        let answer = try client(f, "era", "in:anywhere", mode: mode)
+        #expect(answer["protocolVersion"] as? String == (mode == "auto" ? "2026-07-28" : "2025-11-25"), "\(answer)")
+        #expect(answer["server"] as? String == "hudson")
+        #expect(answer["tools"] as? [String] == ["search", "show", "labels", "pending", "undo", "mark", "drafts", "send", "filters_dry_run"])
+        let search = try #require(answer["search"] as? [String: Any])
+        let expected = try f.run("hd-search", "--ids", "-n", "5", "in:anywhere").lines
+        #expect(search["isError"] as? Bool == false && expected.count == 5)
+        #expect(expected.allSatisfy { (search["text"] as? String)?.contains($0) == true }, "\(search)")
+        #expect((search["nextCursor"] as? String)?.isEmpty == false)
+        let error = try #require(answer["error"] as? [String: Any])
+        #expect(error["isError"] as? Bool == true, "\(error)")
+        #expect((error["text"] as? String).map { !$0.isEmpty && !$0.contains("\n") } == true, "\(error)")
+    }
+
+    @Test("search pages through every result with the cursor, each page within max_chars, the same threads as hd-search",
+          arguments: ["legacy", "auto"])
+    func searchPages(mode: String) throws {
         let (f, _, _) = try synced()
         let expected = try f.run("hd-search", "--ids", "in:anywhere").lines
         #expect(expected.count > 20)
-        let answer = try client(f, "page", "in:anywhere", "7", "2000")
+        let answer = try client(f, "page", "in:anywhere", "7", "2000", mode: mode)
         #expect(answer["ids"] as? [String] == expected)
         #expect((answer["pages"] as? Int ?? 0) > 1)
     }
