@@ -1,5 +1,5 @@
 /*!
- What hd-mcp tells a client about itself and its tools (`initialize`'s instructions,
+ What hd-mcp tells a client about itself and its tools (the instructions of `initialize` and `server/discover`,
  `tools/list`): fixed text, nothing from the mailbox, so nothing a message says can reach a
  tool description.
  */
