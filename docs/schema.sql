@@ -305,6 +305,22 @@ CREATE TABLE rules_applied (
     PRIMARY KEY (account_id, gmail_id)
 ) WITHOUT ROWID;
 
+CREATE TABLE snooze_labels (
+    account_id INTEGER PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+    label_id   TEXT NOT NULL CHECK (label_id <> '')
+);
+
+CREATE TABLE snoozes (
+    account_id     INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    thread_id      TEXT NOT NULL CHECK (thread_id <> ''),
+    kind           TEXT NOT NULL CHECK (kind IN ('snooze', 'remind')),
+    wake_at        INTEGER NOT NULL,           -- epoch ms
+    newest_message INTEGER NOT NULL,           -- messages.id of the thread's newest member when snoozed
+    action_id      INTEGER,                    -- the action that snoozed it
+    created_at     INTEGER NOT NULL,
+    PRIMARY KEY (account_id, thread_id)
+) WITHOUT ROWID;
+
 CREATE TABLE sqlite_sequence(name,seq);
 
 CREATE TABLE sync_parked (
@@ -378,6 +394,8 @@ CREATE INDEX rejected_changes_by_time ON rejected_changes (rejected_at);
 CREATE INDEX rejected_label_changes_by_time ON rejected_label_changes (rejected_at);
 
 CREATE INDEX relist_unconfirmed_by_message ON relist_unconfirmed (message_id);
+
+CREATE INDEX snoozes_by_wake ON snoozes (account_id, wake_at);
 
 CREATE INDEX sync_parked_due ON sync_parked (account_id, stage, next_attempt_at);
 
@@ -547,5 +565,11 @@ WHEN OLD.account_id <> NEW.account_id OR OLD.message_id <> NEW.message_id OR OLD
   OR (OLD.raw <> NEW.raw AND NOT (length(NEW.raw) = 0 AND NEW.state IN ('sent', 'cancelled')))
 BEGIN
     SELECT RAISE(ABORT, 'outbox: a queued message cannot change');
+END;
+
+CREATE TRIGGER snooze_label_follows_creation AFTER UPDATE OF label_id ON label_overlay
+BEGIN
+    UPDATE snooze_labels SET label_id = NEW.label_id
+     WHERE account_id = NEW.account_id AND label_id = OLD.label_id;
 END;
 

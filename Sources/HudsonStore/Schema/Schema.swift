@@ -57,6 +57,7 @@ enum Schema {
         Migration("029_imports_settled_by_the_user", importsSettledByTheUser),
         Migration("030_held_changes", heldChanges),
         Migration("031_export_intakes", exportIntakes),
+        Migration("032_snoozes", snoozes),
     ]
 
     static let migrator = Migrator(migrations)
