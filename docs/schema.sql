@@ -305,6 +305,28 @@ CREATE TABLE rules_applied (
     PRIMARY KEY (account_id, gmail_id)
 ) WITHOUT ROWID;
 
+CREATE TABLE scheduled_sends (
+    draft_entry INTEGER PRIMARY KEY REFERENCES outbox(id) ON DELETE CASCADE,
+    account_id  INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    send_at     INTEGER NOT NULL,                  -- epoch ms
+    if_late     TEXT NOT NULL CHECK (if_late IN ('send', 'hold')),
+    state       TEXT NOT NULL DEFAULT 'waiting'
+                CHECK (state IN ('waiting', 'released', 'held-late', 'cancelled')),
+    send_entry  INTEGER REFERENCES outbox(id) ON DELETE SET NULL,
+    raw         BLOB NOT NULL,
+    remind_at   INTEGER,                           -- epoch ms: hd-send --remind, moved to the send entry
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    CHECK (state IN ('released', 'cancelled') OR length(raw) > 0),
+    CHECK ((state = 'released') = (send_entry IS NOT NULL))
+);
+
+CREATE TABLE send_reminders (
+    outbox_entry INTEGER PRIMARY KEY REFERENCES outbox(id) ON DELETE CASCADE,
+    account_id   INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    wake_at      INTEGER NOT NULL                  -- epoch ms
+);
+
 CREATE TABLE snooze_labels (
     account_id INTEGER PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
     label_id   TEXT NOT NULL CHECK (label_id <> '')
@@ -394,6 +416,8 @@ CREATE INDEX rejected_changes_by_time ON rejected_changes (rejected_at);
 CREATE INDEX rejected_label_changes_by_time ON rejected_label_changes (rejected_at);
 
 CREATE INDEX relist_unconfirmed_by_message ON relist_unconfirmed (message_id);
+
+CREATE INDEX scheduled_sends_waiting ON scheduled_sends (account_id, send_at) WHERE state = 'waiting';
 
 CREATE INDEX snoozes_by_wake ON snoozes (account_id, wake_at);
 

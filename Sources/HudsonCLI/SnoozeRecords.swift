@@ -39,3 +39,43 @@ extension WakeReport {
             + cancelled.map { ($0, "cancelled") }
     }
 }
+
+extension Records {
+    /// `outbox:N  scheduled|held-late  when  account  recipients  subject  draft:ID`: a
+    /// send-later (`hd-send --at`) waiting for its time, or held for being late.
+    public static func scheduled(_ send: ScheduledSend) -> Record {
+        let state = send.state == .heldLate ? "held-late" : "scheduled"
+        return Record(
+            type: "scheduled", id: send.reference,
+            fields: [
+                ("account", .string(send.accountEmail)),
+                ("state", .string(state)),
+                ("send_at", .string(DateText.rfc3339UTC(milliseconds: send.sendAt))),
+                ("if_late", .string(send.ifLate.rawValue)),
+                ("draft", send.draftID.map { .string("draft:\($0)") } ?? .null),
+                ("to", .array(send.recipients.map { .string($0) })),
+                ("subject", .string(send.subject)),
+            ],
+            columns: [state, WhenText.describe(send.sendAt / 1000), send.accountEmail, send.recipients.joined(separator: ", "),
+                      send.subject, send.draftID.map { "draft:\($0)" } ?? "(draft not saved yet)"])
+    }
+}
+
+extension Invocation {
+    /// Deletes the Gmail draft of a cancelled send-later through `hd-drafts delete` (this
+    /// command holds no network code); true when it is gone.
+    public func deleteScheduledDraft(_ draftID: String, in store: Store, entry: Int64) -> Bool {
+        var arguments = ["delete", "draft:\(draftID)"]
+        if let path = try? storePath() { arguments += ["--db", path] }
+        if let email = try? store.outboxEntry(id: entry)?.accountEmail { arguments += ["--account", email] }
+        return SiblingCommand.run("hd-drafts", arguments: arguments, showingErrors: debug) == 0
+    }
+
+    /// Runs one `hd-sync` pass for the account (it sends what is due), quietly; true when
+    /// it ran to the end.
+    public func runSyncPass(accountEmail: String) -> Bool {
+        var arguments = ["--account", accountEmail]
+        if let path = try? storePath() { arguments += ["--db", path] }
+        return SiblingCommand.run("hd-sync", arguments: arguments, showingErrors: debug) == 0
+    }
+}

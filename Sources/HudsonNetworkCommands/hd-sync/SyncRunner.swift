@@ -328,6 +328,7 @@ final class AccountWorker: Sendable {
         var stepFailure: (any Error)?
         let waitsCutBefore = RetryAfterCap.timesApplied
         var sent = OutboxReport()
+        releaseScheduledSendsReporting()
         do { sent = try await sendOutbox() } catch { stepFailure = error }
         var flush = FlushReport()
         do { flush = try await flusher.flushOnce() } catch { stepFailure = stepFailure ?? error }

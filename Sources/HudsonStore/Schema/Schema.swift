@@ -58,6 +58,7 @@ enum Schema {
         Migration("030_held_changes", heldChanges),
         Migration("031_export_intakes", exportIntakes),
         Migration("032_snoozes", snoozes),
+        Migration("034_scheduled_sends", scheduledSends),
     ]
 
     static let migrator = Migrator(migrations)
