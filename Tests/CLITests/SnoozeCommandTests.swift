@@ -254,6 +254,51 @@ struct SnoozeCommandTests {
         #expect(after.count == found.count - 1, "\(after.count) vs \(found.count)")
     }
 
+    @Test("hd-sync --watch wakes a thread whose time came, in one of its passes")
+    func watchWakes() throws {
+        let (f, fake) = try synced()
+        let thread = try inboxThread(f)
+        #expect(try f.run("hd-mark", "snooze=+1h", thread.ref, environment: at(0)).status == 0)
+        let watch = try Watch(f, ["--verbose"], pause: 1, environment: at(7200))
+        #expect(watch.awaitError("snoozed threads: action") != nil, "\(watch.errors)")
+        #expect(try watch.awaitOutput { try serverThread(fake, thread.id).contains { $0.labels.contains("INBOX") } })
+        #expect(watch.stop().status == 0)
+        #expect(try wakeActions(f) == 1)
+    }
+
+    @Test("the snooze outlives a resync after Gmail's history expired, and still wakes once")
+    func survivesExpiredHistory() throws {
+        let (f, fake) = try synced()
+        let thread = try inboxThread(f)
+        #expect(try f.run("hd-mark", "snooze=+1h", thread.ref, environment: at(0)).status == 0)
+        try fake.admin("POST", "expire-history", [String: Any]())
+        for _ in 0..<2 { #expect(try f.run("hd-sync", "--catch-up", environment: at(60)).status == 0) }
+        #expect(try snoozedThreads(f) == [thread.ref])
+        #expect(try f.run("hd-sync", environment: at(7200)).status == 0)
+        #expect(try serverThread(fake, thread.id).contains { $0.labels.contains("INBOX") })
+        #expect(try wakeActions(f) == 1)
+    }
+
+    @Test("each WHEN form: the wake time hd-snooze lists, in the local zone")
+    func whenForms() throws {
+        let (f, _) = try synced()
+        let threads = try f.run("hd-ls", "-n", "10").lines.map { String($0.split(separator: "\t")[0]) }
+        // Wednesday 2026-12-09 10:30 in New York (15:30 UTC).
+        let newYork = ["TZ": "America/New_York", "HUDSON_TEST_NOW": "1796830200"]
+        let cases: [(String, String)] = [
+            ("2026-12-10T07:15", "2026-12-10T12:15:00Z"), ("2026-12-10 07:15", "2026-12-10T12:15:00Z"),
+            ("2026-12-11", "2026-12-11T13:00:00Z"), ("+90m", "2026-12-09T17:00:00Z"), ("+2h", "2026-12-09T17:30:00Z"),
+            ("+1d", "2026-12-10T15:30:00Z"), ("+1w", "2026-12-16T15:30:00Z"), ("tomorrow", "2026-12-10T13:00:00Z"),
+            ("tonight", "2026-12-10T01:00:00Z"), ("monday", "2026-12-14T13:00:00Z"), ("wednesday", "2026-12-16T13:00:00Z"),
+        ]
+        for ((when, expected), thread) in zip(cases, threads) {
+            let mark = try f.run("hd-mark", "--no-flush", "snooze=\(when)", thread, environment: newYork)
+            #expect(mark.status == 0, "\(when): \(mark)")
+            let listed = try f.run("hd-snooze", "list", "--json").lines.first { $0.contains("\"\(thread)\"") } ?? ""
+            #expect(listed.contains("\"wake\":\"\(expected)\""), "\(when): \(listed)")
+        }
+    }
+
     @Test("generated arguments to hd-mark snooze=/remind= and hd-snooze: no crash, one line on stderr, a documented status")
     func generatedArguments() throws {
         let (f, _) = try synced()
