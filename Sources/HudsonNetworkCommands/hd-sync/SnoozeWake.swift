@@ -6,6 +6,7 @@
  whose threads are stored now are set (Store.settleSendReminders) and the wake check runs
  (Store.wakeSnoozes): one action for hd-undo, sent to Gmail in the same pass. A failure is
  told and left for the next pass, as the rules' is: nothing is lost until a step commits.
+ Each step first reads whether it has work (Store.timerWork) and writes only then.
  */
 import HudsonCLI
 import HudsonStore
@@ -15,6 +16,8 @@ extension AccountWorker {
         let email = self.email
         let now = timerNow() * 1000
         do {
+            guard try database.read({ store in try store.timerWork(accountID: try store.requireAccount(email: email).id, now: now) }).sends
+            else { return }
             let release = try database.write { store in
                 try store.releaseDueScheduledSends(accountID: try store.requireAccount(email: email).id, now: now)
             }
@@ -36,6 +39,8 @@ extension AccountWorker {
         let email = self.email
         let now = timerNow() * 1000
         do {
+            guard try database.read({ store in try store.timerWork(accountID: try store.requireAccount(email: email).id, now: now) }).wake
+            else { return }
             let report = try database.write { store in
                 let accountID = try store.requireAccount(email: email).id
                 try store.settleSendReminders(accountID: accountID) { WhenText.describe($0 / 1000) }

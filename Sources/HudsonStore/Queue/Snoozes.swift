@@ -216,3 +216,32 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// Whether the timers of an account have work at `now` (epoch ms), read without taking
+    /// the write lock, so a pass with nothing due writes nothing for them (and a busy store
+    /// meets the pass where it met it before): `sends`, a scheduled send is due; `wake`, a
+    /// snooze is due, woken early, or ended, or a send's reminder can be settled.
+    public func timerWork(accountID: Int64, now clock: Int64) throws -> (sends: Bool, wake: Bool) {
+        try db.read {
+            let sends = try db.scalarInt("""
+                SELECT EXISTS (SELECT 1 FROM scheduled_sends WHERE account_id = ?1 AND state = 'waiting' AND send_at <= ?2)
+                """, accountID, clock) == 1
+            let wake = try db.scalarInt("""
+                SELECT EXISTS (SELECT 1 FROM send_reminders AS sr JOIN outbox AS o ON o.id = sr.outbox_entry
+                                WHERE sr.account_id = ?1 AND o.state IN ('sent', 'failed', 'cancelled'))
+                    OR EXISTS (SELECT 1 FROM snoozes AS z
+                                 LEFT JOIN snooze_labels AS sl ON sl.account_id = z.account_id
+                                 LEFT JOIN thread_rollup AS r ON r.thread_id = z.thread_id AND r.account_id = z.account_id
+                                WHERE z.account_id = ?1
+                                  AND (z.wake_at <= ?2 OR r.thread_id IS NULL OR sl.label_id IS NULL OR NOT (\(Self.snoozeLiveCondition))
+                                       OR EXISTS (SELECT 1 FROM messages AS n
+                                                   WHERE n.thread_id = z.thread_id AND n.account_id = z.account_id
+                                                     AND n.id > z.newest_message
+                                                     AND NOT EXISTS (SELECT 1 FROM message_labels AS nl
+                                                                      WHERE nl.message_id = n.id AND nl.label IN ('SENT', 'DRAFT')))))
+                """, accountID, clock) == 1
+            return (sends, wake)
+        }
+    }
+}
