@@ -1,5 +1,6 @@
 /*!
- The records of `hd-snooze` (issue 41): a live snooze, and what a wake check did.
+ The records of issue 41: a live snooze (`hd-snooze list`, `hd-ls --snoozed`), what a wake
+ check did (`hd-snooze wake`), and a scheduled send (`hd-pending`).
  */
 import HudsonOutput
 import HudsonStore
@@ -58,24 +59,5 @@ extension Records {
             ],
             columns: [state, WhenText.describe(send.sendAt / 1000), send.accountEmail, send.recipients.joined(separator: ", "),
                       send.subject, send.draftID.map { "draft:\($0)" } ?? "(draft not saved yet)"])
-    }
-}
-
-extension Invocation {
-    /// Deletes the Gmail draft of a cancelled send-later through `hd-drafts delete` (this
-    /// command holds no network code); true when it is gone.
-    public func deleteScheduledDraft(_ draftID: String, in store: Store, entry: Int64) -> Bool {
-        var arguments = ["delete", "draft:\(draftID)"]
-        if let path = try? storePath() { arguments += ["--db", path] }
-        if let email = try? store.outboxEntry(id: entry)?.accountEmail { arguments += ["--account", email] }
-        return SiblingCommand.run("hd-drafts", arguments: arguments, showingErrors: debug) == 0
-    }
-
-    /// Runs one `hd-sync` pass for the account (it sends what is due), quietly; true when
-    /// it ran to the end.
-    public func runSyncPass(accountEmail: String) -> Bool {
-        var arguments = ["--account", accountEmail]
-        if let path = try? storePath() { arguments += ["--db", path] }
-        return SiblingCommand.run("hd-sync", arguments: arguments, showingErrors: debug) == 0
     }
 }

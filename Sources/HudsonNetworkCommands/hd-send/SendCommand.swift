@@ -25,6 +25,7 @@ public enum SendCommand {
         if timing.sendAt != nil && (composed.isDraft || delay > 0 || cli.arguments.flag("no-send")) {
             throw UsageError("--at goes without --draft, --update-draft, --delay and --no-send")
         }
+        if timing.remindAt != nil && composed.isDraft { throw UsageError("--remind goes without --draft and --update-draft") }
         if dryRun {
             try cli.stdout.write(envelopeText(composed))
             return .success
