@@ -352,6 +352,8 @@ struct SearchCompiler {
             case .newerThan(let age): lower = max(lower ?? .min, compiler.ageCutoff(age))
             case .before(let value): upper = min(upper ?? .max, compiler.dayStart(value))
             case .olderThan(let age): upper = min(upper ?? .max, compiler.ageCutoff(age))
+            // The message it matches is older than the age: the same bound as older_than:.
+            case .awaitingReply(let age): upper = min(upper ?? .max, compiler.ageCutoff(age))
             default: continue
             }
         }
