@@ -279,6 +279,18 @@ struct SnoozeCommandTests {
         #expect(try wakeActions(f) == 1)
     }
 
+    @Test("hd-export of a snoozed mailbox leaves the snooze as it was; the thread wakes at its time after")
+    func survivesExport() throws {
+        let (f, fake) = try synced()
+        let thread = try inboxThread(f)
+        #expect(try f.run("hd-mark", "snooze=+1h", thread.ref, environment: at(0)).status == 0)
+        let export = try f.run("hd-export", f.dir.path("Mail"), environment: at(60))
+        #expect(export.status == 0, "\(export)")
+        #expect(try snoozedThreads(f) == [thread.ref])
+        #expect(try f.run("hd-sync", environment: at(7200)).status == 0)
+        #expect(try serverThread(fake, thread.id).contains { $0.labels.contains("INBOX") })
+    }
+
     @Test("each WHEN form: the wake time hd-snooze lists, in the local zone")
     func whenForms() throws {
         let (f, _) = try synced()
