@@ -291,6 +291,26 @@ struct SnoozeCommandTests {
         #expect(try serverThread(fake, thread.id).contains { $0.labels.contains("INBOX") })
     }
 
+    @Test("hd-snooze wake (for cron) wakes what is due, pushes it to Gmail, and sends a scheduled message whose time came")
+    func cronWake() throws {
+        let (f, fake) = try synced()
+        let thread = try inboxThread(f)
+        #expect(try f.run("hd-mark", "snooze=+1h", thread.ref, environment: at(0)).status == 0)
+        let send = try f.run("hd-send", "--to", "friend@example.org", "--subject", "cron-later", "--at", "+1h",
+                             stdin: "hello\n", environment: at(0))
+        #expect(send.status == 0, "\(send)")
+        #expect(try f.run("hd-snooze", "wake", environment: at(60)).stdout.isEmpty, "nothing due yet")
+        let wake = try f.run("hd-snooze", "wake", environment: at(3700))
+        #expect(wake.status == 0, "\(wake)")
+        #expect(wake.lines.count == 1 && wake.lines[0].hasPrefix("\(thread.ref)\twoke\taction:"), "\(wake)")
+        #expect(try serverThread(fake, thread.id).contains { $0.labels.contains("INBOX") })
+        let sentCount = try fake.messages().values.filter { $0.labels.contains("SENT") }.count
+        #expect(try f.run("hd-snooze", "wake", environment: at(3800)).stdout.isEmpty, "once")
+        #expect(try fake.messages().values.filter { $0.labels.contains("SENT") }.count == sentCount)
+        let drafts = try fake.admin("GET", "drafts") as? [String: Any]
+        #expect((drafts?["drafts"] as? [Any])?.isEmpty == true, "the scheduled draft was sent")
+    }
+
     @Test("each WHEN form: the wake time hd-snooze lists, in the local zone")
     func whenForms() throws {
         let (f, _) = try synced()
