@@ -142,6 +142,13 @@ struct SendLaterCommandTests {
         #expect(twice.status == 64, "\(twice)")
         let bad = try f.run("hd-send", "-t", stdin: message.replacingOccurrences(of: "+1h", with: "yesterday-ish"))
         #expect(bad.status == 64, "\(bad)")
+        // Any case, folded: the same header.
+        let folded = message.replacingOccurrences(of: "header-later", with: "header-folded")
+            .replacingOccurrences(of: "X-Hudson-Send-At: +1h", with: "x-hudson-send-at:\r\n +2h")
+        #expect(try f.run("hd-send", "-t", stdin: folded, environment: at(0)).status == 0)
+        let saved2 = try #require(try drafts(fake).first { $0.raw.contains("header-folded") })
+        #expect(!saved2.raw.lowercased().contains("x-hudson") && !saved2.raw.contains("+2h"), "\(saved2.raw)")
+        #expect(try f.run("hd-pending").lines.contains { $0.contains("\tscheduled\t") && $0.contains("header-folded") })
     }
 
     @Test("kill -9 after each commit of hd-send --at and of the passes that save and send it: sent exactly once")
@@ -149,16 +156,21 @@ struct SendLaterCommandTests {
         let (f, fake) = try synced()
         let crashed = try schedule(f, "later-kill", environment: ["HUDSON_TEST_CRASH_AFTER_COMMIT": "1"])
         #expect(crashed.status != 0)
+        // Killed the moment Gmail answered drafts.create, before the answer is recorded.
+        let answered = try schedule(f, "later-kill-answered", environment: ["HUDSON_TEST_CRASH_AFTER_SEND": "1"])
+        #expect(answered.status != 0)
         for commit in 1...6 {
             _ = try f.run("hd-sync", environment: at(60).merging(["HUDSON_TEST_CRASH_AFTER_COMMIT": String(commit)]) { $1 })
         }
         #expect(try f.run("hd-sync", environment: at(60)).status == 0)
-        #expect(try drafts(fake).filter { $0.raw.contains("later-kill") }.count == 1)
+        #expect(try drafts(fake).filter { $0.raw.contains("later-kill\r") || $0.raw.contains("later-kill\n") }.count == 1)
+        #expect(try drafts(fake).filter { $0.raw.contains("later-kill-answered") }.count == 1, "found by the probe, not saved twice")
         for commit in 1...8 {
             _ = try f.run("hd-sync", environment: at(3660).merging(["HUDSON_TEST_CRASH_AFTER_COMMIT": String(commit)]) { $1 })
         }
         for _ in 0..<2 { _ = try f.run("hd-sync", environment: at(3660)) }
-        #expect(try sent(fake, containing: "later-kill") == 1)
+        #expect(try sent(fake, containing: "Subject: later-kill\r") == 1)
+        #expect(try sent(fake, containing: "later-kill-answered") == 1)
         #expect(try drafts(fake).filter { $0.raw.contains("later-kill") }.isEmpty)
     }
 
