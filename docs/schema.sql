@@ -305,6 +305,44 @@ CREATE TABLE rules_applied (
     PRIMARY KEY (account_id, gmail_id)
 ) WITHOUT ROWID;
 
+CREATE TABLE scheduled_sends (
+    draft_entry INTEGER PRIMARY KEY REFERENCES outbox(id) ON DELETE CASCADE,
+    account_id  INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    send_at     INTEGER NOT NULL,                  -- epoch ms
+    if_late     TEXT NOT NULL CHECK (if_late IN ('send', 'hold')),
+    state       TEXT NOT NULL DEFAULT 'waiting'
+                CHECK (state IN ('waiting', 'released', 'held-late', 'cancelled')),
+    send_entry  INTEGER REFERENCES outbox(id) ON DELETE SET NULL,
+    raw         BLOB NOT NULL,
+    remind_at   INTEGER,                           -- epoch ms: hd-send --remind, moved to the send entry
+    created_at  INTEGER NOT NULL,
+    updated_at  INTEGER NOT NULL,
+    CHECK (state IN ('released', 'cancelled') OR length(raw) > 0),
+    CHECK ((state = 'released') = (send_entry IS NOT NULL))
+);
+
+CREATE TABLE send_reminders (
+    outbox_entry INTEGER PRIMARY KEY REFERENCES outbox(id) ON DELETE CASCADE,
+    account_id   INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    wake_at      INTEGER NOT NULL                  -- epoch ms
+);
+
+CREATE TABLE snooze_labels (
+    account_id INTEGER PRIMARY KEY REFERENCES accounts(id) ON DELETE CASCADE,
+    label_id   TEXT NOT NULL CHECK (label_id <> '')
+);
+
+CREATE TABLE snoozes (
+    account_id     INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    thread_id      TEXT NOT NULL CHECK (thread_id <> ''),
+    kind           TEXT NOT NULL CHECK (kind IN ('snooze', 'remind')),
+    wake_at        INTEGER NOT NULL,           -- epoch ms
+    newest_message INTEGER NOT NULL,           -- messages.id of the thread's newest member when snoozed
+    action_id      INTEGER,                    -- the action that snoozed it
+    created_at     INTEGER NOT NULL,
+    PRIMARY KEY (account_id, thread_id)
+) WITHOUT ROWID;
+
 CREATE TABLE sqlite_sequence(name,seq);
 
 CREATE TABLE sync_parked (
@@ -380,6 +418,10 @@ CREATE INDEX rejected_changes_by_time ON rejected_changes (rejected_at);
 CREATE INDEX rejected_label_changes_by_time ON rejected_label_changes (rejected_at);
 
 CREATE INDEX relist_unconfirmed_by_message ON relist_unconfirmed (message_id);
+
+CREATE INDEX scheduled_sends_waiting ON scheduled_sends (account_id, send_at) WHERE state = 'waiting';
+
+CREATE INDEX snoozes_by_wake ON snoozes (account_id, wake_at);
 
 CREATE INDEX sync_parked_due ON sync_parked (account_id, stage, next_attempt_at);
 
@@ -549,5 +591,11 @@ WHEN OLD.account_id <> NEW.account_id OR OLD.message_id <> NEW.message_id OR OLD
   OR (OLD.raw <> NEW.raw AND NOT (length(NEW.raw) = 0 AND NEW.state IN ('sent', 'cancelled')))
 BEGIN
     SELECT RAISE(ABORT, 'outbox: a queued message cannot change');
+END;
+
+CREATE TRIGGER snooze_label_follows_creation AFTER UPDATE OF label_id ON label_overlay
+BEGIN
+    UPDATE snooze_labels SET label_id = NEW.label_id
+     WHERE account_id = NEW.account_id AND label_id = OLD.label_id;
 END;
 

@@ -74,6 +74,9 @@ public enum Exit {
         case let error as OutboxError:
             // A message that cannot be queued, or a send that cannot be undone (65).
             return ClassifiedError(.dataError, error.description)
+        case let error as ScheduledSendError:
+            // A scheduled send already on its way, or not held (65).
+            return ClassifiedError(.dataError, error.description)
         case let error as SQLiteError:
             return classify(error, debug: debug)
         case let error as OutputFailed:

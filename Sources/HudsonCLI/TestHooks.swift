@@ -18,6 +18,10 @@
    `hd-drafts send` die (exit 70, no cleanup) the moment Gmail has answered a send, before
    the answer is recorded, or between a draft's check and its write (OutboxSender), as a
    crash at the worst time would.
+ - `HUDSON_TEST_NOW=SECONDS`: the time (epoch seconds) that snooze, reminders and WHEN
+   (issue 41) take for now, so a test can snooze, then wake at the time or after sleeping
+   past it, without waiting. Only these timers read it; the store's own timestamps,
+   quotas and timeouts keep the real clock.
  */
 import Glibc
 import SQLite
@@ -56,6 +60,13 @@ public enum TestHooks {
     /// The named crash point `HUDSON_TEST_CRASH_AT` asks for, if any.
     public static func crashPoint(environment: [String: String]) -> String? {
         environment["HUDSON_TEST_CRASH_AT"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Now, in epoch seconds, for the timers of issue 41: `HUDSON_TEST_NOW` when set,
+    /// else the real clock.
+    public static func timerNow(environment: [String: String]) -> Int64 {
+        if let text = environment["HUDSON_TEST_NOW"], let seconds = Int64(text), seconds > 0 { return seconds }
+        return LocalTime.nowMilliseconds / 1000
     }
 
     /// Ends the process the way `kill -9` does: no flush, no cleanup, no exit handlers.

@@ -21,6 +21,7 @@ private let spec = CommandSpec(
         .value("changed-since", name: "SEQ", kind: .integer,
                help: "List the messages changed after SEQ; print the newest SEQ on standard error."),
         .flag("follow", short: "f", help: "After the changes since SEQ (default: now), print each new change as it is committed."),
+        .flag("snoozed", help: "List the snoozed threads with their wake times, soonest first (hd-snooze(1))."),
     ] + OutputOptions.all,
     operands: [OperandSpec("QUERY", kind: .query, arity: .many, help: "Only the threads that also match this query.")],
     access: .readOnly,
@@ -42,6 +43,18 @@ public func hdLs() -> Never { Main.run(spec) { cli in
         }
         if !cli.arguments.operands.isEmpty { throw UsageError("--follow takes no QUERY") }
         try ChangeFeed.follow(store: store, since: since, accountID: account?.id, sink: sink, output: cli.stdout)
+        return .success
+    }
+    if cli.arguments.flag("snoozed") {
+        for other in ["label", "before", "changed-since"] where cli.arguments.isGiven(other) {
+            throw UsageError("--snoozed and --\(other) cannot be combined")
+        }
+        if !cli.arguments.operands.isEmpty { throw UsageError("--snoozed takes no QUERY (hd-search is:snoozed QUERY)") }
+        let names = try LabelNames(store: store)
+        for snooze in try store.snoozedThreads(accountID: account?.id).prefix(limit) {
+            try sink.emit(Records.snoozed(snooze, labels: names))
+        }
+        try sink.finish()
         return .success
     }
     if let since {

@@ -8,7 +8,13 @@ private let spec = CommandSpec(
     abstract: "Archive, mark read or unread, star, trash, report spam, or label threads and messages.",
     discussion: """
         ACTION is archive, unarchive, read, unread, star, unstar, trash, untrash, spam,
-        unspam, important, unimportant, +LABEL or -LABEL (by name). trash and spam move a
+        unspam, important, unimportant, +LABEL or -LABEL (by name), snooze=WHEN or
+        remind=WHEN. snooze=WHEN archives the thread and labels it Snoozed (made on first
+        use) until WHEN, when it comes back to the inbox unread (checked by hd-sync and
+        hd-snooze wake); a message from someone else wakes it early. remind=WHEN does the
+        same to a thread awaiting a reply, and a reply cancels it. WHEN is
+        YYYY-MM-DDTHH:MM, YYYY-MM-DD, +Nm, +Nh, +Nd, +Nw, tomorrow, tonight or a weekday,
+        in local time (hudson-query(7)). trash and spam move a
         message out of the inbox and out of every list and search but in:trash, in:spam and
         in:anywhere; untrash and unspam put it back in the inbox. On a thread, star, unstar
         and unread apply to the newest message, every other action to every message that
@@ -30,7 +36,7 @@ private let spec = CommandSpec(
         CheckpointHelper.option,
     ],
     operands: [
-        OperandSpec("ACTION", kind: .action, arity: .oneOrMore, help: "archive unarchive read unread star unstar trash untrash spam unspam important unimportant +LABEL -LABEL"),
+        OperandSpec("ACTION", kind: .action, arity: .oneOrMore, help: "archive unarchive read unread star unstar trash untrash spam unspam important unimportant snooze=WHEN remind=WHEN +LABEL -LABEL"),
         OperandSpec("REF", kind: .reference, arity: .many, help: "thread:ID, message:ID, or a message id; - for standard input."),
     ],
     access: .readWrite,
@@ -42,11 +48,24 @@ private let spec = CommandSpec(
 public func hdMark() -> Never { Main.run(spec) { cli in
     var operands = cli.arguments.operands[...]
     var actions: [TriageAction] = []
-    while let first = operands.first, first != "-", let action = TriageAction(parsing: first) {
-        actions.append(action)
+    var timer: TimerOperand?
+    while let first = operands.first, first != "-" {
+        if let parsed = try TimerOperand(parsing: first, now: TimerOperand.now(cli)) {
+            guard timer == nil else { throw UsageError("one snooze= or remind= per invocation") }
+            timer = parsed
+        } else if let action = TriageAction(parsing: first) {
+            actions.append(action)
+        } else {
+            break
+        }
         operands = operands.dropFirst()
     }
-    guard !actions.isEmpty else { throw UsageError("no action (\(TriageAction.names.joined(separator: ", ")), +LABEL, -LABEL)") }
+    guard !actions.isEmpty || timer != nil else {
+        throw UsageError("no action (\(TriageAction.names.joined(separator: ", ")), snooze=WHEN, remind=WHEN, +LABEL, -LABEL)")
+    }
+    if timer != nil && (cli.arguments.flag("hold") || cli.arguments.flag("dry-run")) {
+        throw UsageError("snooze= and remind= go without --hold and --dry-run")
+    }
     if cli.arguments.flag("json") && !cli.arguments.flag("dry-run") { throw UsageError("--json goes with --dry-run") }
     var failures = 0
     var references: [Reference] = []
@@ -73,8 +92,17 @@ public func hdMark() -> Never { Main.run(spec) { cli in
         }
     }
     let holding = cli.arguments.flag("hold")
-    let result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun, createLabels: creating,
+    let result: TriageResult
+    if let timer {
+        // A snooze's label belongs to one mailbox: the account chosen, or the only one.
+        let owner = try cli.labelAccount(in: store)
+        result = try store.snooze(timer.kind, until: timer.wakeAt * 1000, actions: actions, on: references, accountID: owner.id,
+                                  description: ([timer.description] + actions.map(\.description)).joined(separator: " "),
+                                  createLabels: creating)
+    } else {
+        result = try store.perform(actions, on: references, accountID: account?.id, dryRun: dryRun, createLabels: creating,
                                    held: holding)
+    }
     let transaction = clock.now - started
     for name in missing { cli.warn("\(dryRun ? "would create" : "created") label \(TerminalSafety.quoted(Records.labelText(name)))") }
     for reference in result.unknownReferences {

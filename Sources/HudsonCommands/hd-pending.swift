@@ -83,6 +83,7 @@ public func hdPending() -> Never { Main.run(spec) { cli in
         records = try store.pendingLabelChanges(accountID: account?.id).map { Records.labelChange($0, now: now) }
             + store.queuedMutations(accountID: account?.id).map { Records.queued($0, now: now) }
             + store.pendingOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
+            + store.scheduledSends(accountID: account?.id).map { Records.scheduled($0) }
     }
     if cli.arguments.flag("count") {
         try cli.stdout.write("\(records.count)\n")

@@ -46,6 +46,16 @@ public func hdUndo() -> Never { Main.run(spec) { cli in
     if let operand, operand.hasPrefix("outbox:") {
         guard let id = Int64(operand.dropFirst("outbox:".count)), id > 0 else { throw UsageError("\(TerminalSafety.quoted(operand)): not an outbox id") }
         let store = try cli.openStore(.readWrite, durable: true)
+        if let scheduled = try store.cancelScheduledSend(draftEntry: id) {
+            // A send-later (hd-send --at): cancelled here first, then its Gmail draft deleted.
+            if !scheduled.cancelled { cli.warn("\(operand) was already cancelled") }
+            if let draft = scheduled.draftID, !cli.deleteScheduledDraft(draft, in: store, entry: id) {
+                cli.warn("cancelled \(operand); its Gmail draft draft:\(draft) could not be deleted now (hd-drafts delete draft:\(draft))")
+            } else if scheduled.cancelled && Terminal.stderrIsTerminal {
+                cli.warn("cancelled \(operand); it will not be sent")
+            }
+            return .success
+        }
         if try store.cancelOutbox(id: id) == .alreadyCancelled {
             cli.warn("\(operand) was already cancelled")
         } else if Terminal.stderrIsTerminal {

@@ -14,9 +14,11 @@ enum Operator: String, CaseIterable {
     case after, before, older, newer
     case olderThan = "older_than", newerThan = "newer_than"
     case larger, smaller, size, category, rfc822msgid, list, deliveredto
+    /// Hudson's own (issue 41; Gmail has no API snooze): `snoozed:before:DATE`, `awaiting-reply:3d`.
+    case snoozed, awaitingReply = "awaiting-reply"
 
     /// No name is longer than this; longer prefixes are not looked up.
-    static let longestName = 11
+    static let longestName = 14
 }
 
 /// What follows an operator's colon.

@@ -221,6 +221,12 @@ struct Parser {
             // Gmail's `size:` finds messages larger than the size, like `larger:`.
             case .larger, .size: return .larger(try ValueReader.size(value))
             case .smaller: return .smaller(try ValueReader.size(value))
+            case .snoozed:
+                guard value.lowercased().hasPrefix("before:") else {
+                    throw ValueError(message: "snoozed: takes before:DATE (snoozed:before:2026-12-08)")
+                }
+                return .snoozedBefore(try ValueReader.date(String(value.dropFirst("before:".count))))
+            case .awaitingReply: return .awaitingReply(try ValueReader.relativeAge(value))
             }
         } catch {
             throw QueryError(column: column, message: error.message)

@@ -157,4 +157,8 @@ public enum Term: Equatable, Sendable {
     /// `rfc822msgid:` without its angle brackets.
     case rfc822MessageID(String)
     case list(String)
+    /// `snoozed:before:DATE` (Hudson's own, issue 41): a live snooze waking before the day.
+    case snoozedBefore(DateValue)
+    /// `awaiting-reply:AGE` (Hudson's own, issue 41): `is:awaiting-reply` sent longer ago than AGE.
+    case awaitingReply(RelativeAge)
 }

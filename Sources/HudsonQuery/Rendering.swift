@@ -65,6 +65,8 @@ extension Term: CustomStringConvertible {
         case .category(let category): return "(category \(category.rawValue))"
         case .rfc822MessageID(let value): return "(rfc822msgid \(quote(value)))"
         case .list(let value): return "(list \(quote(value)))"
+        case .snoozedBefore(let date): return "(snoozed-before \(date))"
+        case .awaitingReply(let age): return "(awaiting-reply \(age))"
         }
     }
 }

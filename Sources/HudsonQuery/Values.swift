@@ -49,6 +49,8 @@ extension Term {
     /// `is:` values (gmail-api.md §6, plus `snoozed`). Matched case-insensitively.
     public enum Flag: String, CaseIterable, Sendable {
         case unread, read, starred, important, muted, snoozed
+        /// Hudson's own (issue 41): the thread's newest message is the account's, unanswered.
+        case awaitingReply = "awaiting-reply"
     }
 
     /// `has:` values. `drive` is listed in gmail-api.md §6; the store may not be able

@@ -63,7 +63,7 @@ enum Cookbook {
     static let checked: Set<String> = [
         "digest", "newsletters", "vip", "unread-per-label", "incremental", "mbox", "relabel", "trash-promotions",
         "draft-summary", "replay-filters", "rules", "maildir-backup", "import-mbox", "git-am",
-        "neomutt-notmuch", "aerc-notmuch", "mu4e",
+        "neomutt-notmuch", "aerc-notmuch", "mu4e", "timing",
     ]
 }
 
@@ -167,11 +167,27 @@ struct CookbookTests {
         case "import-mbox": try importMbox(recipe, kitchen)
         case "git-am": try gitAm(recipe, kitchen)
         case "neomutt-notmuch", "aerc-notmuch", "mu4e": try twoWay(recipe, kitchen)
+        case "timing": try timing(recipe, kitchen)
         default: Issue.record("docs/scripting.md:\(recipe.line): no check for recipe \(recipe.name)")
         }
     }
 
     // MARK: - The checks, one per recipe
+
+    /// Mail from the travel agent snoozed until Monday: out of the inbox, labelled Snoozed at
+    /// Gmail, listed with its wake time; the unanswered sent mail found.
+    func timing(_ recipe: Recipe, _ k: Kitchen) throws {
+        let trip = try k.deliver(from: "Travel <travel@example.com>", subject: "Your itinerary")
+        try k.sync()
+        let result = try k.cook(recipe)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.lines.first?.hasPrefix("thread:\(trip.thread)\t") == true && result.lines.first?.contains("\tsnooze\t") == true,
+                "\(result)")
+        #expect(result.lines.count > 1, "awaiting replies listed: \(result)")
+        let message = try #require(try k.fake.messages()[trip.id])
+        #expect(!message.labels.contains("INBOX"), "\(message.labels)")
+        #expect(try k.lines("hd-search", "--ids", "is:snoozed") == ["thread:\(trip.thread)"])
+    }
 
     /// Gmail's filters listed, previewed with counts, then applied and sent to Gmail.
     func replayFilters(_ recipe: Recipe, _ k: Kitchen) throws {

@@ -99,7 +99,7 @@ struct ErrorTests {
             column: 4,
             message: "unknown in: value; expected one of inbox, sent, trash, spam, anywhere, drafts, starred, important, chats, snoozed"))
         #expect(parseError("is:unstarred") == QueryError(
-            column: 4, message: "unknown is: value; expected one of unread, read, starred, important, muted, snoozed"))
+            column: 4, message: "unknown is: value; expected one of unread, read, starred, important, muted, snoozed, awaiting-reply"))
         #expect(parseError("x has:pdf") == QueryError(
             column: 7, message: "unknown has: value; expected one of attachment, drive, userlabels, nouserlabels"))
         #expect(parseError("category:news") == QueryError(

@@ -198,7 +198,7 @@ struct FileTests {
     @Test("a store an older Hudson wrote: readers say the next writer upgrades it; a writer finding it locked says it is being upgraded (75), then upgrades it")
     func olderSchemaBeingUpgraded() throws {
         let rig = try syncedStore()
-        // The store as the Hudson before migration 032 left it.
+        // A store behind by one migration (032, as the Hudson before it left it).
         do {
             let db = try Connection(path: rig.storePath, options: ConnectionOptions(access: .readWrite))
             try db.execute("DROP INDEX messages_thread_by_key")

@@ -19,7 +19,13 @@ public enum SendCommand {
         let dryRun = cli.arguments.flag("dry-run")
         let store = try cli.openStore(dryRun ? .readOnly : .readWrite, durable: !dryRun)
         let composer = Composer(invocation: cli, store: store)
-        let composed = try await composer.compose()
+        var composed = try await composer.compose()
+        // --at, --if-late, --remind, or the X-Hudson-Send-At header (removed here).
+        let timing = try SendTiming(cli, message: &composed.message)
+        if timing.sendAt != nil && (composed.isDraft || delay > 0 || cli.arguments.flag("no-send")) {
+            throw UsageError("--at goes without --draft, --update-draft, --delay and --no-send")
+        }
+        if timing.remindAt != nil && composed.isDraft { throw UsageError("--remind goes without --draft and --update-draft") }
         if dryRun {
             try cli.stdout.write(envelopeText(composed))
             return .success
@@ -27,11 +33,19 @@ public enum SendCommand {
         // A sendmail program prints nothing when all is well (its caller shows what it prints).
         let quiet = composer.isSendmail
         let message = composed.message
-        let entry = try store.enqueueOutbox(NewOutboxMessage(
+        let outgoing = NewOutboxMessage(
             accountID: composed.account.id, raw: message.raw, messageID: message.messageID, threadID: composed.threadID,
             recipients: message.recipients.map(\.address), subject: message.subject, delayMilliseconds: Int64(delay) * 1000,
-            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID, draftBaseGmailID: composed.draftBaseGmailID),
-            replacing: composed.replacesOutboxID)
+            kind: composed.isDraft ? .draft : .send, draftID: composed.draftID, draftBaseGmailID: composed.draftBaseGmailID)
+        let entry: OutboxEntry
+        if let sendAt = timing.sendAt {
+            // Saved as a Gmail draft now (the attempt below), sent at the time (ScheduledSends.swift).
+            entry = try store.enqueueScheduledSend(outgoing, sendAt: sendAt, ifLate: timing.ifLate, remindAt: timing.remindAt)
+        } else if let remindAt = timing.remindAt, !composed.isDraft {
+            entry = try store.enqueueOutbox(outgoing, replacing: composed.replacesOutboxID, remindAt: remindAt)
+        } else {
+            entry = try store.enqueueOutbox(outgoing, replacing: composed.replacesOutboxID)
+        }
         // The id first, at once: whatever happens next, the user can find the entry.
         if !quiet {
             try cli.stdout.write("\(entry.reference)\n")
@@ -54,15 +68,18 @@ public enum SendCommand {
                                             afterDraftCheck: crashes.afterDraftCheck)
         // A draft changed elsewhere meanwhile: both versions are kept, and the user is told.
         if let note = after?.keptNote { cli.warn(note) }
+        if let sendAt = timing.sendAt, !quiet {
+            cli.warn("to be sent \(WhenText.describe(sendAt / 1000)); hd-undo \(entry.reference) cancels it")
+        }
         switch after?.state {
-        case .sent? where composed.isDraft:
+        case .sent? where composed.isDraft || timing.sendAt != nil:
             if let id = after?.draftID, !quiet { try cli.stdout.write(TerminalSafety.field("draft:\(id)") + "\n") }
         case .sent?:
             if let id = after?.gmailID, !quiet { try cli.stdout.write(TerminalSafety.field("message:\(id)") + "\n") }
         case .failed?:
             throw CommandFailure(.dataError, "\(entry.reference): \(after?.lastError ?? "rejected by Gmail")")
         default:
-            let what = composed.isDraft ? "save it as a draft" : "send it"
+            let what = composed.isDraft || timing.sendAt != nil ? "save it as a draft" : "send it"
             cli.warn(quiet ? "\(entry.reference): queued; the next hd-sync will \(what)" : "queued; the next hd-sync will \(what)")
         }
         return .success

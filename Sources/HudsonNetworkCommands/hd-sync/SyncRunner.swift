@@ -48,6 +48,8 @@ public struct PassTotals: Sendable, Equatable {
     public var ruleChanges = 0
     /// Ids of a wrong shape in Gmail's answers, set aside and never requested (issue 37 §2).
     public var unusableIDs = 0
+    /// The action of the snoozed threads this pass woke (SnoozeWake.swift), for hd-undo.
+    public var wakeActions: [Int64] = []
 
     public init() {}
 
@@ -276,6 +278,8 @@ final class AccountWorker: Sendable {
     let warn: @Sendable (String) -> Void
     /// The account's quota, shared with its other processes through the ledger.
     let quota: QuotaBucket
+    /// Now, in epoch seconds, for the snooze wake check (TestHooks.timerNow).
+    let timerNow: @Sendable () -> Int64
     /// Whether the quota's fall-back to this process alone was told already.
     private let toldQuotaFallback = Atomic<Bool>(false)
 
@@ -298,6 +302,8 @@ final class AccountWorker: Sendable {
         self.rules = rules
         self.progress = progress
         quota = access.quota
+        let environment = invocation.environment
+        timerNow = { TestHooks.timerNow(environment: environment) }
         let name = invocation.name
         warn = { writeError("\(name): \($0)\n") }
         var report: (@Sendable (SyncProgress) -> Void)?
@@ -322,6 +328,7 @@ final class AccountWorker: Sendable {
         var stepFailure: (any Error)?
         let waitsCutBefore = RetryAfterCap.timesApplied
         var sent = OutboxReport()
+        releaseScheduledSendsReporting()
         do { sent = try await sendOutbox() } catch { stepFailure = error }
         var flush = FlushReport()
         do { flush = try await flusher.flushOnce() } catch { stepFailure = stepFailure ?? error }
@@ -337,6 +344,12 @@ final class AccountWorker: Sendable {
         // Which draft names which message: read again only when drafts changed.
         do { try await DraftSync.refresh(api: drafts, database: database, email: email) } catch { stepFailure = stepFailure ?? error }
         let retired = try await flusher.retireConfirmed()
+        // After retirement: a change of ours still in flight would hide what another device did.
+        wakeSnoozesReporting(&totals)
+        if !totals.wakeActions.isEmpty {
+            do { let more = try await flusher.flushOnce(); flush.flushed += more.flushed; flush.retired += more.retired }
+            catch { stepFailure = stepFailure ?? error }
+        }
         totals.add(report, flush, retired: retired, outbox: sent)
         let email = self.email
         let (parked, fresh, refusal, labelRefusal) = try database.write { store in

@@ -58,6 +58,8 @@ enum Schema {
         Migration("030_held_changes", heldChanges),
         Migration("031_export_intakes", exportIntakes),
         Migration("032_thread_by_message_key", threadByMessageKey),
+        Migration("033_snoozes", snoozes),
+        Migration("034_scheduled_sends", scheduledSends),
     ]
 
     static let migrator = Migrator(migrations)

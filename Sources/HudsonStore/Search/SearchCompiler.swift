@@ -352,6 +352,8 @@ struct SearchCompiler {
             case .newerThan(let age): lower = max(lower ?? .min, compiler.ageCutoff(age))
             case .before(let value): upper = min(upper ?? .max, compiler.dayStart(value))
             case .olderThan(let age): upper = min(upper ?? .max, compiler.ageCutoff(age))
+            // The message it matches is older than the age: the same bound as older_than:.
+            case .awaitingReply(let age): upper = min(upper ?? .max, compiler.ageCutoff(age))
             default: continue
             }
         }
@@ -487,7 +489,8 @@ struct SearchCompiler {
             case .important: return carries("IMPORTANT")
             case .chats: return carries("CHAT")
             case .anywhere: return "1"
-            case .snoozed: return "0"  // snoozing is not exposed by the Gmail API
+            // Gmail's own snooze is not in its API; Hudson's is (issue 41, Queue/Snoozes.swift).
+            case .snoozed: return Store.snoozedSearchCondition(before: false)
             }
         case .flag(let flag):
             switch flag {
@@ -495,7 +498,9 @@ struct SearchCompiler {
             case .read: return "NOT " + carries("UNREAD")
             case .starred: return carries("STARRED")
             case .important: return carries("IMPORTANT")
-            case .muted, .snoozed: return "0"  // not exposed by the Gmail API
+            case .muted: return "0"  // not exposed by the Gmail API
+            case .snoozed: return Store.snoozedSearchCondition(before: false)
+            case .awaitingReply: return awaitingReply(sentBefore: nil)
             }
         case .has(let kind):
             switch kind {
@@ -530,11 +535,23 @@ struct SearchCompiler {
         case .rfc822MessageID(let id):
             let bare = id.hasPrefix("<") && id.hasSuffix(">") ? String(id.dropFirst().dropLast()) : id
             return bound("m.message_id_header = ?", .text("<\(bare)>"))
+        case .snoozedBefore(let value): return bound(Store.snoozedSearchCondition(before: true), .integer(dayStart(value)))
+        case .awaitingReply(let age): return awaitingReply(sentBefore: ageCutoff(age))
         case .list(let list):
             // List-Id carries the list address with '@' as '.': dev@lists.example.org → <dev.lists.example.org>
             let dotted = list.lowercased().replacingAll("@", with: ".")
             return bound("lower(m.list_id) LIKE ? ESCAPE '\\'", .text("%" + Self.escapeLike(dotted) + "%"))
         }
+    }
+
+    /// `is:awaiting-reply` and `awaiting-reply:AGE` (issue 41): `m` is its thread's newest
+    /// message (the rollup's, so one message per thread) and the account sent it (SENT),
+    /// so nobody has answered since; sent before `sentBefore` (epoch ms) when given.
+    private mutating func awaitingReply(sentBefore: Int64?) -> String {
+        var sql = "m.id = (SELECT r.newest_message_id FROM thread_rollup AS r WHERE r.thread_id = m.thread_id AND r.account_id = m.account_id) AND "
+            + carries("SENT")
+        if let sentBefore { sql += " AND " + bound("m.internal_date < ?", .integer(sentBefore)) }
+        return "(\(sql))"
     }
 
     /// A message whose `has_attachment` is still the guess from its Content-Type.
