@@ -57,6 +57,8 @@ enum Schema {
         Migration("029_imports_settled_by_the_user", importsSettledByTheUser),
         Migration("030_held_changes", heldChanges),
         Migration("031_export_intakes", exportIntakes),
+        Migration("033_list_headers", listHeaders),
+        Migration("035_address_book", addressBook),
     ]
 
     static let migrator = Migrator(migrations)
