@@ -93,6 +93,7 @@ let package = Package(
         .executableTarget(name: "hd-undo", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-show", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-mcp", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-address", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-auth", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-sync", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonNetworkCommands"]),
