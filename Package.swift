@@ -94,6 +94,7 @@ let package = Package(
         .executableTarget(name: "hd-show", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-mcp", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-address", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-senders", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-auth", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-sync", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonNetworkCommands"]),

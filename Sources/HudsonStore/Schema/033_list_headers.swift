@@ -8,6 +8,11 @@
  The hudson_list_*_v1 functions read a source's header block (ListHeaders(source:)); they
  are defined on every connection that can migrate (Store.open) and must never change
  their answers, like hudson_shown_v1.
+
+ `unsubscribes` records every unsubscribe `hd-unsubscribe` made or began (Senders/
+ Unsubscribes.swift): a one-click POST is recorded as `intended` and committed before
+ its request goes out, so a process killed mid-request leaves a row that says the POST
+ may have been made, and no run ever makes it a second time without being asked.
  */
 extension Schema {
     static let listHeaders = """
@@ -25,5 +30,22 @@ extension Schema {
            list_headers_known = 1
       FROM message_sources AS s
      WHERE s.message_id = messages.id;
+
+    CREATE TABLE unsubscribes (
+        id               INTEGER PRIMARY KEY AUTOINCREMENT,
+        account_id       INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+        sender           TEXT NOT NULL CHECK (sender <> ''),  -- an address, or list:ID (as hd-senders groups)
+        method           TEXT NOT NULL CHECK (method IN ('one-click', 'mailto', 'https')),
+        target           TEXT NOT NULL,                       -- the URI, or the mailto address
+        message_gmail_id TEXT,                                -- the message whose headers offered it
+        -- intended: a POST may be under way (or was, when its process died: its answer is unknown)
+        state            TEXT NOT NULL CHECK (state IN ('intended', 'done', 'refused', 'unknown', 'queued', 'printed')),
+        answer           TEXT,                                -- the HTTP status, or why it did not succeed
+        outbox_id        INTEGER,                             -- the mailto's message (outbox:N)
+        created_at       INTEGER NOT NULL,                    -- epoch ms
+        updated_at       INTEGER NOT NULL,
+        CHECK ((method = 'mailto') = (outbox_id IS NOT NULL))
+    );
+    CREATE INDEX unsubscribes_by_sender ON unsubscribes (account_id, sender);
     """
 }
