@@ -102,6 +102,7 @@ let package = Package(
         .executableTarget(name: "hd-filters", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-export", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-import", dependencies: ["HudsonNetworkCommands"]),
+        .executableTarget(name: "hd-unsubscribe", dependencies: ["HudsonNetworkCommands"]),
 
         // What scripts/install installs: one multi-call binary per kind, each hd-* a link to
         // it (HudsonCLI/MultiCall.swift). One copy of the Swift runtime (and of Foundation)

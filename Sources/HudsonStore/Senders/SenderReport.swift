@@ -36,6 +36,9 @@ public struct SenderSummary: Equatable, Sendable {
     public var headersUnknown: Int
 
     /// The query term that selects this group's mail: `list:ID` or `from:ADDRESS`.
+    /// The group as `unsubscribes.sender` and the SQL name it: an address, or `list:ID`.
+    public var groupKey: String { kind == .list ? "list:" + key : key }
+
     /// A key with anything but letters, digits and `@._+-=` is quoted (its quotes dropped),
     /// so the term stays one term of the query language.
     public var queryTerm: String {
