@@ -47,4 +47,17 @@ struct AddressCompletionTests {
             #expect(zsh.stdout == "ok\n", "\(zsh)")
         }
     }
+
+    @Test("hd-send warns on standard error, --dry-run too, of a recipient one edit from one written to; not of one written to")
+    func nearMiss() throws {
+        let f = try fixture()
+        let warned = try f.run("hd-send", "--dry-run", "--to", "alise@example.net", "--cc", "alice@example.net",
+                               "--subject", "s", stdin: "Body.\n")
+        #expect(warned.status == 0, "\(warned)")
+        #expect(warned.stderr == "hd-send: alise@example.net: never written to, one letter from alice@example.net, written to before; is it the one you meant?\n",
+                "\(warned)")
+        let fine = try f.run("hd-send", "--dry-run", "--to", "alice@example.net", "--bcc", "zed@example.org",
+                             "--subject", "s", stdin: "Body.\n")
+        #expect(fine.status == 0 && fine.stderr.isEmpty, "\(fine)")
+    }
 }

@@ -20,6 +20,7 @@ public enum SendCommand {
         let store = try cli.openStore(dryRun ? .readOnly : .readWrite, durable: !dryRun)
         let composer = Composer(invocation: cli, store: store)
         let composed = try await composer.compose()
+        NearMissWarning.warn(cli, store: store, recipients: composed.message.recipients.map(\.address), accountID: composed.account.id)
         if dryRun {
             try cli.stdout.write(envelopeText(composed))
             return .success
