@@ -356,6 +356,22 @@ CREATE TABLE "thread_rollup" (
     PRIMARY KEY (account_id, last_message_at DESC, thread_id DESC)
 ) WITHOUT ROWID;
 
+CREATE TABLE unsubscribes (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id       INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    sender           TEXT NOT NULL CHECK (sender <> ''),  -- an address, or list:ID (as hd-senders groups)
+    method           TEXT NOT NULL CHECK (method IN ('one-click', 'mailto', 'https')),
+    target           TEXT NOT NULL,                       -- the URI, or the mailto address
+    message_gmail_id TEXT,                                -- the message whose headers offered it
+    -- intended: a POST may be under way (or was, when its process died: its answer is unknown)
+    state            TEXT NOT NULL CHECK (state IN ('intended', 'done', 'refused', 'unknown', 'queued', 'printed')),
+    answer           TEXT,                                -- the HTTP status, or why it did not succeed
+    outbox_id        INTEGER,                             -- the mailto's message (outbox:N)
+    created_at       INTEGER NOT NULL,                    -- epoch ms
+    updated_at       INTEGER NOT NULL,
+    CHECK ((method = 'mailto') = (outbox_id IS NOT NULL))
+);
+
 CREATE INDEX drafts_by_message ON drafts (account_id, gmail_id);
 
 CREATE INDEX labels_by_name ON labels (account_id, name);
@@ -393,6 +409,8 @@ CREATE INDEX relist_unconfirmed_by_message ON relist_unconfirmed (message_id);
 CREATE INDEX sync_parked_due ON sync_parked (account_id, stage, next_attempt_at);
 
 CREATE UNIQUE INDEX thread_rollup_by_thread ON thread_rollup (thread_id, account_id);
+
+CREATE INDEX unsubscribes_by_sender ON unsubscribes (account_id, sender);
 
 CREATE VIEW effective_labels (message_id, label) AS
     SELECT ml.message_id, ml.label
