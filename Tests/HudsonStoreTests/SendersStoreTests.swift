@@ -96,7 +96,7 @@ struct SendersStoreTests {
         // Back to a store of before migrations 033 and 035, as an older Hudson left it.
         try f.db.execute("""
             DROP TRIGGER address_book_insert; DROP TRIGGER address_book_delete; DROP TRIGGER address_book_message_delete;
-            DROP TABLE address_book;
+            DROP TABLE address_book; DROP TABLE unsubscribes;
             ALTER TABLE messages DROP COLUMN list_unsubscribe; ALTER TABLE messages DROP COLUMN list_unsubscribe_post;
             ALTER TABLE messages DROP COLUMN authentication_results; ALTER TABLE messages DROP COLUMN dkim_signatures;
             ALTER TABLE messages DROP COLUMN list_headers_known;

@@ -30,14 +30,14 @@ public struct NearMiss: Equatable, Sendable {
 extension Store {
     /// Addresses whose address, or a word of whose name, starts with `prefix`
     /// (case-insensitively), best first, at most `limit`. Every account's when `accountID` is nil.
+    /// One scan of the address book (a row per address, not per message); the name is
+    /// that of the account whose mail named the address last (SQLite takes a bare
+    /// column from the row of the one max() aggregate).
     public func addresses(prefix: String, accountID: Int64?, limit: Int) throws -> [AddressEntry] {
         let escaped = Self.likeEscaped(prefix)
         return try db.read {
             try db.map("""
-                SELECT address, (SELECT b2.name FROM address_book AS b2
-                                  WHERE b2.address = b.address AND b2.name IS NOT NULL AND (?1 IS NULL OR b2.account_id = ?1)
-                                  ORDER BY b2.last_at DESC LIMIT 1),
-                       sum(sent), sum(received), max(last_at)
+                SELECT address, name, sum(sent), sum(received), max(last_at)
                   FROM address_book AS b
                  WHERE (?1 IS NULL OR account_id = ?1)
                    AND (address LIKE ?2 ESCAPE '\\' OR name LIKE ?2 ESCAPE '\\' OR name LIKE ?3 ESCAPE '\\')
