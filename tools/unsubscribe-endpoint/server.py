@@ -11,6 +11,7 @@ receives to LOG (argument 1) as one JSON object a line: method, path, headers, b
   /drip     a 200 whose body comes one byte a second, forever
   /big      a 200 with a 20 MB body
   /drop     records the request, then closes the connection without an answer
+  /status/N answers status N (100-599) with a body of ?size=BYTES bytes
 """
 import base64
 import json
@@ -77,6 +78,13 @@ class Handler(BaseHTTPRequestHandler):
                 pass
         elif path == "/big":
             self.answer(200, b"x" * (20 * 1024 * 1024))
+        elif path.startswith("/status/"):
+            code = int(path.split("/")[2])
+            size = int(self.path.split("size=")[1]) if "size=" in self.path else 0
+            if code < 200 or code in (204, 304):
+                self.answer(code)
+            else:
+                self.answer(code, b"y" * size)
         elif path == "/drop":
             self.connection.shutdown(socket.SHUT_RDWR)
             self.connection.close()
