@@ -1,11 +1,11 @@
 /*!
  The record of unsubscribes (migration 033, `unsubscribes`): who, when, by which method,
  and what came of it. A one-click POST is recorded as `intended` and committed before the
- request goes out (RFC 8058 §3.2 asks for one POST; a lost answer must not become a
- second), then settled as `done` (2xx), `refused` (an answer that is not a success, or a
+ request goes out (RFC 8058: the POST itself unsubscribes, so a lost answer must not
+ become a second POST), then settled as `done` (2xx), `refused` (an answer that is not a success, or a
  request Hudson would not make) or `unknown` (no answer, a redirect, a process that died).
- A sender with a record that may have reached it is never sent another without the user
- asking again with `--again`.
+ A sender with a record that may have reached it is never sent another: an `unknown` one
+ is for the user to settle on the sender's page, and a `refused` one may be tried again.
  */
 import SQLite
 
@@ -77,7 +77,8 @@ extension Store {
     /// The newest record for this sender that may have reached it, if any; an `intended`
     /// one older than the request bound is settled as `unknown` first.
     public func unsubscribeThatMayHaveReached(sender: String, accountID: Int64) throws -> UnsubscribeRecord? {
-        try settleInterruptedUnsubscribes()
+        // A read-only run (--dry-run) cannot settle; an intended row then reads as it is.
+        try? settleInterruptedUnsubscribes()
         return try db.read {
             try db.first("""
                 SELECT \(Self.unsubscribeColumns) WHERE u.account_id = ? AND u.sender = ?
@@ -149,7 +150,7 @@ extension Store {
 
     /// Every record, newest first, at most `limit`.
     public func unsubscribes(accountID: Int64?, limit: Int) throws -> [UnsubscribeRecord] {
-        try settleInterruptedUnsubscribes()
+        try? settleInterruptedUnsubscribes()
         return try db.read {
             try db.map("SELECT \(Self.unsubscribeColumns) WHERE (?1 IS NULL OR u.account_id = ?1) ORDER BY u.id DESC LIMIT ?2",
                        accountID, Int64(min(limit, Int(Int64.max))), transform: unsubscribeRecord)
