@@ -56,7 +56,7 @@ struct UnsubscribeCommand {
             let offer = UnsubscribeOffer(sender.listHeaders, allowLoopbackHTTP: loopback)
             let outcome = try await unsubscribe(sender, offer: offer, store: store, dryRun: dryRun, timeout: timeout)
             if outcome.state == "refused" || outcome.state == "unknown" { unsettled += 1 }
-            if let outbox = outcome.outbox { queuedMail.insert(sender.accountID); _ = outbox }
+            if outcome.outbox != nil { queuedMail.insert(sender.accountID) }
             try sink.emit(Records.unsubscribe(sender: sender, method: outcome.method, state: outcome.state,
                                               target: outcome.target, answer: outcome.answer))
             if let note = outcome.note { cli.warn(note) }
