@@ -266,4 +266,25 @@ struct UnsubscribeCommandTests {
         }
         #expect(endpoint.requests.isEmpty, "a dry run requested something")
     }
+
+    @Test("--and-filter with a hostile List-Id: the rule written parses and names only that list")
+    func hostileRule() throws {
+        let f = CLIFixture()
+        try f.unsubscribeMailbox([("b]c: trash (x", ListHeaders(unsubscribe: "<https://page.example.org/prefs>")),
+                                  ("q\"uote.example", ListHeaders(unsubscribe: "<https://page.example.org/prefs>"))])
+        let ids = try f.run("hd-senders", "--ids").lines
+        let hostile = try #require(ids.first { $0.contains("trash") })
+        let result = try f.run("hd-unsubscribe", "--no-flush", "--then", "archive", "--and-filter", hostile)
+        #expect(result.status == 0, "\(result)")
+        let check = try f.run("hd-filters", "rules", "check")
+        #expect(check.status == 0 && check.lines.count == 1, "\(check)")
+        #expect(check.stdout.contains("=> archive") && !check.stdout.contains("=> trash"), "\(check)")
+        #expect(try f.run("hd-ls", "--ids").lines.count == 1)
+        // A double quote cannot be written in a query term (Gmail's quotes have no escapes):
+        // that id selects nothing, and nothing is done.
+        let quoted = try #require(ids.first { $0.contains("uote") })
+        let none = try f.run("hd-unsubscribe", "--no-flush", "--then", "archive", "--and-filter", quoted)
+        #expect(none.status == 1 && none.stdout.isEmpty, "\(none)")
+        #expect(try f.run("hd-filters", "rules", "check").lines.count == 1)
+    }
 }

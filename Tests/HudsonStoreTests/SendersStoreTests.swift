@@ -162,4 +162,40 @@ struct SendersStoreTests {
         #expect(UnsubscribeOffer.mailto("mailto:a@127.0.0.1") == nil)
         #expect(UnsubscribeOffer.mailto("https://example.org") == nil)
     }
+
+    @Test("generated header values: no crash, bounded values, and only safe URIs offered (seed printed)")
+    func generatedHeaders() {
+        var state: UInt64 = 4242
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let pieces = ["<", ">", ",", "https://", "http://", "mailto:", "a@b.example", "news.example.org", "/u", "?", "&",
+                      "subject=", "%0D%0A", "%", "%zz", "javascript:", "file:///", "@", ":", "443", "[::1]", "127.0.0.1",
+                      " ", "\r\n ", "\u{1B}[2J", "é", "(c)", ";", "=", "d=news.example.org", "s=s1", "h=list-unsubscribe:list-unsubscribe-post",
+                      "mx.google.com", "dkim=pass", "header.i=@news.example.org", "List-Unsubscribe=One-Click",
+                      String(repeating: "x", count: 3000)]
+        for round in 0..<500 {
+            func value() -> String { (0..<Int(next() % 12)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined() }
+            let headers = ListHeaders(headers: [
+                (name: "List-Unsubscribe", value: value()), (name: "List-Unsubscribe-Post", value: value()),
+                (name: "Authentication-Results", value: "mx.google.com; " + value()),
+                (name: "DKIM-Signature", value: value()), (name: "DKIM-Signature", value: value()),
+            ])
+            for field in [headers.unsubscribe, headers.unsubscribePost, headers.authenticationResults, headers.dkimSignatures] {
+                #expect((field?.utf8.count ?? 0) <= ListHeaders.maximumValueBytes, "seed 4242 round \(round)")
+                #expect(!(field ?? "").contains("\r") && !(field ?? "").contains("\u{1B}"), "seed 4242 round \(round)")
+            }
+            let offer = UnsubscribeOffer(headers)
+            for uri in [offer.oneClick, offer.https].compactMap({ $0 }) {
+                #expect(UnsubscribeOffer.isSafeHTTPS(uri) && uri.lowercased().hasPrefix("https://"), "seed 4242 round \(round): \(uri)")
+            }
+            if let mailto = offer.mailto {
+                #expect(!mailto.address.contains(",") && !(mailto.subject ?? "").contains("\n"), "seed 4242 round \(round)")
+            }
+        }
+    }
 }
