@@ -50,5 +50,10 @@ public func hdSenders() -> Never { Main.run(spec) { cli in
     sink.heading(["SENDER", "MESSAGES", "THREADS", "READ", "ARCHIVED UNREAD", "STARRED/REPLIED", "LAST SEEN", "UNSUBSCRIBE", "NAME"])
     for sender in senders { try sink.emit(Records.sender(sender)) }
     try sink.finish()
+    // Said to a person only: a script reads the `unknown` method of each record.
+    let unknown = senders.reduce(0) { $0 + $1.headersUnknown }
+    if unknown > 0 {
+        cli.noteForTerminal("\(unknown) message(s) were stored before Hudson kept List-Unsubscribe and have no stored source: their senders' methods may be unknown")
+    }
     return senders.isEmpty ? .noMatch : .success
 }}
