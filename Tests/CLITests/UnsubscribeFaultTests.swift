@@ -67,4 +67,21 @@ struct UnsubscribeFaultTests {
         // Only a refusal may be asked again; nothing that may have unsubscribed is.
         #expect(endpoint.requests.count == 25 + refused)
     }
+
+    @Test("eight processes unsubscribing from one list at once make one POST between them")
+    func concurrentRuns() throws {
+        let endpoint = try UnsubscribeEndpoint()
+        let f = CLIFixture()
+        try f.unsubscribeMailbox([("news.example.org", oneClick(endpoint.url("/ok")))])
+        let command = BuiltProducts.executable("hd-unsubscribe").path
+        let result = try f.shell("""
+            export HUDSON_TEST_UNSUBSCRIBE_LOOPBACK=1
+            for i in 1 2 3 4 5 6 7 8; do '\(command)' list:news.example.org > '\(f.dir.path("out"))'.$i 2>&1 & done
+            wait
+            """)
+        #expect(result.status == 0, "\(result)")
+        #expect(endpoint.requests.count == 1, "\(endpoint.requests)")
+        let store = try Store.open(path: f.storePath, access: .readOnly)
+        #expect(try store.unsubscribes(accountID: nil, limit: 10).count == 1)
+    }
 }

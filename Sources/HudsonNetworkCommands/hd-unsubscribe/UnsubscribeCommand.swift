@@ -113,8 +113,12 @@ struct UnsubscribeCommand {
             if dryRun { return Outcome(method: "one-click", state: "would-post", target: target, answer: nil) }
             // Recorded and committed first: whatever happens to this process from here, the
             // store says a POST may have been made, and no later run makes another.
-            let id = try store.recordUnsubscribe(accountID: sender.accountID, sender: sender.groupKey, method: .oneClick,
-                                                 target: target, messageGmailID: sender.offeringMessage, state: .intended)
+            guard let id = try store.recordUnsubscribe(accountID: sender.accountID, sender: sender.groupKey, method: .oneClick,
+                                                       target: target, messageGmailID: sender.offeringMessage, state: .intended)
+            else {
+                // Another process recorded one meanwhile: it makes the request, not this one.
+                return Outcome(method: "one-click", state: "already-intended", target: target, answer: nil)
+            }
             let answer = await OneClickPost.post(to: target, timeout: timeout)
             let (state, text) = Self.settlement(answer)
             try store.settleUnsubscribe(id: id, state: state, answer: text)

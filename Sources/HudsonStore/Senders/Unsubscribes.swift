@@ -102,11 +102,19 @@ extension Store {
     }
 
     /// Records an unsubscribe before it is made (one-click: `intended`) or as it is
-    /// (`printed`, `refused`); returns its id.
+    /// (`printed`, `refused`); returns its id. An `intended` one is recorded only when no
+    /// record that may have reached the sender exists, checked in the same IMMEDIATE
+    /// transaction: of two processes unsubscribing from one sender at once, one records
+    /// and posts; the other gets nil and posts nothing.
     public func recordUnsubscribe(accountID: Int64, sender: String, method: UnsubscribeMethod, target: String,
-                                  messageGmailID: String?, state: UnsubscribeState, answer: String? = nil) throws -> Int64 {
+                                  messageGmailID: String?, state: UnsubscribeState, answer: String? = nil) throws -> Int64? {
         precondition(method != .mailto, "a mailto unsubscribe is recorded with its outbox entry")
         return try db.write {
+            if state == .intended, try db.scalarInt("""
+                SELECT 1 FROM unsubscribes WHERE account_id = ? AND sender = ? AND state IN ('intended', 'done', 'unknown', 'queued')
+                """, accountID, sender) != nil {
+                return nil
+            }
             try db.execute("""
                 INSERT INTO unsubscribes (account_id, sender, method, target, message_gmail_id, state, answer, created_at, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
