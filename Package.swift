@@ -94,6 +94,8 @@ let package = Package(
         .executableTarget(name: "hd-show", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-mcp", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-snooze", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-address", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
+        .executableTarget(name: "hd-senders", dependencies: ["HudsonCommands"], linkerSettings: localCommandLinking),
         .executableTarget(name: "hd-auth", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-sync", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-send", dependencies: ["HudsonNetworkCommands"]),
@@ -101,6 +103,7 @@ let package = Package(
         .executableTarget(name: "hd-filters", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-export", dependencies: ["HudsonNetworkCommands"]),
         .executableTarget(name: "hd-import", dependencies: ["HudsonNetworkCommands"]),
+        .executableTarget(name: "hd-unsubscribe", dependencies: ["HudsonNetworkCommands"]),
 
         // What scripts/install installs: one multi-call binary per kind, each hd-* a link to
         // it (HudsonCLI/MultiCall.swift). One copy of the Swift runtime (and of Foundation)

@@ -510,7 +510,33 @@ class Bench:
             ("notmuch", ["notmuch", "show", "--format=text", nm_thread]),
         ]))
         self.thread_for_show = thread_id
-        return rows + self.read_rows(q, sqlite) + self.mcp_rows(q)
+        return rows + self.read_rows(q, sqlite) + self.mcp_rows(q) + self.sender_rows(q, sqlite)
+
+    def sender_rows(self, q, sqlite):
+        """hd-senders and hd-address (issue 42), each beside the sqlite3 statement closest
+        to it and notmuch's `address` command for the same mail or prefix."""
+        prefix = q["sender"][:3]
+        return [
+            # The corpus ends on 2026-01-01 (mkcorpus.SPAN_END): its last 90 days.
+            ("senders", "hd-senders after:2025/10/03 (90 days, by list or sender)", [
+                ("hudson", ["hd-senders", "-n", "0", "after:2025/10/03"]),
+                ("sqlite3", sqlite("senders", """
+                    SELECT coalesce(m.list_id, a.address), count(*), count(DISTINCT m.thread_id), max(m.internal_date)
+                      FROM messages AS m LEFT JOIN message_addresses AS a ON a.message_id = m.id AND a.role = 'from'
+                     WHERE m.internal_date >= 1759449600000
+                     GROUP BY 1 ORDER BY 2 DESC;""")),
+                ("notmuch", ["notmuch", "address", "--output=sender", "--output=count", "date:2025-10-03.."]),
+            ]),
+            ("address", "hd-address %s" % prefix, [
+                ("hudson", ["hd-address", prefix]),
+                ("sqlite3", sqlite("address", """
+                    SELECT address, name, sent, received FROM address_book
+                     WHERE address LIKE '%s%%' OR name LIKE '%s%%'
+                     ORDER BY sent DESC, received DESC, last_at DESC LIMIT 50;""" % (prefix, prefix))),
+                ("notmuch", ["notmuch", "address", "--output=sender", "--output=recipients", "--deduplicate=address",
+                             "from:%s* or to:%s*" % (prefix, prefix)]),
+            ]),
+        ]
 
     def mcp_rows(self, q):
         """hd-mcp (issue 40): a client's whole start (initialize, initialized, tools/list),

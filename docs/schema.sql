@@ -41,6 +41,17 @@ CREATE TABLE actions (
     undone_by   INTEGER REFERENCES actions(id) ON DELETE SET NULL
 , origin TEXT CHECK (origin IS NULL OR origin = 'agent'), held INTEGER NOT NULL DEFAULT 0 CHECK (held IN (0, 1)));
 
+CREATE TABLE address_book (
+    account_id INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    address    TEXT NOT NULL COLLATE NOCASE,
+    name       TEXT,
+    sent       INTEGER NOT NULL DEFAULT 0 CHECK (sent >= 0),
+    received   INTEGER NOT NULL DEFAULT 0 CHECK (received >= 0),
+    seen       INTEGER NOT NULL DEFAULT 0 CHECK (seen >= 0),
+    last_at    INTEGER NOT NULL,                   -- epoch ms: the newest message it is on
+    PRIMARY KEY (account_id, address)
+) WITHOUT ROWID;
+
 CREATE TABLE attachments (
     message_id    INTEGER NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
     part_id       TEXT NOT NULL,                    -- keyed by part, not attachmentId (gmail-api.md 2.4)
@@ -209,7 +220,7 @@ CREATE TABLE messages (
     content_type      TEXT,                         -- top-level MIME type
     has_attachment    INTEGER NOT NULL DEFAULT 0 CHECK (has_attachment IN (0, 1)),
     -- 0: metadata only; 1: body hydrated (message_bodies has the row)
-    body_state        INTEGER NOT NULL DEFAULT 0 CHECK (body_state IN (0, 1)), attachment_known INTEGER NOT NULL DEFAULT 0 CHECK (attachment_known IN (0, 1)),
+    body_state        INTEGER NOT NULL DEFAULT 0 CHECK (body_state IN (0, 1)), attachment_known INTEGER NOT NULL DEFAULT 0 CHECK (attachment_known IN (0, 1)), list_unsubscribe TEXT, list_unsubscribe_post TEXT, authentication_results TEXT, dkim_signatures TEXT, list_headers_known INTEGER NOT NULL DEFAULT 0 CHECK (list_headers_known IN (0, 1)),
     -- gmail_id first: a bare id on the command line is looked up without an account
     UNIQUE (gmail_id, account_id)
 );
@@ -383,6 +394,22 @@ CREATE TABLE "thread_rollup" (
     PRIMARY KEY (account_id, last_message_at DESC, thread_id DESC)
 ) WITHOUT ROWID;
 
+CREATE TABLE unsubscribes (
+    id               INTEGER PRIMARY KEY AUTOINCREMENT,
+    account_id       INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    sender           TEXT NOT NULL CHECK (sender <> ''),  -- an address, or list:ID (as hd-senders groups)
+    method           TEXT NOT NULL CHECK (method IN ('one-click', 'mailto', 'https')),
+    target           TEXT NOT NULL,                       -- the URI, or the mailto address
+    message_gmail_id TEXT,                                -- the message whose headers offered it
+    -- intended: a POST may be under way (or was, when its process died: its answer is unknown)
+    state            TEXT NOT NULL CHECK (state IN ('intended', 'done', 'refused', 'unknown', 'queued', 'printed')),
+    answer           TEXT,                                -- the HTTP status, or why it did not succeed
+    outbox_id        INTEGER,                             -- the mailto's message (outbox:N)
+    created_at       INTEGER NOT NULL,                    -- epoch ms
+    updated_at       INTEGER NOT NULL,
+    CHECK ((method = 'mailto') = (outbox_id IS NOT NULL))
+);
+
 CREATE INDEX drafts_by_message ON drafts (account_id, gmail_id);
 
 CREATE INDEX labels_by_name ON labels (account_id, name);
@@ -427,6 +454,8 @@ CREATE INDEX sync_parked_due ON sync_parked (account_id, stage, next_attempt_at)
 
 CREATE UNIQUE INDEX thread_rollup_by_thread ON thread_rollup (thread_id, account_id);
 
+CREATE INDEX unsubscribes_by_sender ON unsubscribes (account_id, sender);
+
 CREATE VIEW effective_labels (message_id, label) AS
     SELECT ml.message_id, ml.label
       FROM message_labels AS ml
@@ -465,6 +494,48 @@ END;
 CREATE TRIGGER actions_forgotten AFTER DELETE ON actions BEGIN
     DELETE FROM action_items WHERE action_id = OLD.id;
     UPDATE mutation_queue SET action_id = NULL WHERE action_id = OLD.id;
+END;
+
+CREATE TRIGGER address_book_delete AFTER DELETE ON message_addresses BEGIN
+    UPDATE address_book SET
+           sent = address_book.sent - (OLD.role <> 'from' AND s.is_sent),
+           received = address_book.received - (OLD.role = 'from' AND NOT s.is_sent), seen = address_book.seen - 1
+      FROM messages AS m,
+           (SELECT EXISTS (SELECT 1 FROM message_labels WHERE message_id = OLD.message_id AND label = 'SENT') AS is_sent) AS s
+     WHERE m.id = OLD.message_id AND address_book.account_id = m.account_id AND address_book.address = OLD.address;
+    DELETE FROM address_book
+     WHERE address = OLD.address AND seen = 0
+       AND account_id = (SELECT account_id FROM messages WHERE id = OLD.message_id);
+END;
+
+CREATE TRIGGER address_book_insert AFTER INSERT ON message_addresses BEGIN
+    INSERT INTO address_book (account_id, address, name, sent, received, seen, last_at)
+    SELECT m.account_id, NEW.address, NEW.name,
+           NEW.role <> 'from' AND s.is_sent, NEW.role = 'from' AND NOT s.is_sent, 1, m.internal_date
+      FROM messages AS m,
+           (SELECT EXISTS (SELECT 1 FROM message_labels WHERE message_id = NEW.message_id AND label = 'SENT') AS is_sent) AS s
+     WHERE m.id = NEW.message_id
+    ON CONFLICT (account_id, address) DO UPDATE SET
+       sent = sent + excluded.sent, received = received + excluded.received, seen = seen + 1,
+       name = CASE WHEN excluded.name IS NOT NULL AND (name IS NULL OR excluded.last_at >= last_at)
+                   THEN excluded.name ELSE name END,
+       last_at = max(last_at, excluded.last_at);
+END;
+
+CREATE TRIGGER address_book_message_delete BEFORE DELETE ON messages BEGIN
+    UPDATE address_book
+       SET sent = address_book.sent - d.sent, received = address_book.received - d.received,
+           seen = address_book.seen - d.seen
+      FROM (SELECT a.address,
+                   sum(a.role <> 'from' AND s.is_sent) AS sent, sum(a.role = 'from' AND NOT s.is_sent) AS received,
+                   count(*) AS seen
+              FROM message_addresses AS a,
+                   (SELECT EXISTS (SELECT 1 FROM message_labels WHERE message_id = OLD.id AND label = 'SENT') AS is_sent) AS s
+             WHERE a.message_id = OLD.id GROUP BY a.address) AS d
+     WHERE address_book.account_id = OLD.account_id AND address_book.address = d.address;
+    DELETE FROM address_book
+     WHERE account_id = OLD.account_id AND seen = 0
+       AND address IN (SELECT address FROM message_addresses WHERE message_id = OLD.id);
 END;
 
 CREATE TRIGGER label_counts_canonical_delete AFTER DELETE ON message_labels

@@ -39,7 +39,8 @@ ensure_build_dependencies() {
 }
 
 # The real mail programs hd-send is tested with as a sendmail program
-# (Tests/CLITests/SendmailTests.swift): git send-email and mutt.
+# (Tests/CLITests/SendmailTests.swift): git send-email and mutt; mutt also runs hd-address as
+# its query_command (Tests/CLITests/AddressCommandTests.swift).
 ensure_mail_clients() {
     ensure_packages git git-email mutt
 }

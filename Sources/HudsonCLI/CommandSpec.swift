@@ -13,6 +13,8 @@ public enum ValueKind: Sendable, Equatable {
     case directory
     case label
     case account
+    /// An email address, completed from `hd-address` (the store's addresses, best first).
+    case address
     case reference
     case query
     case action

@@ -43,6 +43,7 @@ public enum Completion {
             case .directory: return "directory"
             case .label: return "label"
             case .account: return "account"
+            case .address: return "address"
             case .reference: return "reference"
             case .query: return "query"
             case .action: return "action"

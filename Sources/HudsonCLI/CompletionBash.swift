@@ -87,6 +87,9 @@ extension Completion {
             case .directory: values = "COMPREPLY=($(compgen -d -- \"$cur\")); return"
             case .label: values = "IFS=$'\\n' candidates=($(_hudson_labels)); _hudson_reply \"$cur\" \"${candidates[@]}\"; return"
             case .account: values = "IFS=$'\\n' candidates=($(_hudson_accounts)); _hudson_reply \"$cur\" \"${candidates[@]}\"; return"
+            case .address:
+                // The word after the last comma of a list; the list before it stays.
+                values = "local head=\"\" a; [[ \"$cur\" == *,* ]] && head=\"${cur%,*},\"; IFS=$'\\n'; for a in $(hd-address --ids -- \"${cur##*,}\" 2>/dev/null); do candidates+=(\"$head$a\"); done; _hudson_reply \"$cur\" \"${candidates[@]}\"; return"
             case .choice(let choices): values = "_hudson_reply \"$cur\" \(choices.joined(separator: " ")); return"
             default: values = "COMPREPLY=(); return"
             }

@@ -68,6 +68,7 @@ extension Completion {
                 case .directory: line += " -r -a '(__fish_complete_directories)'"
                 case .label: line += " -r -a '(__hudson_labels)'"
                 case .account: line += " -r -a '(__hudson_accounts)'"
+                case .address: line += " -r -a '(hd-address --ids -- (commandline -ct) 2>/dev/null)'"
                 case .choice(let values): line += " -r -a '\(values.joined(separator: " "))'"
                 default: line += " -r"
                 }

@@ -67,6 +67,8 @@ extension Completion {
                 case .directory: action = "_files -/"
                 case .label: action = "_hudson_labels"
                 case .account: action = "_hudson_accounts"
+                case .address:
+                    action = "{local -a a; a=(${(f)\"$(hd-address --ids -- \"${PREFIX##*,}\" 2>/dev/null)\"}); compset -P \"*,\"; compadd -a a}"
                 case .choice(let values): action = "(\(values.joined(separator: " ")))"
                 default: action = " "
                 }

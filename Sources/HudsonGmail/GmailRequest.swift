@@ -53,6 +53,8 @@ enum Endpoint {
     static let metadataHeaders = [
         "Subject", "From", "To", "Cc", "Bcc", "Reply-To", "Date", "Message-ID",
         "In-Reply-To", "References", "List-Id", "Content-Type",
+        // What an unsubscribe offer rests on (issue 42; HudsonStore's ListHeaders.headerNames).
+        "List-Unsubscribe", "List-Unsubscribe-Post", "Authentication-Results", "DKIM-Signature",
     ]
 
     private static let unreserved: Set<UInt8> = Set(

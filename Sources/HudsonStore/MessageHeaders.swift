@@ -17,6 +17,9 @@ public struct MessageHeaders: Equatable, Sendable {
     public var references: String?
     public var listID: String?
     public var contentType: String?
+    /// What a sender offers for unsubscribing and what vouches for it (issue 42;
+    /// Senders/ListHeaders.swift): kept for mail that carries List-Unsubscribe.
+    public var list = ListHeaders()
 
     public init(
         subject: String? = nil, from: String? = nil, to: String? = nil, cc: String? = nil, bcc: String? = nil,

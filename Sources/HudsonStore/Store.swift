@@ -81,6 +81,8 @@ public final class Store {
             try db.defineTextFunction("hudson_shown_v1", TerminalSafety.shown)
             // The same rule for the index since migration 013 (IndexText).
             try db.defineTextFunction("hudson_indexed_v1") { IndexText.forIndex(TerminalSafety.shown($0)) }
+            // Migration 035 reads list headers from stored sources; only a writer migrates.
+            if access != .readOnly { try defineListHeaderFunctions(db) }
             // SQLite opens a file it cannot write read-only without a word; a command that
             // writes would then fail at its first change, after doing its work.
             if access != .readOnly && db.isMainDatabaseReadOnly {

@@ -17,7 +17,7 @@ public enum EmlMapping {
         let content = MessageContent.extract(from: root)
         let date = root.header("Date").flatMap(MailDate.parse).map { $0 * 1000 } ?? now
         let text = content.text ?? ""
-        let snapshot = MessageSnapshot(
+        var snapshot = MessageSnapshot(
             id: id, threadID: id, historyID: 1, internalDate: date, labelIDs: ["INBOX", "UNREAD"],
             snippet: String(text.prefix(200)), sizeEstimate: Int64(raw.count),
             headers: MessageHeaders(
@@ -25,6 +25,7 @@ public enum EmlMapping {
                 bcc: addresses("Bcc"), replyTo: addresses("Reply-To"), date: root.header("Date"), messageID: root.header("Message-ID"),
                 inReplyTo: root.header("In-Reply-To"), references: root.header("References"), listID: header("List-Id"),
                 contentType: root.header("Content-Type")))
+        snapshot.headers.list = ListHeaders(headers: root.headers.map { (name: $0.name, value: $0.value) })
         let body = MessageBody(
             text: content.text, html: content.html,
             attachments: content.attachments.map {

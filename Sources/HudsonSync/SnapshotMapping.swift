@@ -44,6 +44,14 @@ public enum SnapshotMapping {
         let date = message.internalDateMilliseconds
             ?? message.header(named: "Date").flatMap(MailDate.parse).map { $0 * 1000 }
             ?? 0
+        var headers = MessageHeaders(
+            subject: header("Subject"), from: addresses("From"), to: addresses("To"), cc: addresses("Cc"),
+            bcc: addresses("Bcc"), replyTo: addresses("Reply-To"), date: message.header(named: "Date"),
+            messageID: message.header(named: "Message-ID"), inReplyTo: message.header(named: "In-Reply-To"),
+            references: message.header(named: "References"), listID: header("List-Id"),
+            contentType: message.payload?.mimeType ?? message.header(named: "Content-Type"))
+        // Every instance, in order: a message may carry several DKIM-Signatures (issue 42).
+        headers.list = ListHeaders(headers: (message.payload?.headers ?? []).map { (name: $0.name, value: $0.value) })
         return MessageSnapshot(
             id: message.id,
             threadID: threadID,
@@ -53,12 +61,7 @@ public enum SnapshotMapping {
             // Snippets carry HTML character references (`&amp;`, `&#39;`): decode once here.
             snippet: HTMLText.decodeReferences(message.snippet ?? ""),
             sizeEstimate: Int64(message.sizeEstimate ?? 0),
-            headers: MessageHeaders(
-                subject: header("Subject"), from: addresses("From"), to: addresses("To"), cc: addresses("Cc"),
-                bcc: addresses("Bcc"), replyTo: addresses("Reply-To"), date: message.header(named: "Date"),
-                messageID: message.header(named: "Message-ID"), inReplyTo: message.header(named: "In-Reply-To"),
-                references: message.header(named: "References"), listID: header("List-Id"),
-                contentType: message.payload?.mimeType ?? message.header(named: "Content-Type")))
+            headers: headers)
     }
 }
 

@@ -63,7 +63,7 @@ enum Cookbook {
     static let checked: Set<String> = [
         "digest", "newsletters", "vip", "unread-per-label", "incremental", "mbox", "relabel", "trash-promotions",
         "draft-summary", "replay-filters", "rules", "maildir-backup", "import-mbox", "git-am",
-        "neomutt-notmuch", "aerc-notmuch", "mu4e", "timing",
+        "neomutt-notmuch", "aerc-notmuch", "mu4e", "timing", "cleanup",
     ]
 }
 
@@ -168,6 +168,7 @@ struct CookbookTests {
         case "git-am": try gitAm(recipe, kitchen)
         case "neomutt-notmuch", "aerc-notmuch", "mu4e": try twoWay(recipe, kitchen)
         case "timing": try timing(recipe, kitchen)
+        case "cleanup": try cleanup(recipe, kitchen)
         default: Issue.record("docs/scripting.md:\(recipe.line): no check for recipe \(recipe.name)")
         }
     }

@@ -30,6 +30,7 @@ struct RequestEncodingTests {
         #expect(request.values("metadataHeaders") == [
             "Subject", "From", "To", "Cc", "Bcc", "Reply-To", "Date", "Message-ID",
             "In-Reply-To", "References", "List-Id", "Content-Type",
+            "List-Unsubscribe", "List-Unsubscribe-Post", "Authentication-Results", "DKIM-Signature",
         ])
         #expect(request.values("prettyPrint") == ["false"])
         #expect(request.headers["authorization"] == "Bearer ya29.first-token")

@@ -26,9 +26,9 @@ function __hudson_query
 end
 
 complete -c hd-send -f
-complete -c hd-send -l to -r -d 'A recipient (repeatable, or a comma-separated list).'
-complete -c hd-send -l cc -r -d 'A Cc recipient (repeatable, or a comma-separated list).'
-complete -c hd-send -l bcc -r -d 'A Bcc recipient (repeatable, or a comma-separated list).'
+complete -c hd-send -l to -r -a '(hd-address --ids -- (commandline -ct) 2>/dev/null)' -d 'A recipient (repeatable, or a comma-separated list).'
+complete -c hd-send -l cc -r -a '(hd-address --ids -- (commandline -ct) 2>/dev/null)' -d 'A Cc recipient (repeatable, or a comma-separated list).'
+complete -c hd-send -l bcc -r -a '(hd-address --ids -- (commandline -ct) 2>/dev/null)' -d 'A Bcc recipient (repeatable, or a comma-separated list).'
 complete -c hd-send -l subject -r -d 'The subject (with --reply-to: Re: and the original'\''s).'
 complete -c hd-send -l body-file -r -F -d 'Read the body from FILE instead of standard input.'
 complete -c hd-send -l attach -r -F -d 'Attach FILE (repeatable).'

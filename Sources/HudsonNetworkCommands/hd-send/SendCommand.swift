@@ -26,6 +26,7 @@ public enum SendCommand {
             throw UsageError("--at goes without --draft, --update-draft, --delay and --no-send")
         }
         if timing.remindAt != nil && composed.isDraft { throw UsageError("--remind goes without --draft and --update-draft") }
+        NearMissWarning.warn(cli, store: store, recipients: composed.message.recipients.map(\.address), accountID: composed.account.id)
         if dryRun {
             try cli.stdout.write(envelopeText(composed))
             return .success

@@ -25,9 +25,9 @@ private let spec = CommandSpec(
         deletes drafts).
         """,
     options: [
-        .value("to", name: "ADDRESS", help: "A recipient (repeatable, or a comma-separated list).", repeatable: true),
-        .value("cc", name: "ADDRESS", help: "A Cc recipient (repeatable, or a comma-separated list).", repeatable: true),
-        .value("bcc", name: "ADDRESS", help: "A Bcc recipient (repeatable, or a comma-separated list).", repeatable: true),
+        .value("to", name: "ADDRESS", kind: .address, help: "A recipient (repeatable, or a comma-separated list).", repeatable: true),
+        .value("cc", name: "ADDRESS", kind: .address, help: "A Cc recipient (repeatable, or a comma-separated list).", repeatable: true),
+        .value("bcc", name: "ADDRESS", kind: .address, help: "A Bcc recipient (repeatable, or a comma-separated list).", repeatable: true),
         .value("subject", name: "TEXT", help: "The subject (with --reply-to: Re: and the original's)."),
         .value("body-file", name: "FILE", kind: .file, help: "Read the body from FILE instead of standard input."),
         .value("attach", name: "FILE", kind: .file, help: "Attach FILE (repeatable).", repeatable: true),

@@ -60,6 +60,8 @@ enum Schema {
         Migration("032_thread_by_message_key", threadByMessageKey),
         Migration("033_snoozes", snoozes),
         Migration("034_scheduled_sends", scheduledSends),
+        Migration("035_list_headers", listHeaders),
+        Migration("036_address_book", addressBook),
     ]
 
     static let migrator = Migrator(migrations)

@@ -229,6 +229,7 @@ extension Store {
         }
         try replaceCanonicalLabels(messageKey: key, accountID: accountID, with: snapshot.labelIDs)
         try replaceAddresses(messageKey: key, headers: headers)
+        try keepListHeaders(headers.list, messageKey: key)
         try bumpSequence(messageKey: key, accountID: accountID, gmailID: snapshot.id, threadID: snapshot.threadID)
         touched.insert(ThreadKey(accountID: accountID, threadID: snapshot.threadID))
         return true

@@ -1,0 +1,169 @@
+/*!
+ `hd-senders`' report (issue 42): the mail a query selects (through the one query
+ translator), grouped by list (`List-Id`, RFC 2919) or else by sender address, with what
+ the user did with it: read, left unread out of the inbox, starred or replied to. Mail
+ the account sent (SENT) is not counted: it is not mail anyone sent the user.
+
+ Each group's unsubscribe offer is that of its newest message that carries
+ `List-Unsubscribe` (UnsubscribeOffer.swift decides which methods are safe).
+ */
+import HudsonQuery
+import SQLite
+
+public struct SenderSummary: Equatable, Sendable {
+    public enum Kind: String, Sendable { case address, list }
+
+    public var kind: Kind
+    /// The address, or the list's id (inside List-Id's angle brackets), lowercased.
+    public var key: String
+    /// The sender's name, or the list's description, from the newest message.
+    public var name: String?
+    public var messages: Int
+    public var threads: Int
+    public var read: Int
+    public var archivedUnread: Int
+    public var starredOrReplied: Int
+    /// Epoch ms of the newest message.
+    public var lastSeen: Int64
+    public var listHeaders: ListHeaders
+    /// The newest message that carries List-Unsubscribe, if any (its Gmail id and account).
+    public var offeringMessage: String?
+    public var accountID: Int64
+    /// When the group's newest recorded unsubscribe was made (`--after-unsubscribe`).
+    public var unsubscribedAt: Int64?
+    /// Messages of the group whose list headers are not known (migration 035): with none
+    /// offering, the group's offer is unknown rather than none.
+    public var headersUnknown: Int
+
+    /// The query term that selects this group's mail: `list:ID` or `from:ADDRESS`.
+    /// The group as `unsubscribes.sender` and the SQL name it: an address, or `list:ID`.
+    public var groupKey: String { kind == .list ? "list:" + key : key }
+
+    /// A key with anything but letters, digits and `@._+-=` is quoted (its quotes dropped),
+    /// so the term stays one term of the query language.
+    public var queryTerm: String {
+        let plain = key.unicodeScalars.allSatisfy {
+            $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "@._+-=".unicodeScalars.contains($0))
+        }
+        let value = plain ? key : "\"" + key.filter { $0 != "\"" && $0 != "\\" } + "\""
+        return (kind == .list ? "list:" : "from:") + value
+    }
+}
+
+public enum SenderSort: String, Sendable, CaseIterable {
+    /// Most messages first.
+    case volume
+    /// Least read first (then most messages).
+    case read
+    /// Most recent first.
+    case lastSeen = "last-seen"
+}
+
+extension Store {
+    /// The groups of the mail `query` selects, sorted, at most `limit`.
+    public func senders(matching query: Query, options: SearchOptions, sort: SenderSort, limit: Int) throws -> [SenderSummary] {
+        try db.read {
+            let compiled = try compileSearch(query, options: options)
+            let statement = try db.prepare("""
+                \(Self.senderGroupsSQL(selection: "SELECT m.id \(compiled.everyMatchFromAndWhere)", labels: compiled.labelSource))
+                 ORDER BY \(Self.senderOrder(sort))
+                 LIMIT ?
+                """)
+            return try statement.map(compiled.arguments + [.integer(Int64(min(limit, Int(Int64.max))))]) { senderSummary($0) }
+        }
+    }
+
+    /// Groups whose unsubscribe was recorded (any state that may have reached the sender)
+    /// and that sent mail after it, newest unsubscribe first.
+    public func sendersAfterUnsubscribe(accountID: Int64?, limit: Int) throws -> [SenderSummary] {
+        try db.read {
+            let queueIsEmpty = try db.scalarInt(EffectiveLabels.queueIsEmptySQL) == 1
+            let labels = EffectiveLabels.source(queueIsEmpty: queueIsEmpty)
+            // The mail of each recorded sender after its newest unsubscribe.
+            let selection = """
+                SELECT m.id FROM messages AS m
+                  JOIN (SELECT account_id, sender, max(created_at) AS at FROM unsubscribes
+                         WHERE state IN ('done', 'unknown', 'intended', 'queued') GROUP BY account_id, sender) AS u
+                    ON u.account_id = m.account_id AND m.internal_date > u.at
+                 WHERE (?1 IS NULL OR m.account_id = ?1)
+                   AND u.sender = \(Self.senderKeySQL)
+                """
+            let statement = try db.prepare("""
+                \(Self.senderGroupsSQL(selection: selection, labels: labels, unsubscribedAt: true))
+                 ORDER BY 13 DESC, s.n_messages DESC
+                 LIMIT ?2
+                """)
+            return try statement.map([accountID, Int64(min(limit, Int(Int64.max)))]) { senderSummary($0) }
+        }
+    }
+
+    /// What a group is: the list's id (inside List-Id's angle brackets) as `list:ID`, else
+    /// the From address, both lowercased; NULL for a message with neither.
+    static let senderKeySQL = """
+        (CASE WHEN m.list_id IS NOT NULL AND trim(m.list_id) <> ''
+              THEN 'list:' || lower(trim(CASE WHEN instr(m.list_id, '<') > 0 AND instr(m.list_id, '>') > instr(m.list_id, '<')
+                                              THEN substr(m.list_id, instr(m.list_id, '<') + 1,
+                                                          instr(m.list_id, '>') - instr(m.list_id, '<') - 1)
+                                              ELSE m.list_id END))
+              ELSE (SELECT lower(a.address) FROM message_addresses AS a WHERE a.message_id = m.id AND a.role = 'from' LIMIT 1)
+         END)
+        """
+
+    /// Columns: 0 key, 1 read, 2 archived unread, 3 messages, 4 threads, 5 starred or
+    /// replied, 6 last seen, 7-10 the offering message's list headers, 11 its Gmail id,
+    /// 12 the newest unsubscribe, 13 the name, 14 the account of the newest message, 15 how
+    /// many messages' list headers are unknown.
+    static func senderGroupsSQL(selection: String, labels: String, unsubscribedAt: Bool = false) -> String {
+        func carries(_ label: String) -> String {
+            EffectiveLabels.carries(messageColumn: "m.id", label: "'\(label)'", source: labels)
+        }
+        return """
+            SELECT s.key, s.n_read, s.n_archived_unread, s.n_messages, s.n_threads, s.n_engaged, s.last_seen,
+                   o.list_unsubscribe, o.list_unsubscribe_post, o.authentication_results, o.dkim_signatures, o.gmail_id,
+                   \(unsubscribedAt ? "(SELECT max(created_at) FROM unsubscribes AS u WHERE u.sender = s.key AND u.account_id = n.account_id)" : "NULL"),
+                   CASE WHEN s.key LIKE 'list:%'
+                        THEN nullif(trim(substr(n.list_id, 1, instr(n.list_id || '<', '<') - 1), ' "'), '')
+                        ELSE (SELECT a.name FROM message_addresses AS a WHERE a.message_id = n.id AND a.role = 'from' LIMIT 1) END,
+                   n.account_id, s.n_unknown
+              FROM (SELECT key, sum(NOT headers_known) AS n_unknown, sum(NOT unread) AS n_read, sum(unread AND NOT inbox) AS n_archived_unread,
+                           count(*) AS n_messages, count(DISTINCT account_id || ' ' || thread_id) AS n_threads,
+                           sum(starred OR replied) AS n_engaged, max(internal_date) AS last_seen,
+                           max(id) AS newest_id, max(CASE WHEN offers THEN id END) AS offer_id
+                      FROM (SELECT \(senderKeySQL) AS key, m.id, m.account_id, m.thread_id, m.internal_date,
+                                   m.list_unsubscribe IS NOT NULL AS offers, m.list_headers_known AS headers_known,
+                                   \(carries("UNREAD")) AS unread, \(carries("INBOX")) AS inbox, \(carries("STARRED")) AS starred,
+                                   EXISTS (SELECT 1 FROM messages AS r
+                                            WHERE r.thread_id = m.thread_id AND r.account_id = m.account_id
+                                              AND r.internal_date > m.internal_date
+                                              AND EXISTS (SELECT 1 FROM \(labels) AS rl WHERE rl.message_id = r.id AND rl.label = 'SENT')) AS replied
+                              FROM messages AS m
+                             WHERE m.id IN (\(selection))
+                               AND NOT \(carries("SENT")))
+                     WHERE key IS NOT NULL
+                     GROUP BY key) AS s
+              JOIN messages AS n ON n.id = s.newest_id
+              LEFT JOIN messages AS o ON o.id = s.offer_id
+            """
+    }
+
+    static func senderOrder(_ sort: SenderSort) -> String {
+        switch sort {
+        case .volume: return "s.n_messages DESC, s.last_seen DESC, s.key"
+        case .read: return "CAST(s.n_read AS REAL) / s.n_messages, s.n_messages DESC, s.key"
+        case .lastSeen: return "s.last_seen DESC, s.n_messages DESC, s.key"
+        }
+    }
+
+    func senderSummary(_ row: Row) -> SenderSummary {
+        let key = row.string(0)
+        let isList = key.hasPrefix("list:")
+        return SenderSummary(
+            kind: isList ? .list : .address, key: isList ? String(key.dropFirst(5)) : key, name: row.optionalString(13),
+            messages: row.int(3), threads: row.int(4), read: row.int(1), archivedUnread: row.int(2),
+            starredOrReplied: row.int(5), lastSeen: row.int64(6),
+            listHeaders: ListHeaders(unsubscribe: row.optionalString(7), unsubscribePost: row.optionalString(8),
+                                     authenticationResults: row.optionalString(9), dkimSignatures: row.optionalString(10)),
+            offeringMessage: row.optionalString(11),
+            accountID: row.int64(14), unsubscribedAt: row.optionalInt64(12), headersUnknown: row.int(15))
+    }
+}

@@ -1,0 +1,269 @@
+/*!
+ What a message offers for unsubscribing, and which of it is safe to act on (issue 42):
+ the one rule `hd-senders` shows and `hd-unsubscribe` follows.
+
+ - one-click (RFC 8058 §3, §4): both headers, `List-Unsubscribe-Post` exactly
+   `List-Unsubscribe=One-Click`, an https URI in `List-Unsubscribe` that is safe to
+   request (below), and a DKIM signature that Gmail's `Authentication-Results` says passed
+   and whose `h=` covers both `List-Unsubscribe` and `List-Unsubscribe-Post` (matched by
+   `d=` and `s=`). Anyone can write the two headers into unsigned mail; the signature is
+   what says the sender did.
+ - mailto (RFC 2369, RFC 6068): a `mailto:` URI with exactly one address.
+ - https: an https URI without one-click: a web page for a person, printed, never fetched.
+
+ A URI is safe to request only when it is `https:`, names a host by a DNS name (no IP
+ literal, no userinfo, no port but 443's default or an explicit one), and is at most
+ 2,048 bytes of printable ASCII; anything else (`javascript:`, `file:`, `http:`) is no method.
+ */
+
+public enum UnsubscribeMethod: String, Sendable, CaseIterable {
+    case oneClick = "one-click"
+    case https
+    case mailto
+}
+
+/// A parsed `mailto:` URI (RFC 6068): one address, and the subject and body it asks for.
+public struct MailtoRequest: Equatable, Sendable {
+    public var address: String
+    public var subject: String?
+    public var body: String?
+
+    public init(address: String, subject: String? = nil, body: String? = nil) {
+        self.address = address
+        self.subject = subject
+        self.body = body
+    }
+}
+
+public struct UnsubscribeOffer: Equatable, Sendable {
+    /// The https URI a one-click POST goes to, when every RFC 8058 condition holds.
+    public var oneClick: String?
+    /// The first https URI that is safe to show (printed, not fetched).
+    public var https: String?
+    public var mailto: MailtoRequest?
+    /// Why one-click is not offered when the message has List-Unsubscribe-Post.
+    public var oneClickRefusal: String?
+
+    public var methods: [UnsubscribeMethod] {
+        (oneClick != nil ? [.oneClick] : []) + (https != nil ? [.https] : []) + (mailto != nil ? [.mailto] : [])
+    }
+
+    /// The longest URI acted on or shown.
+    public static let maximumURIBytes = 2048
+    /// Gmail's receiving servers' authserv-id (RFC 8601 §2.5): only its verdict counts.
+    public static let gmailAuthServID = "mx.google.com"
+
+    /// `allowLoopbackHTTP` is the tests' seam (HudsonCLI's TestHooks): it lets
+    /// `http://127.0.0.1:PORT/...` stand for an https URI. Never set for users.
+    public init(_ headers: ListHeaders, allowLoopbackHTTP: Bool = false) {
+        guard let field = headers.unsubscribe else { return }
+        let uris = Self.uris(field)
+        let safeHTTPS = uris.first { Self.isSafeHTTPS($0, allowLoopbackHTTP: allowLoopbackHTTP) }
+        https = safeHTTPS
+        mailto = uris.lazy.compactMap(Self.mailto).first
+        guard let post = headers.unsubscribePost else { return }
+        guard post.trimmingSpaces == "List-Unsubscribe=One-Click" else {
+            oneClickRefusal = "List-Unsubscribe-Post is not List-Unsubscribe=One-Click"
+            return
+        }
+        guard let target = safeHTTPS else {
+            oneClickRefusal = "List-Unsubscribe has no https URI that is safe to request"
+            return
+        }
+        guard Self.signatureCoversListHeaders(headers) else {
+            oneClickRefusal = "no DKIM signature that passed covers List-Unsubscribe and List-Unsubscribe-Post"
+            return
+        }
+        oneClick = target
+    }
+
+    public init() {}
+
+    /// The URIs of a List-Unsubscribe field, in order: each in angle brackets (RFC 2369 §2),
+    /// whitespace inside removed (§2: folding may break a URI), comments outside ignored.
+    static func uris(_ field: String) -> [String] {
+        var result: [String] = []
+        var current: String?
+        for character in field {
+            if character == "<" { current = ""; continue }
+            if character == ">" {
+                if let uri = current, !uri.isEmpty { result.append(uri) }
+                current = nil
+                continue
+            }
+            if current != nil && !character.isWhitespace { current!.append(character) }
+        }
+        return result
+    }
+
+    /// Whether `uri` may be requested: https, a DNS host name, no userinfo, printable ASCII, bounded.
+    public static func isSafeHTTPS(_ uri: String, allowLoopbackHTTP: Bool = false) -> Bool {
+        guard uri.utf8.count <= maximumURIBytes, uri.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+        let lower = uri.lowercased()
+        let rest: Substring
+        if lower.hasPrefix("https://") {
+            rest = uri.dropFirst(8)
+        } else if allowLoopbackHTTP && lower.hasPrefix("http://127.0.0.1:") {
+            return !uri.dropFirst(7).prefix { $0 != "/" && $0 != "?" && $0 != "#" }.contains("@")
+        } else {
+            return false
+        }
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !authority.contains("@"), !authority.contains("\\") else { return false }
+        var host = Substring(authority)
+        if let colon = authority.lastIndex(of: ":") {
+            let port = authority[authority.index(after: colon)...]
+            guard !port.isEmpty, port.allSatisfy(\.isASCIIDigit), let number = Int(port), (1...65535).contains(number)
+            else { return false }
+            host = authority[..<colon]
+        }
+        return isDNSHostName(host)
+    }
+
+    /// Letters, digits, hyphens and dots, at least one dot, a last label that is not all
+    /// digits: so no IPv4 literal (`1.2.3.4`, `0x7f.1`), no IPv6 literal (`[::1]`), no bare name.
+    static func isDNSHostName(_ host: Substring) -> Bool {
+        guard !host.isEmpty, host.utf8.count <= 253 else { return false }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        guard labels.count >= 2, labels.allSatisfy({ label in
+            !label.isEmpty && label.utf8.count <= 63 && !label.hasPrefix("-") && !label.hasSuffix("-")
+                && label.allSatisfy { $0.isASCIILetterOrDigit || $0 == "-" }
+        }) else { return false }
+        let last = labels.last!
+        return !last.allSatisfy(\.isASCIIDigit) && !(last.lowercased().hasPrefix("0x"))
+            && !labels.allSatisfy { $0.allSatisfy(\.isASCIIDigit) || $0.lowercased().hasPrefix("0x") }
+    }
+
+    /// A `mailto:` URI with one address and optional subject and body (RFC 6068 §2), or nil.
+    public static func mailto(_ uri: String) -> MailtoRequest? {
+        guard uri.utf8.count <= maximumURIBytes, uri.lowercased().hasPrefix("mailto:") else { return nil }
+        let rest = uri.dropFirst(7)
+        let parts = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let address = percentDecoded(parts[0]), !address.contains(","), isPlainAddress(address) else { return nil }
+        var request = MailtoRequest(address: address)
+        if parts.count == 2 {
+            for field in parts[1].split(separator: "&") {
+                let pair = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard pair.count == 2, let value = percentDecoded(pair[1]) else { continue }
+                switch pair[0].lowercased() {
+                case "subject": request.subject = value
+                case "body": request.body = value
+                default: continue  // RFC 6068 §6: other header fields are not set from a URI we did not write
+                }
+            }
+        }
+        return request
+    }
+
+    /// local@domain of printable ASCII, nothing a header could break on.
+    static func isPlainAddress(_ text: String) -> Bool {
+        let pieces = text.split(separator: "@", omittingEmptySubsequences: false)
+        guard pieces.count == 2, !pieces[0].isEmpty, !pieces[1].isEmpty, text.utf8.count <= 254 else { return false }
+        return text.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "<") && $0 != UInt8(ascii: ">")
+            && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "(") && $0 != UInt8(ascii: ")") && $0 != UInt8(ascii: ";") }
+            && isDNSHostName(pieces[1])
+    }
+
+    /// Percent-decoding (RFC 3986 §2.1) into UTF-8 text; nil for a bad escape, invalid
+    /// UTF-8 or a control character (a subject must not carry a line break into a header).
+    static func percentDecoded(_ text: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var index = text.utf8.startIndex
+        let utf8 = text.utf8
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%") {
+                let first = utf8.index(after: index)
+                guard first < utf8.endIndex, utf8.index(after: first) < utf8.endIndex,
+                      let high = hexValue(utf8[first]), let low = hexValue(utf8[utf8.index(after: first)]) else { return nil }
+                bytes.append(high << 4 | low)
+                index = utf8.index(first, offsetBy: 2)
+            } else {
+                bytes.append(byte)
+                index = utf8.index(after: index)
+            }
+        }
+        guard let decoded = String(validating: bytes, as: UTF8.self),
+              !decoded.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else { return nil }
+        return decoded
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+
+    /// RFC 8058 §4 through Gmail's verdict: Gmail's Authentication-Results (authserv-id
+    /// mx.google.com) has `dkim=pass` for a signature (`header.d`/`header.i`, `header.s`)
+    /// whose stored `h=` names both list headers.
+    static func signatureCoversListHeaders(_ headers: ListHeaders) -> Bool {
+        guard let results = headers.authenticationResults, let signatures = headers.dkimSignatures else { return false }
+        let summaries = signatures.split(separator: "\n").map { DKIMTags(String($0)) }
+        for pass in passingDKIM(results) {
+            for signature in summaries {
+                guard let domain = signature["d"]?.lowercased(), !domain.isEmpty else { continue }
+                let domainMatches = pass.domain == domain || pass.domain.hasSuffix("." + domain)
+                let selectorMatches = pass.selector == nil || pass.selector == signature["s"]?.lowercased()
+                let signed = Set((signature["h"] ?? "").lowercased().split(separator: ":").map(String.init))
+                if domainMatches && selectorMatches && signed.contains("list-unsubscribe")
+                    && signed.contains("list-unsubscribe-post") { return true }
+            }
+        }
+        return false
+    }
+
+    /// The `dkim=pass` results of Gmail's own Authentication-Results (RFC 8601 §2.2): the
+    /// domain (`header.d`, else the domain of `header.i`) and selector, lowercased.
+    static func passingDKIM(_ field: String) -> [(domain: String, selector: String?)] {
+        let clauses = withoutComments(field).split(separator: ";").map { $0.trimmingSpaces }
+        guard let serverID = clauses.first?.split(whereSeparator: \.isWhitespace).first,
+              serverID.lowercased() == gmailAuthServID else { return [] }
+        var result: [(String, String?)] = []
+        for clause in clauses.dropFirst() {
+            let words = clause.split(whereSeparator: \.isWhitespace)
+            guard words.first?.lowercased() == "dkim=pass" else { continue }
+            var domain: String?
+            var selector: String?
+            for word in words.dropFirst() {
+                let pair = word.split(separator: "=", maxSplits: 1)
+                guard pair.count == 2 else { continue }
+                switch pair[0].lowercased() {
+                case "header.d": domain = pair[1].lowercased()
+                case "header.i" where domain == nil:
+                    domain = pair[1].split(separator: "@").last.map { $0.lowercased() }
+                case "header.s": selector = pair[1].lowercased()
+                default: continue
+                }
+            }
+            if let domain, !domain.isEmpty { result.append((domain, selector)) }
+        }
+        return result
+    }
+
+    /// The text without RFC 5322 comments (parenthesised, nested).
+    static func withoutComments(_ text: String) -> String {
+        var depth = 0
+        var out = ""
+        for character in text {
+            if character == "(" { depth += 1; continue }
+            if character == ")" { depth = max(0, depth - 1); continue }
+            if depth == 0 { out.append(character) }
+        }
+        return out
+    }
+}
+
+extension StringProtocol {
+    var trimmingSpaces: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+    var isASCIILetterOrDigit: Bool { isASCII && (isLetter || isNumber) }
+}

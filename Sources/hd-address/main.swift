@@ -1,0 +1,4 @@
+// hd-address: addresses by prefix. Its body is Sources/HudsonCommands/hd-address.swift.
+import HudsonCommands
+
+hdAddress()

@@ -1,0 +1,63 @@
+// hd-send's --to, --cc and --bcc complete from hd-address in bash and fish (issue 42), and
+// the zsh script loads; the wrong-recipient warning.
+import Foundation
+import HudsonTestSupport
+import Testing
+
+@Suite("Address completion for hd-send, and the near-miss warning")
+struct AddressCompletionTests {
+    func fixture() throws -> CLIFixture {
+        let f = CLIFixture()
+        try f.addressMailbox()
+        f.environment["PATH"] = BuiltProducts.directory.path + ":/usr/bin:/bin"
+        return f
+    }
+
+    @Test("bash: --to completes addresses, best first, and the word after a comma keeps the list before it")
+    func bash() throws {
+        let f = try fixture()
+        func complete(_ line: String, _ words: [String]) throws -> [String] {
+            let script = """
+                source '\(FakeGmail.repositoryRoot.path)/completions/bash/hd-send'
+                COMP_LINE='\(line)'; COMP_POINT=${#COMP_LINE}; COMP_WORDS=(\(words.map { "'\($0)'" }.joined(separator: " "))); COMP_CWORD=\(words.count - 1)
+                _hudson_hd_send; printf '%s\\n' "${COMPREPLY[@]}"
+                """
+            let result = try f.shell(script)
+            #expect(result.status == 0, "\(result)")
+            return result.lines
+        }
+        #expect(try complete("hd-send --to ali", ["hd-send", "--to", "ali"]) == ["alice@example.net"])
+        #expect(try complete("hd-send --cc al", ["hd-send", "--cc", "al"]).first == "alice@example.net")
+        #expect(try complete("hd-send --bcc x@example.org,ali", ["hd-send", "--bcc", "x@example.org,ali"])
+            == ["x@example.org,alice@example.net"])
+    }
+
+    @Test("fish completes --to from hd-address; the zsh script loads")
+    func fishAndZsh() throws {
+        let f = try fixture()
+        let root = FakeGmail.repositoryRoot.path
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/fish") {
+            let fish = try f.shell("fish -c 'source \(root)/completions/fish/hd-send.fish; complete -C \"hd-send --to ali\"'")
+            #expect(fish.lines.map { String($0.split(separator: "\t")[0]) } == ["alice@example.net"], "\(fish)")
+        } else {
+            Issue.record("fish is not installed (apt-get install fish)")
+        }
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") {
+            let zsh = try f.shell("zsh -n \(root)/completions/zsh/_hd-send && echo ok")
+            #expect(zsh.stdout == "ok\n", "\(zsh)")
+        }
+    }
+
+    @Test("hd-send warns on standard error, --dry-run too, of a recipient one edit from one written to; not of one written to")
+    func nearMiss() throws {
+        let f = try fixture()
+        let warned = try f.run("hd-send", "--dry-run", "--to", "alise@example.net", "--cc", "alice@example.net",
+                               "--subject", "s", stdin: "Body.\n")
+        #expect(warned.status == 0, "\(warned)")
+        #expect(warned.stderr == "hd-send: alise@example.net: never written to, one letter from alice@example.net, written to before; is it the one you meant?\n",
+                "\(warned)")
+        let fine = try f.run("hd-send", "--dry-run", "--to", "alice@example.net", "--bcc", "zed@example.org",
+                             "--subject", "s", stdin: "Body.\n")
+        #expect(fine.status == 0 && fine.stderr.isEmpty, "\(fine)")
+    }
+}

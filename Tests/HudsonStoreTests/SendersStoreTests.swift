@@ -1,0 +1,201 @@
+// Issue 42 in the store: list headers kept per message (migration 035, filled from stored
+// sources), the address book kept by its triggers (migration 036), the unsubscribe rule.
+import HudsonStore
+import SQLite
+import Testing
+
+/// The address book counted again from scratch from message_addresses (written apart from the triggers).
+private func addressBookCountedAgain(_ db: Connection) throws -> [String] {
+    try db.map("""
+        SELECT m.account_id, lower(a.address),
+               sum(a.role <> 'from' AND EXISTS (SELECT 1 FROM message_labels AS l WHERE l.message_id = m.id AND l.label = 'SENT')),
+               sum(a.role = 'from' AND NOT EXISTS (SELECT 1 FROM message_labels AS l WHERE l.message_id = m.id AND l.label = 'SENT')),
+               count(*)
+          FROM message_addresses AS a JOIN messages AS m ON m.id = a.message_id
+         GROUP BY 1, 2 ORDER BY 1, 2
+        """) { "\($0.int64(0)) \($0.string(1)) \($0.int(2)) \($0.int(3)) \($0.int(4))" }
+}
+
+private func addressBookStored(_ db: Connection) throws -> [String] {
+    try db.map("SELECT account_id, lower(address), sent, received, seen FROM address_book ORDER BY 1, 2") {
+        "\($0.int64(0)) \($0.string(1)) \($0.int(2)) \($0.int(3)) \($0.int(4))"
+    }
+}
+
+private let signedSource = """
+    From: News <news@lists.example.org>\r
+    To: ann@example.com\r
+    Subject: weekly\r
+    DKIM-Signature: v=1; a=rsa-sha256; d=example.org; s=s1;\r
+     h=from:to:subject:list-unsubscribe:list-unsubscribe-post; bh=abc; b=def\r
+    Authentication-Results: mx.google.com;\r
+     dkim=pass header.i=@example.org header.s=s1 header.b=xyz\r
+    List-Unsubscribe: <mailto:leave@lists.example.org?subject=unsubscribe>,\r
+     <https://lists.example.org/u/123>\r
+    List-Unsubscribe-Post: List-Unsubscribe=One-Click\r
+    \r
+    body\r
+
+    """
+
+@Suite("Senders in the store: list headers, the address book, unsubscribe offers")
+struct SendersStoreTests {
+    @Test("the address book follows snapshots, re-snapshots and deletions, as counted again from scratch")
+    func addressBookKept() throws {
+        let f = try StoreFixture()
+        let report = try f.apply(f.snapshot("a", from: "Bob <bob@example.org>"),
+                    f.snapshot("b", minute: 1, from: "Bob B <BOB@example.org>"),
+                    f.snapshot("s", minute: 2, labels: ["SENT"], from: "Ann <ann@example.com>",
+                               to: "Bob <bob@example.org>, Carol <carol@example.net>"))
+        #expect(report.failures.isEmpty, "\(report.failures)")
+        #expect(try addressBookStored(f.db) == addressBookCountedAgain(f.db))
+        let bob = try #require(try f.store.addresses(prefix: "bo", accountID: nil, limit: 10).first)
+        #expect(bob.sent == 1 && bob.received == 2 && bob.name == "Bob")
+        // A newer version of a message changes its addresses.
+        try f.apply(f.snapshot("a", history: 200, from: "Dave <dave@example.org>"))
+        #expect(try addressBookStored(f.db) == addressBookCountedAgain(f.db))
+        _ = try f.store.deleteVanishedMessage(gmailID: "s", accountID: f.account.id)
+        _ = try f.store.deleteVanishedMessage(gmailID: "b", accountID: f.account.id)
+        #expect(try addressBookStored(f.db) == addressBookCountedAgain(f.db))
+        #expect(try f.store.addresses(prefix: "carol", accountID: nil, limit: 10).isEmpty)
+    }
+
+    @Test("ranking: sent to, then received from, then recency; a prefix matches an address or a word of a name")
+    func ranking() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("1", from: "Al Often <al.often@example.org>"),
+                    f.snapshot("2", minute: 1, from: "Al Often <al.often@example.org>"),
+                    f.snapshot("3", minute: 2, labels: ["SENT"], from: "Ann <ann@example.com>", to: "Alice Written <alice@example.net>"),
+                    f.snapshot("4", minute: 3, from: "Alan Recent <alan@example.com>"))
+        let ranked = try f.store.addresses(prefix: "al", accountID: f.account.id, limit: 10).map(\.address)
+        #expect(ranked == ["alice@example.net", "al.often@example.org", "alan@example.com"])
+        #expect(try f.store.addresses(prefix: "writ", accountID: nil, limit: 10).map(\.address) == ["alice@example.net"])
+        #expect(try f.store.addresses(prefix: "%", accountID: nil, limit: 10).isEmpty)
+        #expect(try f.store.addresses(prefix: "al", accountID: nil, limit: 1).count == 1)
+    }
+
+    @Test("a recipient never written to, one edit from one who was, is a near miss; one written to is not")
+    func nearMisses() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("s", labels: ["SENT"], from: "Ann <ann@example.com>", to: "alice@example.org"),
+                    f.snapshot("r", minute: 1, from: "alise@example.org"))
+        let misses = try f.store.nearMisses(["alise@example.org", "ALICE@example.org", "zed@example.org", "laice@example.org"],
+                                            accountID: nil)
+        #expect(misses == [NearMiss(typed: "alise@example.org", known: "alice@example.org"),
+                           NearMiss(typed: "laice@example.org", known: "alice@example.org")])
+    }
+
+    @Test("a snapshot's list headers are stored and known; the migration fills them from stored sources and leaves the rest unknown")
+    func listHeadersBackfilled() throws {
+        let f = try StoreFixture()
+        var snapshot = f.snapshot("kept")
+        snapshot.headers.list = ListHeaders(unsubscribe: "<https://x.example.org/u>", unsubscribePost: "List-Unsubscribe=One-Click")
+        try f.apply(snapshot, f.snapshot("sourced", minute: 1), f.snapshot("unknown", minute: 2))
+        try f.store.saveSources([(gmailID: "sourced", source: Array(signedSource.utf8))], accountID: f.account.id)
+        #expect(try f.store.listHeaderCoverage(accountID: nil) == ListHeaderCoverage(known: 3, unknown: 0))
+        // Back to a store of before migrations 035 and 036, as an older Hudson left it.
+        try f.db.execute("""
+            DROP TRIGGER address_book_insert; DROP TRIGGER address_book_delete; DROP TRIGGER address_book_message_delete;
+            DROP TABLE address_book; DROP TABLE unsubscribes;
+            ALTER TABLE messages DROP COLUMN list_unsubscribe; ALTER TABLE messages DROP COLUMN list_unsubscribe_post;
+            ALTER TABLE messages DROP COLUMN authentication_results; ALTER TABLE messages DROP COLUMN dkim_signatures;
+            ALTER TABLE messages DROP COLUMN list_headers_known;
+            DELETE FROM hudson_migrations WHERE id IN ('035_list_headers', '036_address_book');
+            """)
+        let store = try Store.open(path: f.path, access: .readWrite)
+        #expect(try store.listHeaderCoverage(accountID: nil) == ListHeaderCoverage(known: 1, unknown: 2))
+        let row = try #require(try store.db.first("""
+            SELECT list_unsubscribe, list_unsubscribe_post, authentication_results, dkim_signatures FROM messages WHERE gmail_id = 'sourced'
+            """) { [$0.optionalString(0), $0.optionalString(1), $0.optionalString(2), $0.optionalString(3)] })
+        #expect(row[0] == "<mailto:leave@lists.example.org?subject=unsubscribe>, <https://lists.example.org/u/123>")
+        #expect(row[1] == "List-Unsubscribe=One-Click")
+        #expect(row[2] == "mx.google.com; dkim=pass header.i=@example.org header.s=s1 header.b=xyz")
+        #expect(row[3] == "d=example.org; s=s1; h=from:to:subject:list-unsubscribe:list-unsubscribe-post")
+        #expect(try addressBookStored(store.db) == addressBookCountedAgain(store.db))
+        #expect(try !addressBookStored(store.db).isEmpty)
+    }
+
+    @Test("one-click only with both headers, a safe https URI and a passing DKIM signature that covers both")
+    func oneClickConditions() {
+        let good = ListHeaders(source: Array(signedSource.utf8))
+        let offer = UnsubscribeOffer(good)
+        #expect(offer.oneClick == "https://lists.example.org/u/123")
+        #expect(offer.methods == [.oneClick, .https, .mailto])
+        #expect(offer.mailto == MailtoRequest(address: "leave@lists.example.org", subject: "unsubscribe", body: nil))
+
+        func variant(_ change: (inout ListHeaders) -> Void) -> UnsubscribeOffer {
+            var headers = good
+            change(&headers)
+            return UnsubscribeOffer(headers)
+        }
+        #expect(variant { $0.unsubscribePost = nil }.oneClick == nil)
+        #expect(variant { $0.unsubscribePost = "List-Unsubscribe=Yes" }.oneClick == nil)
+        #expect(variant { $0.authenticationResults = nil }.oneClick == nil)
+        #expect(variant { $0.authenticationResults = "mx.google.com; dkim=fail header.i=@example.org header.s=s1" }.oneClick == nil)
+        #expect(variant { $0.authenticationResults = "evil.example; dkim=pass header.i=@example.org header.s=s1" }.oneClick == nil)
+        #expect(variant { $0.authenticationResults = "mx.google.com; dkim=pass header.i=@other.example header.s=s1" }.oneClick == nil)
+        #expect(variant { $0.authenticationResults = "mx.google.com; dkim=pass header.i=@example.org header.s=s2" }.oneClick == nil)
+        #expect(variant { $0.dkimSignatures = "d=example.org; s=s1; h=from:to:list-unsubscribe" }.oneClick == nil)
+        #expect(variant { $0.dkimSignatures = nil }.oneClick == nil)
+        // A subdomain of the signing domain passed (header.i=@news.example.org) is covered.
+        #expect(variant { $0.authenticationResults = "mx.google.com; dkim=pass (good) header.i=@news.example.org header.s=s1" }
+            .oneClick != nil)
+        // The https URI must be safe to request.
+        for uri in ["javascript:alert(1)", "file:///etc/passwd", "http://lists.example.org/u", "https://127.0.0.1/u",
+                    "https://[::1]/u", "https://user:pw@lists.example.org/u", "https://lists.example.org@evil.example/u",
+                    "https://0x7f000001/u", "https://localhost/u", "https://lists.example.org:99999/u",
+                    "https://" + String(repeating: "a", count: 2100) + ".example.org/", "https://lists.example.org/\u{1B}[2J"] {
+            let offer = variant { $0.unsubscribe = "<\(uri)>" }
+            #expect(offer.oneClick == nil && offer.https == nil, "\(uri)")
+        }
+        #expect(UnsubscribeOffer(ListHeaders(unsubscribe: "<http://127.0.0.1:8080/u>")).https == nil)
+        #expect(UnsubscribeOffer(ListHeaders(unsubscribe: "<http://127.0.0.1:8080/u>"), allowLoopbackHTTP: true).https != nil)
+    }
+
+    @Test("mailto: one plain address, subject and body decoded, nothing else taken from the URI")
+    func mailtoURIs() {
+        #expect(UnsubscribeOffer.mailto("mailto:a@example.org?subject=Stop%20it&body=bye&cc=x@example.org&bcc=y@example.org")
+            == MailtoRequest(address: "a@example.org", subject: "Stop it", body: "bye"))
+        #expect(UnsubscribeOffer.mailto("mailto:a@example.org,b@example.org") == nil)
+        #expect(UnsubscribeOffer.mailto("mailto:a@example.org?subject=x%0D%0ABcc:%20z@example.org") == MailtoRequest(address: "a@example.org"))
+        #expect(UnsubscribeOffer.mailto("mailto:%3Ca@example.org%3E") == nil)
+        #expect(UnsubscribeOffer.mailto("mailto:a@127.0.0.1") == nil)
+        #expect(UnsubscribeOffer.mailto("https://example.org") == nil)
+    }
+
+    @Test("generated header values: no crash, bounded values, and only safe URIs offered (seed printed)")
+    func generatedHeaders() {
+        var state: UInt64 = 4242
+        func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let pieces = ["<", ">", ",", "https://", "http://", "mailto:", "a@b.example", "news.example.org", "/u", "?", "&",
+                      "subject=", "%0D%0A", "%", "%zz", "javascript:", "file:///", "@", ":", "443", "[::1]", "127.0.0.1",
+                      " ", "\r\n ", "\u{1B}[2J", "é", "(c)", ";", "=", "d=news.example.org", "s=s1", "h=list-unsubscribe:list-unsubscribe-post",
+                      "mx.google.com", "dkim=pass", "header.i=@news.example.org", "List-Unsubscribe=One-Click",
+                      String(repeating: "x", count: 3000)]
+        for round in 0..<500 {
+            func value() -> String { (0..<Int(next() % 12)).map { _ in pieces[Int(next() % UInt64(pieces.count))] }.joined() }
+            let headers = ListHeaders(headers: [
+                (name: "List-Unsubscribe", value: value()), (name: "List-Unsubscribe-Post", value: value()),
+                (name: "Authentication-Results", value: "mx.google.com; " + value()),
+                (name: "DKIM-Signature", value: value()), (name: "DKIM-Signature", value: value()),
+            ])
+            for field in [headers.unsubscribe, headers.unsubscribePost, headers.authenticationResults, headers.dkimSignatures] {
+                #expect((field?.utf8.count ?? 0) <= ListHeaders.maximumValueBytes, "seed 4242 round \(round)")
+                #expect(!(field ?? "").contains("\r") && !(field ?? "").contains("\u{1B}"), "seed 4242 round \(round)")
+            }
+            let offer = UnsubscribeOffer(headers)
+            for uri in [offer.oneClick, offer.https].compactMap({ $0 }) {
+                #expect(UnsubscribeOffer.isSafeHTTPS(uri) && uri.lowercased().hasPrefix("https://"), "seed 4242 round \(round): \(uri)")
+            }
+            if let mailto = offer.mailto {
+                #expect(!mailto.address.contains(",") && !(mailto.subject ?? "").contains("\n"), "seed 4242 round \(round)")
+            }
+        }
+    }
+}
