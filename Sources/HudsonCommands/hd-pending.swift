@@ -159,10 +159,22 @@ private func approveHeld(_ cli: Invocation) throws -> ExitStatus {
     if Terminal.stderrIsTerminal {
         cli.warn("approved \(approval.changes) change(s) and \(approval.outbox.count) send(s)")
     }
-    // hd-pending links no network code: a released send goes by hd-sync's outbox sender.
-    for id in approval.outbox { cli.warn("outbox:\(id): approved; the next hd-sync sends it") }
-    if approval.changes > 0 && !cli.arguments.flag("no-flush") {
-        for id in approval.accountIDs.sorted() {
+    // hd-pending links no network code: a released send goes by hd-sync's outbox sender,
+    // at once in one pass for its account (which also sends the account's released
+    // changes), unless --no-flush; other accounts' released changes by a push.
+    let sendNow = !cli.arguments.flag("no-flush")
+    let sendingAccounts = Set(try approval.outbox.compactMap { try store.outboxEntry(id: $0)?.accountID })
+    if sendNow {
+        for id in sendingAccounts.sorted() {
+            if let approved = try store.account(id: id) { _ = cli.runSyncPass(accountEmail: approved.email) }
+        }
+    }
+    for id in approval.outbox {
+        let state = sendNow ? try store.outboxEntry(id: id)?.state : nil
+        cli.warn(state == .sent ? "outbox:\(id): approved and sent" : "outbox:\(id): approved; the next hd-sync sends it")
+    }
+    if approval.changes > 0 && sendNow {
+        for id in approval.accountIDs.sorted() where !sendingAccounts.contains(id) {
             if let approved = try store.account(id: id) { _ = cli.pushQueuedChanges(account: approved) }
         }
     }

@@ -274,13 +274,39 @@ struct MCPClientTests {
         }
         #expect(try f.run("hd-sync").status == 0)
         #expect(try copies() == 0)
-        #expect(try f.run("hd-pending", "--approve", "outbox:1").status == 0)
+        // Approving sends it at once (one hd-sync pass), here with Gmail's answer lost.
         try fake.faults([["mode": "apply_then_drop", "path": "/messages/send$"]])
-        _ = try f.run("hd-sync")
+        let approved = try f.run("hd-pending", "--approve", "outbox:1")
+        #expect(approved.status == 0 && approved.stderr.contains("outbox:1: approved; the next hd-sync sends it"), "\(approved)")
         #expect(try copies() == 1)
         try fake.admin("DELETE", "faults")
         for _ in 0..<2 { _ = try f.run("hd-sync") }
         #expect(try copies() == 1)
         #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+    }
+
+    @Test("an approved send goes at once and says so; with --no-flush it waits for hd-sync")
+    func approvedSendGoesAtOnce() throws {
+        let (f, fake, _) = try synced()
+        _ = try client(f, "call", "send", #"{"to": ["ada@analytical.example"], "subject": "Now", "body": "Go."}"#)
+        _ = try client(f, "call", "send", #"{"to": ["ada@analytical.example"], "subject": "Later", "body": "Wait."}"#)
+        var messageIDs: [String: String] = [:]
+        for line in try f.run("hd-pending", "--held", "--json").lines {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            if let id = object["id"] as? String, let messageID = object["rfc822_message_id"] as? String { messageIDs[id] = messageID }
+        }
+        func sent(_ subject: String) throws -> Int {
+            let wanted = try #require(messageIDs[subject == "Now" ? "outbox:1" : "outbox:2"])
+            let state = try fake.admin("GET", "state") as? [String: Any]
+            return (state?["messages"] as? [[String: Any]] ?? []).filter { $0["messageId"] as? String == wanted }.count
+        }
+        let now = try f.run("hd-pending", "--approve", "outbox:1")
+        #expect(now.status == 0 && now.stderr.contains("outbox:1: approved and sent"), "\(now)")
+        #expect(try sent("Now") == 1)
+        let later = try f.run("hd-pending", "--approve", "--no-flush", "outbox:2")
+        #expect(later.status == 0 && later.stderr.contains("outbox:2: approved; the next hd-sync sends it"), "\(later)")
+        #expect(try sent("Later") == 0)
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try sent("Later") == 1 && sent("Now") == 1)
     }
 }
