@@ -45,19 +45,22 @@ extension Records {
     /// `outbox:N  scheduled|held-late  when  account  recipients  subject  draft:ID`: a
     /// send-later (`hd-send --at`) waiting for its time, or held for being late.
     public static func scheduled(_ send: ScheduledSend) -> Record {
-        let state = send.state == .heldLate ? "held-late" : "scheduled"
+        let state = send.awaitsApproval ? "held" : send.state == .heldLate ? "held-late" : "scheduled"
         return Record(
             type: "scheduled", id: send.reference,
             fields: [
                 ("account", .string(send.accountEmail)),
                 ("state", .string(state)),
-                ("send_at", .string(DateText.rfc3339UTC(milliseconds: send.sendAt))),
+                ("send_at", send.awaitsApproval ? .null : .string(DateText.rfc3339UTC(milliseconds: send.sendAt))),
                 ("if_late", .string(send.ifLate.rawValue)),
                 ("draft", send.draftID.map { .string("draft:\($0)") } ?? .null),
                 ("to", .array(send.recipients.map { .string($0) })),
                 ("subject", .string(send.subject)),
+                ("held", .bool(send.awaitsApproval)),
+                ("origin", .string(send.origin?.rawValue ?? "user")),
+                ("rfc822_message_id", .string(send.messageID)),
             ],
-            columns: [state, WhenText.describe(send.sendAt / 1000), send.accountEmail, send.recipients.joined(separator: ", "),
+            columns: [state, send.awaitsApproval ? "when approved" : WhenText.describe(send.sendAt / 1000), send.accountEmail, send.recipients.joined(separator: ", "),
                       send.subject, send.draftID.map { "draft:\($0)" } ?? "(draft not saved yet)"])
     }
 }

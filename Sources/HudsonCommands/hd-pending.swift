@@ -79,6 +79,7 @@ public func hdPending() -> Never { Main.run(spec) { cli in
     } else if cli.arguments.flag("held") {
         records = try store.heldMutations(accountID: account?.id).map { Records.queued($0, now: now) }
             + store.heldOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
+            + store.scheduledSends(accountID: account?.id).filter(\.awaitsApproval).map { Records.scheduled($0) }
     } else {
         records = try store.pendingLabelChanges(accountID: account?.id).map { Records.labelChange($0, now: now) }
             + store.queuedMutations(accountID: account?.id).map { Records.queued($0, now: now) }
@@ -170,8 +171,15 @@ private func approveHeld(_ cli: Invocation) throws -> ExitStatus {
         }
     }
     for id in approval.outbox {
-        let state = sendNow ? try store.outboxEntry(id: id)?.state : nil
-        cli.warn(state == .sent ? "outbox:\(id): approved and sent" : "outbox:\(id): approved; the next hd-sync sends it")
+        let delivery = sendNow ? try store.deliveryEntry(outbox: id) : nil
+        switch delivery?.state {
+        case .sent?: cli.warn("outbox:\(id): approved and sent")
+        case .failed?:
+            // Gmail refused it for good (a held draft deleted on another device: 404).
+            failures += 1
+            cli.warn("outbox:\(id): approved, not sent: \(TerminalSafety.quoted(delivery?.lastError ?? "refused by Gmail", limit: 200))")
+        default: cli.warn("outbox:\(id): approved; the next hd-sync sends it")
+        }
     }
     if approval.changes > 0 && sendNow {
         for id in approval.accountIDs.sorted() where !sendingAccounts.contains(id) {

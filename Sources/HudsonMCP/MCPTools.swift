@@ -354,13 +354,15 @@ final class MCPTools {
         let strangers = try recipients.filter { try !store.hasWrittenTo($0.address, accountID: account.id) }
         var message = NewOutboxMessage(accountID: account.id, raw: prepared.raw, messageID: prepared.messageID,
                                        recipients: recipients.map(\.address), subject: prepared.subject)
-        message.held = policy == .hold || !strangers.isEmpty
+        let held = policy == .hold || !strangers.isEmpty
         message.origin = .agent
-        let entry = try store.enqueueOutbox(message)
+        // A held message waits as a Gmail draft the user can read, edit or delete anywhere
+        // (issue 40), saved by the next hd-sync; approval sends the draft as it is then.
+        let entry = held ? try store.enqueueHeldSend(message) : try store.enqueueOutbox(message)
         let text: String
-        if message.held {
+        if held {
             let why = policy == .hold ? "the agent policy is hold" : "the account never wrote to \(strangers.map(\.address).joined(separator: ", "))"
-            text = "\(entry.reference): queued and held for the user's approval (\(why)); "
+            text = "\(entry.reference): queued and held for the user's approval (\(why)), to be saved as a Gmail draft; "
                 + "nothing is sent until hd-pending --approve \(entry.reference)"
         } else {
             text = "\(entry.reference): queued; the next hd-sync sends it (hd-undo \(entry.reference) cancels it until then)"

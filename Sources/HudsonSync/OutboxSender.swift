@@ -61,6 +61,17 @@ public struct OutboxReport: Sendable, Equatable {
     public var deferred = 0
 
     public init() {}
+
+    /// Adds another send's report to this one (two sends in one pass).
+    public mutating func add(_ other: OutboxReport) {
+        sent += other.sent
+        confirmed += other.confirmed
+        failed += other.failed
+        rejected += other.rejected
+        kept += other.kept
+        deferred = other.deferred  // the later send retried what the first left
+
+    }
 }
 
 public actor OutboxSender {

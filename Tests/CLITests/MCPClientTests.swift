@@ -266,26 +266,78 @@ struct MCPClientTests {
         #expect((answer["text"] as? String)?.hasPrefix("outbox:1: queued and held") == true, "\(answer)")
         let record = try #require(try f.run("hd-pending", "--held", "--json").lines.first)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(record.utf8)) as? [String: Any])
-        #expect(object["origin"] as? String == "agent" && object["held"] as? Bool == true)
+        #expect(object["origin"] as? String == "agent" && object["held"] as? Bool == true && object["state"] as? String == "held",
+                "\(object)")
         let messageID = try #require(object["rfc822_message_id"] as? String)
-        func copies() throws -> Int {
+        /// Messages at Gmail with its Message-ID: sent ones, and the draft that holds it.
+        func copies(draft: Bool = false) throws -> Int {
             let state = try fake.admin("GET", "state") as? [String: Any]
-            return (state?["messages"] as? [[String: Any]] ?? []).filter { $0["messageId"] as? String == messageID }.count
+            return (state?["messages"] as? [[String: Any]] ?? []).filter {
+                $0["messageId"] as? String == messageID && (($0["labelIds"] as? [String] ?? []).contains("DRAFT") == draft)
+            }.count
         }
+        // The next hd-sync saves it as a Gmail draft, the phone's to read, edit or delete; nothing is sent.
         #expect(try f.run("hd-sync").status == 0)
-        #expect(try copies() == 0)
+        #expect(try copies() == 0 && copies(draft: true) == 1)
+        let listed = try #require(try f.run("hd-pending", "--held", "--json").lines.first)
+        #expect(listed.contains("\"draft\":\"draft:"), "\(listed)")
         // Approving sends it at once (one hd-sync pass), here with Gmail's answer lost.
-        try fake.faults([["mode": "apply_then_drop", "path": "/messages/send$"]])
+        try fake.faults([["mode": "apply_then_drop", "path": "/drafts/send$"]])
         let approved = try f.run("hd-pending", "--approve", "outbox:1")
         #expect(approved.status == 0 && approved.stderr.contains("outbox:1: approved; the next hd-sync sends it"), "\(approved)")
-        #expect(try copies() == 1)
+        #expect(try copies() == 1 && copies(draft: true) == 0)
         try fake.admin("DELETE", "faults")
         for _ in 0..<2 { _ = try f.run("hd-sync") }
         #expect(try copies() == 1)
         #expect(try f.run("hd-pending", "--count").stdout == "0\n")
     }
 
-    @Test("an approved send goes at once and says so; with --no-flush it waits for hd-sync")
+    @Test("an agent's held message is a Gmail draft: edited on the phone, approval sends the edit; deleted there, nothing is sent and it says so; hd-undo deletes the draft")
+    func heldDraftEditedDeletedOrUndone() throws {
+        let (f, fake, _) = try synced()
+        for subject in ["Edit me", "Delete me", "Undo me"] {
+            _ = try client(f, "call", "send", #"{"to": ["ada@analytical.example"], "subject": "\#(subject)", "body": "Held."}"#)
+        }
+        #expect(try f.run("hd-sync").status == 0)
+        func drafts() throws -> [(id: String, message: String, raw: String)] {
+            let answer = try fake.admin("GET", "drafts") as? [String: Any]
+            return (answer?["drafts"] as? [[String: Any]] ?? []).map { draft in
+                let raw = (draft["raw"] as? String).flatMap { Data(base64Encoded: $0.replacingOccurrences(of: "-", with: "+")
+                    .replacingOccurrences(of: "_", with: "/")) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+                return (draft["id"] as? String ?? "", draft["messageId"] as? String ?? "", raw)
+            }
+        }
+        func sent(_ text: String) throws -> Int {
+            let state = try fake.admin("GET", "state") as? [String: Any]
+            var count = 0
+            for message in state?["messages"] as? [[String: Any]] ?? [] where (message["labelIds"] as? [String] ?? []).contains("SENT") {
+                let full = try fake.admin("GET", "message/\(message["id"] as? String ?? "")") as? [String: Any]
+                let raw = (full?["raw"] as? String).flatMap { Data(base64Encoded: $0.replacingOccurrences(of: "-", with: "+")
+                    .replacingOccurrences(of: "_", with: "/")) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+                if raw.contains(text) { count += 1 }
+            }
+            return count
+        }
+        #expect(try drafts().count >= 3)
+        let edit = try #require(try drafts().first { $0.raw.contains("Edit me") })
+        try fake.admin("POST", "draft", ["id": edit.id, "raw": "From: demo@hudson.test\r\nTo: ada@analytical.example\r\n"
+            + "Subject: Edited on the phone\r\nMessage-ID: <phone-edit@example.org>\r\n\r\nBetter words.\r\n"])
+        let gone = try #require(try drafts().first { $0.raw.contains("Delete me") })
+        try fake.admin("POST", "delete", ["id": gone.message])
+        let undone = try f.run("hd-undo", "outbox:3")
+        #expect(undone.status == 0, "\(undone)")
+        #expect(try drafts().allSatisfy { !$0.raw.contains("Undo me") })
+        let approved = try f.run("hd-pending", "--approve", "outbox:1", "outbox:2")
+        #expect(approved.status == 2 && approved.stderr.contains("outbox:1: approved and sent")
+                && approved.stderr.contains("outbox:2: approved, not sent: "), "\(approved)")
+        #expect(try sent("Edited on the phone") == 1 && sent("Edit me") == 0 && sent("Delete me") == 0 && sent("Undo me") == 0)
+        let listed = try f.run("hd-pending")
+        #expect(listed.stdout.contains("outbox:") && listed.stdout.contains("failed"), "\(listed)")
+        for _ in 0..<2 { _ = try f.run("hd-sync") }
+        #expect(try sent("Edited on the phone") == 1 && sent("Delete me") == 0 && sent("Undo me") == 0)
+    }
+
+    @Test("an approved send goes at once, its draft saved and sent in one pass, and says so; with --no-flush it waits for hd-sync")
     func approvedSendGoesAtOnce() throws {
         let (f, fake, _) = try synced()
         _ = try client(f, "call", "send", #"{"to": ["ada@analytical.example"], "subject": "Now", "body": "Go."}"#)
@@ -298,7 +350,9 @@ struct MCPClientTests {
         func sent(_ subject: String) throws -> Int {
             let wanted = try #require(messageIDs[subject == "Now" ? "outbox:1" : "outbox:2"])
             let state = try fake.admin("GET", "state") as? [String: Any]
-            return (state?["messages"] as? [[String: Any]] ?? []).filter { $0["messageId"] as? String == wanted }.count
+            return (state?["messages"] as? [[String: Any]] ?? []).filter {
+                $0["messageId"] as? String == wanted && !($0["labelIds"] as? [String] ?? []).contains("DRAFT")
+            }.count
         }
         let now = try f.run("hd-pending", "--approve", "outbox:1")
         #expect(now.status == 0 && now.stderr.contains("outbox:1: approved and sent"), "\(now)")

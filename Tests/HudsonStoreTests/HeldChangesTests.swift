@@ -99,6 +99,25 @@ struct HeldChangesTests {
         #expect(try f.store.claimDueOutbox(accountID: f.account.id).map(\.entry.id) == [entry.id])
     }
 
+    @Test("an agent's message held as a Gmail draft: its draft entry is claimed (to be saved), the schedule never comes due until approved; approved, it is due at once")
+    func heldAsDraft() throws {
+        let f = try fixture()
+        var message = NewOutboxMessage(accountID: f.account.id, raw: Array("Subject: x\r\n\r\nhi\r\n".utf8),
+                                       messageID: "<held-3@example.com>", recipients: ["a@example.com"], subject: "x")
+        message.origin = .agent
+        let entry = try f.store.enqueueHeldSend(message)
+        #expect(entry.kind == .draft && !entry.held)
+        let listed = try f.store.scheduledSends()
+        #expect(listed.map(\.draftEntry) == [entry.id] && listed.first?.awaitsApproval == true && listed.first?.origin == .agent)
+        // Far in the future, nothing is due.
+        #expect(try f.store.releaseDueScheduledSends(accountID: f.account.id, now: Int64.max - 1).released.isEmpty)
+        let approval = try f.store.approveHeld(outbox: [entry.id])
+        #expect(approval.outbox == [entry.id] && approval.notHeldOutbox.isEmpty, "\(approval)")
+        #expect(try f.store.scheduledSends().first?.awaitsApproval == false)
+        // Approving again: nothing held any more.
+        #expect(try f.store.approveHeld(outbox: [entry.id]).notHeldOutbox == [entry.id])
+    }
+
     @Test("a held send discarded (cancelled) is never claimed, and approving it then releases nothing")
     func heldOutboxCancelled() throws {
         let f = try fixture()

@@ -12,12 +12,14 @@ import HudsonCLI
 import HudsonStore
 
 extension AccountWorker {
-    func releaseScheduledSendsReporting() {
+    /// Returns how many schedules it released (now outbox entries to send).
+    @discardableResult
+    func releaseScheduledSendsReporting() -> Int {
         let email = self.email
         let now = timerNow() * 1000
         do {
             guard try database.read({ store in try store.timerWork(accountID: try store.requireAccount(email: email).id, now: now) }).sends
-            else { return }
+            else { return 0 }
             let release = try database.write { store in
                 try store.releaseDueScheduledSends(accountID: try store.requireAccount(email: email).id, now: now)
             }
@@ -29,9 +31,11 @@ extension AccountWorker {
                 progress.finish()
                 warn("outbox:\(id): not sent at its time: its draft could not be saved (hd-pending)")
             }
+            return release.released.count
         } catch {
             progress.finish()
             warn("\(email): scheduled sends: \(Exit.classify(error, debug: false).message); tried again next pass")
+            return 0
         }
     }
 

@@ -330,6 +330,12 @@ final class AccountWorker: Sendable {
         var sent = OutboxReport()
         releaseScheduledSendsReporting()
         do { sent = try await sendOutbox() } catch { stepFailure = error }
+        // A draft this send saved may be of a schedule already due (approved while its
+        // draft waited to be saved, or its time came meanwhile): released and sent now,
+        // not a pass later.
+        if stepFailure == nil && releaseScheduledSendsReporting() > 0 {
+            do { sent.add(try await sendOutbox()) } catch { stepFailure = error }
+        }
         var flush = FlushReport()
         do { flush = try await flusher.flushOnce() } catch { stepFailure = stepFailure ?? error }
         // Rules first run on what an interrupted pass stored, then on what this one stores.

@@ -6,8 +6,12 @@
  left, or flips it forward and releases it when it may be at Gmail), and the flusher
  passes it over, so it never blocks a sync. Approving clears `held`: the row is then
  pending like any other and goes by the same path. Discarding is `undo`: the inverse of a
- row that never left cancels it. A held outbox entry is a 'queued' entry the sender does
- not claim; approving it hands it to the same never-twice sender.
+ row that never left cancels it. An agent's message held for approval is saved as a
+ Gmail draft at once, so every Gmail client shows it and may edit or delete it, and waits
+ as a schedule with no time (`Store.enqueueHeldSend`, ScheduledSends.swift); approving it
+ sends the draft as it is then with `drafts.send`, through the outbox's never-twice path.
+ (A held outbox entry of an older Hudson, a 'queued' entry the sender does not claim, is
+ approved by handing it to the same sender.)
 
  Who asked is recorded with the action (`actions.origin`) and the outbox entry: "agent"
  for hd-mcp, nothing for the user at a command.
@@ -106,6 +110,12 @@ extension Store {
                     found.insert(row.int64(0))
                     approval.outbox.append(row.int64(0))
                     approval.accountIDs.insert(row.int64(1))
+                }
+                // Messages held as Gmail drafts (ScheduledSends.swift, `enqueueHeldSend`).
+                for (entry, account) in try approveHeldSends(drafts: everything ? nil : outbox, accountID: accountID) {
+                    found.insert(entry)
+                    approval.outbox.append(entry)
+                    approval.accountIDs.insert(account)
                 }
                 approval.outbox.sort()
                 approval.notHeldOutbox = (outbox ?? []).filter { !found.contains($0) }

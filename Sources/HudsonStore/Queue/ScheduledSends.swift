@@ -49,8 +49,17 @@ public struct ScheduledSend: Equatable, Sendable {
     public var sendEntry: Int64?
     public var recipients: [String]
     public var subject: String
+    /// The message's Message-ID (with <>).
+    public var messageID: String = ""
+    /// Who queued it, when not the user at a command (an agent's held message).
+    public var origin: ActionOrigin?
 
     public var reference: String { "outbox:\(draftEntry)" }
+
+    /// A message held for the user's approval (issue 40): a schedule with no time
+    /// (`Store.heldSendAt`), its draft saved like any other, released by
+    /// `hd-pending --approve`.
+    public var awaitsApproval: Bool { sendAt == Store.heldSendAt && state == .waiting }
 }
 
 /// What one release did.
@@ -82,6 +91,55 @@ public enum ScheduledSendError: Error, Equatable, Sendable, CustomStringConverti
 extension Store {
     /// How late a schedule may be when first checked and still count as on time.
     public static let lateAfterMilliseconds: Int64 = 3_600_000
+
+    /// The time of a schedule that has none: a message held for the user's approval
+    /// (issue 40: "an agent's message waits in the outbox, visible and editable as a Gmail
+    /// draft, until approved"). It is never due; approving it makes it due at once.
+    public static let heldSendAt = Int64.max
+
+    /// Queues an agent's message held for approval: saved as a Gmail draft (the phone shows
+    /// it and may change or delete it), sent only once approved, by `drafts.send` of the
+    /// draft as it is then, through the outbox's never-twice path. Returns the draft's
+    /// outbox entry, the `outbox:N` approval and `hd-undo` take.
+    public func enqueueHeldSend(_ message: NewOutboxMessage) throws -> OutboxEntry {
+        var draft = message
+        draft.held = false  // the draft must be saved; the schedule is what waits
+        return try enqueueScheduledSend(draft, sendAt: Self.heldSendAt, ifLate: .send)
+    }
+
+    /// Approves held messages (see `enqueueHeldSend`): those of `drafts` (their draft
+    /// entries), or every one with nil (of `accountID` when given), made due now, to be
+    /// sent once their draft is saved. Returns each (draft entry, account). Inside the
+    /// caller's transaction.
+    func approveHeldSends(drafts: [Int64]?, accountID: Int64?) throws -> [(entry: Int64, accountID: Int64)] {
+        let named = SQLiteRows(columns: 1)
+        for id in drafts ?? [] { named.append(.integer(id)) }
+        var approved: [(entry: Int64, accountID: Int64)] = []
+        // Due from the start of this second: the wake check reads the clock in whole
+        // seconds, and a pass run at once must find it due.
+        let dueAt = now / 1000 * 1000
+        try db.forEach("""
+            UPDATE scheduled_sends SET send_at = ?1, if_late = 'send', updated_at = ?6
+             WHERE state = 'waiting' AND send_at = ?2 AND (?3 IS NULL OR account_id = ?3)
+               AND (?4 OR draft_entry IN (SELECT c0 FROM hudson_rows(?5)))
+            RETURNING draft_entry, account_id
+            """, dueAt, Self.heldSendAt, accountID, drafts == nil, named, now) { approved.append(($0.int64(0), $0.int64(1))) }
+        return approved
+    }
+
+    /// The entry that sends the message the user knows as `outbox:N`: that entry, or for a
+    /// schedule (a later send, a held one) its send entry once released; nil before, or
+    /// when there is none.
+    public func deliveryEntry(outbox id: Int64) throws -> OutboxEntry? {
+        try db.read {
+            if let schedule = try db.first("SELECT send_entry FROM scheduled_sends WHERE draft_entry = ?", id, transform: {
+                $0.optionalInt64(0)
+            }) {
+                return try schedule.flatMap { try outboxEntry(id: $0) }
+            }
+            return try outboxEntry(id: id)
+        }
+    }
 
     /// Queues `message` (a new message) to be saved as a Gmail draft at once and sent at
     /// `sendAt` (epoch ms), in one transaction. `remindAt`: `hd-send --remind` for it.
@@ -226,7 +284,7 @@ extension Store {
         try db.read {
             try db.map("""
                 SELECT s.draft_entry, s.account_id, a.email, s.send_at, s.if_late, s.state, o.draft_id, s.send_entry,
-                       o.recipients, o.subject
+                       o.recipients, o.subject, o.message_id, o.origin
                   FROM scheduled_sends AS s JOIN outbox AS o ON o.id = s.draft_entry JOIN accounts AS a ON a.id = s.account_id
                  WHERE (?1 IS NULL OR s.account_id = ?1) AND s.state IN ('waiting', 'held-late')
                  ORDER BY s.send_at, s.draft_entry
@@ -235,7 +293,8 @@ extension Store {
                               ifLate: LateSendRule(rawValue: $0.string(4)) ?? .hold,
                               state: ScheduledSendState(rawValue: $0.string(5)) ?? .waiting, draftID: $0.optionalString(6),
                               sendEntry: $0.optionalInt64(7),
-                              recipients: $0.string(8).split(separator: ",").map(String.init), subject: $0.string(9))
+                              recipients: $0.string(8).split(separator: ",").map(String.init), subject: $0.string(9),
+                              messageID: $0.string(10), origin: $0.optionalString(11).flatMap(ActionOrigin.init(rawValue:)))
             }
         }
     }
