@@ -11,7 +11,7 @@ extension Records {
     /// The methods a group offers, as words: `one-click`, `https`, `mailto`, `none`, or
     /// `unknown` when none is known to be offered and some of its messages' headers are unknown.
     public static func unsubscribeMethods(_ sender: SenderSummary, allowLoopbackHTTP: Bool = false) -> [String] {
-        let methods = UnsubscribeOffer(sender.listHeaders, allowLoopbackHTTP: allowLoopbackHTTP).methods.map(\.rawValue)
+        let methods = UnsubscribeOffer(sender.listHeaders, from: sender.offeringFrom, allowLoopbackHTTP: allowLoopbackHTTP).methods.map(\.rawValue)
         if !methods.isEmpty { return methods }
         return [sender.headersUnknown > 0 ? "unknown" : "none"]
     }

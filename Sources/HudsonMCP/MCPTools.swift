@@ -398,6 +398,12 @@ final class MCPTools {
                 guard text.hasPrefix("draft:"), let draft = try store.draft(id: String(text.dropFirst("draft:".count)), accountID: account.id) else {
                     throw ToolFailure("\(TerminalSafety.quoted(text, limit: 60)): no such draft (draft:ID from drafts list)")
                 }
+                // A message waiting to be sent (scheduled, or held for approval) is sent as its
+                // draft is then: an agent rewriting it would change what the user approved.
+                if let schedule = try store.scheduleHolding(draftID: draft.draftID, accountID: account.id) {
+                    throw ToolFailure("\(TerminalSafety.quoted(text, limit: 60)): a message waiting to be sent (outbox:\(schedule)); "
+                        + "only the user may change it")
+                }
                 draftID = draft.draftID
                 base = draft.gmailID
             }

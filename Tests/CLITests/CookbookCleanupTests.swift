@@ -9,6 +9,7 @@ extension CookbookTests {
         func deliverList(_ subject: String) throws {
             let raw = """
                 From: Digest <digest@lists.example.org>\r
+                Authentication-Results: mx.google.com; dkim=pass header.i=@lists.example.org header.s=s1\r
                 To: Robin Hudson <demo@hudson.test>\r
                 Subject: \(subject)\r
                 List-Id: Daily Digest <digest.lists.example.org>\r

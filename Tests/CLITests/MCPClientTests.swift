@@ -320,6 +320,11 @@ struct MCPClientTests {
         }
         #expect(try drafts().count >= 3)
         let edit = try #require(try drafts().first { $0.raw.contains("Edit me") })
+        // The agent may not rewrite a message waiting for approval: what is approved is what goes.
+        let rewrite = try client(f, "call", "drafts",
+                                 #"{"action": "update", "draft": "draft:\#(edit.id)", "to": ["eve@evil.example"], "subject": "x", "body": "y"}"#)
+        #expect(rewrite["isError"] as? Bool == true && (rewrite["text"] as? String)?.contains("only the user may change it") == true,
+                "\(rewrite)")
         try fake.admin("POST", "draft", ["id": edit.id, "raw": "From: demo@hudson.test\r\nTo: ada@analytical.example\r\n"
             + "Subject: Edited on the phone\r\nMessage-ID: <phone-edit@example.org>\r\n\r\nBetter words.\r\n"])
         let gone = try #require(try drafts().first { $0.raw.contains("Delete me") })

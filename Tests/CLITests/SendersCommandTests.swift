@@ -40,7 +40,8 @@ extension CLIFixture {
             message("r1", thread: "tb", daysAgo: 7, labels: ["SENT"], from: "Ann <ann@example.com>"),
             // Shop: mailto only, never read.
             message("s1", daysAgo: 1, labels: ["UNREAD"], from: "Shop <deals@shop.example>",
-                    list: ListHeaders(unsubscribe: "<mailto:stop@shop.example>")),
+                    list: ListHeaders(unsubscribe: "<mailto:stop@shop.example>",
+                                      authenticationResults: "mx.google.com; dkim=pass header.i=@shop.example header.s=k1")),
             // Older than 90 days: outside the default.
             message("o1", daysAgo: 200, labels: ["INBOX"], from: "Old <old@example.org>"),
             // A hostile List-Id and name.

@@ -52,7 +52,8 @@ extension CLIFixture {
         let account = try store.addAccount(email: mailbox, consentedAt: 1_767_225_600, lookbackDays: 90)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let snapshots = lists.enumerated().map { index, list -> MessageSnapshot in
-            var headers = MessageHeaders(subject: "news", from: "News <news@\(list.id)>", to: "Ann <ann@example.com>",
+            // From the domain that signs signedOneClick: its offer is aligned with From.
+            var headers = MessageHeaders(subject: "news", from: "News <news@news.example.org>", to: "Ann <ann@example.com>",
                                          messageID: "<m\(index)@example.org>", listID: "<\(list.id)>")
             headers.list = list.headers
             return MessageSnapshot(id: "m\(index)", threadID: "t\(index)", historyID: 100, internalDate: now - Int64(index + 1) * 60_000,
@@ -199,12 +200,16 @@ struct UnsubscribeCommandTests {
         #expect(endpoint.requests.isEmpty)
     }
 
+    /// Gmail's verdict for mail signed by the domain the fixture's From names.
+    static let passed = "mx.google.com; dkim=pass header.i=@news.example.org header.s=s1"
+
     @Test("--dry-run requests nothing and records nothing")
     func dryRun() throws {
         let endpoint = try UnsubscribeEndpoint()
         let f = CLIFixture()
         try f.unsubscribeMailbox([("news.example.org", oneClick(endpoint.url("/ok"))),
-                                  ("mail.example.org", ListHeaders(unsubscribe: "<mailto:stop@mail.example.org?subject=stop>"))])
+                                  ("mail.example.org", ListHeaders(unsubscribe: "<mailto:stop@news.example.org?subject=stop>",
+                                                                   authenticationResults: Self.passed))])
         let result = try f.run("hd-unsubscribe", "--dry-run", "is:unread", environment: f.loopback)
         #expect(result.status == 0, "\(result)")
         #expect(result.stdout.contains("would-post") && result.stdout.contains("would-send"))
@@ -217,16 +222,25 @@ struct UnsubscribeCommandTests {
     func mailtoOnce() throws {
         let f = CLIFixture()
         try f.unsubscribeMailbox([("mail.example.org",
-                                   ListHeaders(unsubscribe: "<mailto:stop@mail.example.org?subject=Remove%20me&body=please>"))])
+                                   ListHeaders(unsubscribe: "<mailto:stop@news.example.org?subject=Remove%20me&body=please>",
+                                               authenticationResults: Self.passed)),
+                                  // Unsigned, or to a domain that is not the sender's: no mail is sent.
+                                  ("unsigned.example.org", ListHeaders(unsubscribe: "<mailto:stop@news.example.org>")),
+                                  ("elsewhere.example.org", ListHeaders(unsubscribe: "<mailto:ceo@victim.example.net>",
+                                                                        authenticationResults: Self.passed))])
+        for list in ["unsigned.example.org", "elsewhere.example.org"] {
+            let none = try f.run("hd-unsubscribe", "--no-flush", "list:\(list)")
+            #expect(none.lines.first?.contains("\tnone\tnone\t") == true, "\(none)")
+        }
         let first = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
         #expect(first.status == 0, "\(first)")
-        #expect(first.lines.first?.contains("\tmailto\tqueued\tstop@mail.example.org\toutbox:1") == true, "\(first)")
+        #expect(first.lines.first?.contains("\tmailto\tqueued\tstop@news.example.org\toutbox:1") == true, "\(first)")
         let second = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
         #expect(second.lines.first?.contains("already-queued") == true, "\(second)")
         let store = try Store.open(path: f.storePath, access: .readOnly)
         let entries = try store.pendingOutbox()
         #expect(entries.count == 1)
-        #expect(entries.first?.recipients == ["stop@mail.example.org"] && entries.first?.subject == "Remove me")
+        #expect(entries.first?.recipients == ["stop@news.example.org"] && entries.first?.subject == "Remove me")
     }
 
     @Test("--then archive queues one undoable action over the senders' mail; --and-filter adds a rule that parses")

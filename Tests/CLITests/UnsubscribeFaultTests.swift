@@ -17,6 +17,7 @@ struct UnsubscribeFaultTests {
             From: Digest <digest@lists.example.org>\r
             To: demo@hudson.test\r
             Subject: digest\r
+            Authentication-Results: mx.google.com; dkim=pass header.i=@lists.example.org header.s=s1\r
             List-Id: <digest.lists.example.org>\r
             List-Unsubscribe: <mailto:leave@lists.example.org?subject=leave>\r
             Message-ID: <digest-1@lists.example.org>\r

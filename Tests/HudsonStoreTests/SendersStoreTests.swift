@@ -118,7 +118,8 @@ struct SendersStoreTests {
     @Test("one-click only with both headers, a safe https URI and a passing DKIM signature that covers both")
     func oneClickConditions() {
         let good = ListHeaders(source: Array(signedSource.utf8))
-        let offer = UnsubscribeOffer(good)
+        let from = "news@lists.example.org"
+        let offer = UnsubscribeOffer(good, from: from)
         #expect(offer.oneClick == "https://lists.example.org/u/123")
         #expect(offer.methods == [.oneClick, .https, .mailto])
         #expect(offer.mailto == MailtoRequest(address: "leave@lists.example.org", subject: "unsubscribe", body: nil))
@@ -126,7 +127,7 @@ struct SendersStoreTests {
         func variant(_ change: (inout ListHeaders) -> Void) -> UnsubscribeOffer {
             var headers = good
             change(&headers)
-            return UnsubscribeOffer(headers)
+            return UnsubscribeOffer(headers, from: from)
         }
         #expect(variant { $0.unsubscribePost = nil }.oneClick == nil)
         #expect(variant { $0.unsubscribePost = "List-Unsubscribe=Yes" }.oneClick == nil)
@@ -137,8 +138,8 @@ struct SendersStoreTests {
         #expect(variant { $0.authenticationResults = "mx.google.com; dkim=pass header.i=@example.org header.s=s2" }.oneClick == nil)
         #expect(variant { $0.dkimSignatures = "d=example.org; s=s1; h=from:to:list-unsubscribe" }.oneClick == nil)
         #expect(variant { $0.dkimSignatures = nil }.oneClick == nil)
-        // A subdomain of the signing domain passed (header.i=@news.example.org) is covered.
-        #expect(variant { $0.authenticationResults = "mx.google.com; dkim=pass (good) header.i=@news.example.org header.s=s1" }
+        // A subdomain of the signing domain passed (header.i=@lists.example.org, the From's) is covered.
+        #expect(variant { $0.authenticationResults = "mx.google.com; dkim=pass (good) header.i=@lists.example.org header.s=s1" }
             .oneClick != nil)
         // The https URI must be safe to request.
         for uri in ["javascript:alert(1)", "file:///etc/passwd", "http://lists.example.org/u", "https://127.0.0.1/u",
@@ -148,8 +149,38 @@ struct SendersStoreTests {
             let offer = variant { $0.unsubscribe = "<\(uri)>" }
             #expect(offer.oneClick == nil && offer.https == nil, "\(uri)")
         }
-        #expect(UnsubscribeOffer(ListHeaders(unsubscribe: "<http://127.0.0.1:8080/u>")).https == nil)
-        #expect(UnsubscribeOffer(ListHeaders(unsubscribe: "<http://127.0.0.1:8080/u>"), allowLoopbackHTTP: true).https != nil)
+        #expect(UnsubscribeOffer(ListHeaders(unsubscribe: "<http://127.0.0.1:8080/u>"), from: from).https == nil)
+        #expect(UnsubscribeOffer(ListHeaders(unsubscribe: "<http://127.0.0.1:8080/u>"), from: from, allowLoopbackHTTP: true).https != nil)
+    }
+
+    @Test("no one-click and no mailto unless the passing signature aligns with From, every signature of its domain and selector covers both headers, and each header occurs once")
+    func oneClickAgainstForgery() {
+        let good = ListHeaders(source: Array(signedSource.utf8))
+        #expect(UnsubscribeOffer(good, from: "news@lists.example.org").methods == [.oneClick, .https, .mailto])
+        // From a domain the signature does not vouch for (mail signed by the attacker's own
+        // domain claiming to be the bank's), or unknown: the page only.
+        for from in ["news@bank.example.com", "news@example.org.evil.example", nil] as [String?] {
+            let offer = UnsubscribeOffer(good, from: from)
+            #expect(offer.oneClick == nil && offer.mailto == nil && offer.https != nil, "\(from ?? "nil")")
+        }
+        // A forged second signature of the same d= and s= that does not cover the headers.
+        var forged = good
+        forged.dkimSignatures = (good.dkimSignatures ?? "") + "\nd=example.org; s=s1; h=from:to:subject"
+        #expect(UnsubscribeOffer(forged, from: "news@lists.example.org").oneClick == nil)
+        // A List-Unsubscribe prepended above a signed message: two of them, no offer at all.
+        let prepended = "List-Unsubscribe: <https://attacker.example.net/x>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n"
+            + signedSource
+        let twice = ListHeaders(source: Array(prepended.utf8))
+        #expect(twice.unsubscribe == nil && UnsubscribeOffer(twice, from: "news@lists.example.org").methods.isEmpty)
+        // A mailto to a domain other than the sender's is not sent.
+        var elsewhere = good
+        elsewhere.unsubscribe = "<mailto:ceo@victim-corp.example.net?subject=hi>, <https://lists.example.org/u/123>"
+        #expect(UnsubscribeOffer(elsewhere, from: "news@lists.example.org").mailto == nil)
+        // Ports and names that point inside the user's network.
+        for uri in ["https://lists.example.org:8443/u", "https://lists.example.org:443/u", "https://x.localhost/u",
+                    "https://printer.local/u", "https://admin.corp/u", "https://router.home.arpa/u", "https://db.internal/u"] {
+            #expect(UnsubscribeOffer.isSafeHTTPS(uri) == (uri == "https://lists.example.org:443/u"), "\(uri)")
+        }
     }
 
     @Test("mailto: one plain address, subject and body decoded, nothing else taken from the URI")
@@ -189,7 +220,7 @@ struct SendersStoreTests {
                 #expect((field?.utf8.count ?? 0) <= ListHeaders.maximumValueBytes, "seed 4242 round \(round)")
                 #expect(!(field ?? "").contains("\r") && !(field ?? "").contains("\u{1B}"), "seed 4242 round \(round)")
             }
-            let offer = UnsubscribeOffer(headers)
+            let offer = UnsubscribeOffer(headers, from: "a@news.example.org")
             for uri in [offer.oneClick, offer.https].compactMap({ $0 }) {
                 #expect(UnsubscribeOffer.isSafeHTTPS(uri) && uri.lowercased().hasPrefix("https://"), "seed 4242 round \(round): \(uri)")
             }

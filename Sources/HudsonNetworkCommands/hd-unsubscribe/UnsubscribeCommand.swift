@@ -53,8 +53,9 @@ struct UnsubscribeCommand {
         var unsettled = 0
         var queuedMail: Set<Int64> = []
         for sender in senders {
-            let offer = UnsubscribeOffer(sender.listHeaders, allowLoopbackHTTP: loopback)
-            let outcome = try await unsubscribe(sender, offer: offer, store: store, dryRun: dryRun, timeout: timeout)
+            let offer = UnsubscribeOffer(sender.listHeaders, from: sender.offeringFrom, allowLoopbackHTTP: loopback)
+            let outcome = try await unsubscribe(sender, offer: offer, store: store, dryRun: dryRun, timeout: timeout,
+                                                allowLoopback: loopback)
             if outcome.state == "refused" || outcome.state == "unknown" { unsettled += 1 }
             if outcome.outbox != nil { queuedMail.insert(sender.accountID) }
             try sink.emit(Records.unsubscribe(sender: sender, method: outcome.method, state: outcome.state,
@@ -103,7 +104,7 @@ struct UnsubscribeCommand {
     }
 
     func unsubscribe(_ sender: SenderSummary, offer: UnsubscribeOffer, store: Store, dryRun: Bool,
-                     timeout: Duration) async throws -> Outcome {
+                     timeout: Duration, allowLoopback: Bool) async throws -> Outcome {
         // Never a second unsubscribe to a sender that may have received one.
         if let prior = try store.unsubscribeThatMayHaveReached(sender: sender.groupKey, accountID: sender.accountID) {
             return Outcome(method: prior.method.rawValue, state: "already-\(prior.state.rawValue)", target: prior.target,
@@ -119,7 +120,7 @@ struct UnsubscribeCommand {
                 // Another process recorded one meanwhile: it makes the request, not this one.
                 return Outcome(method: "one-click", state: "already-intended", target: target, answer: nil)
             }
-            let answer = await OneClickPost.post(to: target, timeout: timeout)
+            let answer = await OneClickPost.post(to: target, timeout: timeout, allowLoopback: allowLoopback)
             let (state, text) = Self.settlement(answer)
             try store.settleUnsubscribe(id: id, state: state, answer: text)
             return Outcome(method: "one-click", state: state.rawValue, target: target, answer: text)
@@ -158,6 +159,8 @@ struct UnsubscribeCommand {
         case .status(let code) where (300..<400).contains(code): return (.unknown, "HTTP \(code): a redirect, not followed")
         case .status(let code): return (.refused, "HTTP \(code)")
         case .noAnswer(let why): return (.unknown, "no answer (\(why)): the request may have arrived")
+        // Nothing left this machine: a refusal, so a later run may try again.
+        case .notSent(let why): return (.refused, "not sent: \(why)")
         }
     }
 

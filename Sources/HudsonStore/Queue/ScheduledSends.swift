@@ -127,6 +127,16 @@ extension Store {
         return approved
     }
 
+    /// The schedule (its `outbox:N`) whose Gmail draft `draftID` is, while it waits to be
+    /// sent (its time, or the user's approval): a draft an agent must not rewrite, since
+    /// what is sent is the draft as it is then.
+    public func scheduleHolding(draftID: String, accountID: Int64) throws -> Int64? {
+        try db.scalarInt("""
+            SELECT s.draft_entry FROM scheduled_sends AS s JOIN outbox AS o ON o.id = s.draft_entry
+             WHERE o.draft_id = ?1 AND s.account_id = ?2 AND s.state IN ('waiting', 'held-late')
+            """, draftID, accountID)
+    }
+
     /// The entry that sends the message the user knows as `outbox:N`: that entry, or for a
     /// schedule (a later send, a held one) its send entry once released; nil before, or
     /// when there is none.

@@ -42,7 +42,12 @@ public struct ListHeaders: Equatable, Sendable {
         func first(_ name: String) -> String? {
             headers.first { $0.name.lowercased() == name }.map { Self.unfolded($0.value) }
         }
-        guard let unsubscribe = first("list-unsubscribe"), !unsubscribe.isEmpty else {
+        // A header added above a signed message is not what its signature vouches for (a
+        // verifier checks the last instance of a signed header, RFC 6376 §5.4.2), and a
+        // message with two offers has no one offer to trust: none is kept.
+        func count(_ name: String) -> Int { headers.filter { $0.name.lowercased() == name }.count }
+        guard let unsubscribe = first("list-unsubscribe"), !unsubscribe.isEmpty,
+              count("list-unsubscribe") == 1, count("list-unsubscribe-post") <= 1 else {
             self.init()
             return
         }

@@ -5,7 +5,9 @@
  the account sent (SENT) is not counted: it is not mail anyone sent the user.
 
  Each group's unsubscribe offer is that of its newest message that carries
- `List-Unsubscribe` (UnsubscribeOffer.swift decides which methods are safe).
+ `List-Unsubscribe` (UnsubscribeOffer.swift decides which methods are safe, with that
+ message's From address). Groups are per account: two accounts on one list unsubscribe
+ each with its own mail.
  */
 import HudsonQuery
 import SQLite
@@ -28,6 +30,8 @@ public struct SenderSummary: Equatable, Sendable {
     public var listHeaders: ListHeaders
     /// The newest message that carries List-Unsubscribe, if any (its Gmail id and account).
     public var offeringMessage: String?
+    /// That message's From address, lowercased (the domain its offer must align with).
+    public var offeringFrom: String? = nil
     public var accountID: Int64
     /// When the group's newest recorded unsubscribe was made (`--after-unsubscribe`).
     public var unsubscribedAt: Int64?
@@ -111,8 +115,8 @@ extension Store {
 
     /// Columns: 0 key, 1 read, 2 archived unread, 3 messages, 4 threads, 5 starred or
     /// replied, 6 last seen, 7-10 the offering message's list headers, 11 its Gmail id,
-    /// 12 the newest unsubscribe, 13 the name, 14 the account of the newest message, 15 how
-    /// many messages' list headers are unknown.
+    /// 12 the newest unsubscribe, 13 the name, 14 the account (groups are per account), 15
+    /// how many messages' list headers are unknown, 16 the offering message's From address.
     static func senderGroupsSQL(selection: String, labels: String, unsubscribedAt: Bool = false) -> String {
         func carries(_ label: String) -> String {
             EffectiveLabels.carries(messageColumn: "m.id", label: "'\(label)'", source: labels)
@@ -124,7 +128,8 @@ extension Store {
                    CASE WHEN s.key LIKE 'list:%'
                         THEN nullif(trim(substr(n.list_id, 1, instr(n.list_id || '<', '<') - 1), ' "'), '')
                         ELSE (SELECT a.name FROM message_addresses AS a WHERE a.message_id = n.id AND a.role = 'from' LIMIT 1) END,
-                   n.account_id, s.n_unknown
+                   n.account_id, s.n_unknown,
+                   (SELECT lower(a.address) FROM message_addresses AS a WHERE a.message_id = o.id AND a.role = 'from' LIMIT 1)
               FROM (SELECT key, sum(NOT headers_known) AS n_unknown, sum(NOT unread) AS n_read, sum(unread AND NOT inbox) AS n_archived_unread,
                            count(*) AS n_messages, count(DISTINCT account_id || ' ' || thread_id) AS n_threads,
                            sum(starred OR replied) AS n_engaged, max(internal_date) AS last_seen,
@@ -140,7 +145,7 @@ extension Store {
                              WHERE m.id IN (\(selection))
                                AND NOT \(carries("SENT")))
                      WHERE key IS NOT NULL
-                     GROUP BY key) AS s
+                     GROUP BY account_id, key) AS s
               JOIN messages AS n ON n.id = s.newest_id
               LEFT JOIN messages AS o ON o.id = s.offer_id
             """
@@ -163,7 +168,7 @@ extension Store {
             starredOrReplied: row.int(5), lastSeen: row.int64(6),
             listHeaders: ListHeaders(unsubscribe: row.optionalString(7), unsubscribePost: row.optionalString(8),
                                      authenticationResults: row.optionalString(9), dkimSignatures: row.optionalString(10)),
-            offeringMessage: row.optionalString(11),
+            offeringMessage: row.optionalString(11), offeringFrom: row.optionalString(16),
             accountID: row.int64(14), unsubscribedAt: row.optionalInt64(12), headersUnknown: row.int(15))
     }
 }

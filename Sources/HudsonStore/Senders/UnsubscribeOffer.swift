@@ -2,18 +2,25 @@
  What a message offers for unsubscribing, and which of it is safe to act on (issue 42):
  the one rule `hd-senders` shows and `hd-unsubscribe` follows.
 
- - one-click (RFC 8058 §3, §4): both headers, `List-Unsubscribe-Post` exactly
+ - one-click (RFC 8058 §3, §4): both headers, once each, `List-Unsubscribe-Post` exactly
    `List-Unsubscribe=One-Click`, an https URI in `List-Unsubscribe` that is safe to
-   request (below), and a DKIM signature that Gmail's `Authentication-Results` says passed
-   and whose `h=` covers both `List-Unsubscribe` and `List-Unsubscribe-Post` (matched by
-   `d=` and `s=`). Anyone can write the two headers into unsigned mail; the signature is
-   what says the sender did.
- - mailto (RFC 2369, RFC 6068): a `mailto:` URI with exactly one address.
+   request (below), and a DKIM signature that Gmail's `Authentication-Results` says passed,
+   for a domain aligned with the From address (the same, or one a subdomain of the other,
+   as DMARC's relaxed alignment, which Gmail asks of bulk senders), where every signature
+   of that domain and selector has an `h=` covering both `List-Unsubscribe` and
+   `List-Unsubscribe-Post`. Anyone can write the two headers into unsigned mail, or mail
+   signed by a domain of their own: the aligned signature is what says the sender did.
+ - mailto (RFC 2369, RFC 6068): a `mailto:` URI with exactly one address, in a domain
+   aligned with the From address, of a message with such an aligned passing signature:
+   the message Hudson sends from the user's account goes only where the authenticated
+   sender asked.
  - https: an https URI without one-click: a web page for a person, printed, never fetched.
 
- A URI is safe to request only when it is `https:`, names a host by a DNS name (no IP
- literal, no userinfo, no port but 443's default or an explicit one), and is at most
- 2,048 bytes of printable ASCII; anything else (`javascript:`, `file:`, `http:`) is no method.
+ A URI is safe to request only when it is `https:` on port 443, names a host by a public
+ DNS name (no IP literal, no userinfo, no `localhost`, `.local`, `.internal` or other
+ name only a private network resolves), and is at most 2,048 bytes of printable ASCII;
+ anything else (`javascript:`, `file:`, `http:`) is no method. hd-unsubscribe also
+ refuses a name that resolves to a private, loopback or link-local address.
  */
 
 public enum UnsubscribeMethod: String, Sendable, CaseIterable {
@@ -55,12 +62,22 @@ public struct UnsubscribeOffer: Equatable, Sendable {
 
     /// `allowLoopbackHTTP` is the tests' seam (HudsonCLI's TestHooks): it lets
     /// `http://127.0.0.1:PORT/...` stand for an https URI. Never set for users.
-    public init(_ headers: ListHeaders, allowLoopbackHTTP: Bool = false) {
+    /// `from`: the From address of the message the headers are from (nil when unknown:
+    /// then neither one-click nor mailto is offered).
+    public init(_ headers: ListHeaders, from: String?, allowLoopbackHTTP: Bool = false) {
         guard let field = headers.unsubscribe else { return }
         let uris = Self.uris(field)
         let safeHTTPS = uris.first { Self.isSafeHTTPS($0, allowLoopbackHTTP: allowLoopbackHTTP) }
         https = safeHTTPS
-        mailto = uris.lazy.compactMap(Self.mailto).first
+        let fromDomain = from.flatMap { $0.split(separator: "@").last.map { $0.lowercased() } }
+        let authenticated = fromDomain.map { domain in Self.passingDKIM(headers.authenticationResults ?? "").contains {
+            Self.aligned($0.domain, domain)
+        } } ?? false
+        if authenticated, let fromDomain {
+            mailto = uris.lazy.compactMap(Self.mailto).first {
+                Self.aligned($0.address.split(separator: "@").last.map { $0.lowercased() } ?? "", fromDomain)
+            }
+        }
         guard let post = headers.unsubscribePost else { return }
         guard post.trimmingSpaces == "List-Unsubscribe=One-Click" else {
             oneClickRefusal = "List-Unsubscribe-Post is not List-Unsubscribe=One-Click"
@@ -70,8 +87,8 @@ public struct UnsubscribeOffer: Equatable, Sendable {
             oneClickRefusal = "List-Unsubscribe has no https URI that is safe to request"
             return
         }
-        guard Self.signatureCoversListHeaders(headers) else {
-            oneClickRefusal = "no DKIM signature that passed covers List-Unsubscribe and List-Unsubscribe-Post"
+        guard let fromDomain, Self.signatureCoversListHeaders(headers, alignedWith: fromDomain) else {
+            oneClickRefusal = "no DKIM signature that passed, aligned with the From address, covers List-Unsubscribe and List-Unsubscribe-Post"
             return
         }
         oneClick = target
@@ -112,12 +129,27 @@ public struct UnsubscribeOffer: Equatable, Sendable {
         guard !authority.contains("@"), !authority.contains("\\") else { return false }
         var host = Substring(authority)
         if let colon = authority.lastIndex(of: ":") {
-            let port = authority[authority.index(after: colon)...]
-            guard !port.isEmpty, port.allSatisfy(\.isASCIIDigit), let number = Int(port), (1...65535).contains(number)
-            else { return false }
+            // Only https's own port: another is a service the sender has no business
+            // making the user's machine post to (an intranet's admin port).
+            guard authority[authority.index(after: colon)...] == "443" else { return false }
             host = authority[..<colon]
         }
-        return isDNSHostName(host)
+        return isDNSHostName(host) && !isPrivateName(host)
+    }
+
+    /// Names only a local or private network resolves (RFC 6761, RFC 6762, RFC 8375, and
+    /// the suffixes in common private use): a sender's URI naming one points inside the
+    /// user's network.
+    static func isPrivateName(_ host: Substring) -> Bool {
+        let name = host.lowercased().hasSuffix(".") ? String(host.lowercased().dropLast()) : host.lowercased()
+        return ["localhost", "local", "internal", "intranet", "lan", "home", "corp", "private", "home.arpa", "invalid",
+                "onion"].contains { name == $0 || name.hasSuffix("." + $0) }
+    }
+
+    /// DMARC's relaxed alignment without a public-suffix list: the same domain, or one a
+    /// subdomain of the other.
+    static func aligned(_ first: String, _ second: String) -> Bool {
+        !first.isEmpty && !second.isEmpty && (first == second || first.hasSuffix("." + second) || second.hasSuffix("." + first))
     }
 
     /// Letters, digits, hyphens and dots, at least one dot, a last label that is not all
@@ -198,20 +230,24 @@ public struct UnsubscribeOffer: Equatable, Sendable {
     }
 
     /// RFC 8058 §4 through Gmail's verdict: Gmail's Authentication-Results (authserv-id
-    /// mx.google.com) has `dkim=pass` for a signature (`header.d`/`header.i`, `header.s`)
-    /// whose stored `h=` names both list headers.
-    static func signatureCoversListHeaders(_ headers: ListHeaders) -> Bool {
+    /// mx.google.com) has `dkim=pass` for a domain aligned with `fromDomain`, and every
+    /// signature of that domain and selector (`header.d`/`header.i`, `header.s`) has an
+    /// `h=` naming both list headers: a forged second signature with the same `d=` and
+    /// `s=` beside the one that passed cannot lend its `h=` to it.
+    static func signatureCoversListHeaders(_ headers: ListHeaders, alignedWith fromDomain: String) -> Bool {
         guard let results = headers.authenticationResults, let signatures = headers.dkimSignatures else { return false }
         let summaries = signatures.split(separator: "\n").map { DKIMTags(String($0)) }
-        for pass in passingDKIM(results) {
-            for signature in summaries {
-                guard let domain = signature["d"]?.lowercased(), !domain.isEmpty else { continue }
-                let domainMatches = pass.domain == domain || pass.domain.hasSuffix("." + domain)
-                let selectorMatches = pass.selector == nil || pass.selector == signature["s"]?.lowercased()
-                let signed = Set((signature["h"] ?? "").lowercased().split(separator: ":").map(String.init))
-                if domainMatches && selectorMatches && signed.contains("list-unsubscribe")
-                    && signed.contains("list-unsubscribe-post") { return true }
+        for pass in passingDKIM(results) where aligned(pass.domain, fromDomain) {
+            let matching = summaries.filter { signature in
+                guard let domain = signature["d"]?.lowercased(), !domain.isEmpty else { return false }
+                return (pass.domain == domain || pass.domain.hasSuffix("." + domain))
+                    && (pass.selector == nil || pass.selector == signature["s"]?.lowercased())
             }
+            let covering = matching.filter { signature in
+                let signed = Set((signature["h"] ?? "").lowercased().split(separator: ":").map(String.init))
+                return signed.contains("list-unsubscribe") && signed.contains("list-unsubscribe-post")
+            }
+            if !matching.isEmpty && covering.count == matching.count { return true }
         }
         return false
     }
