@@ -498,8 +498,9 @@ END;
 
 CREATE TRIGGER address_book_delete AFTER DELETE ON message_addresses BEGIN
     UPDATE address_book SET
-           sent = address_book.sent - (OLD.role <> 'from' AND s.is_sent),
-           received = address_book.received - (OLD.role = 'from' AND NOT s.is_sent), seen = address_book.seen - 1
+           sent = max(0, address_book.sent - (OLD.role <> 'from' AND s.is_sent)),
+           received = max(0, address_book.received - (OLD.role = 'from' AND NOT s.is_sent)),
+           seen = max(0, address_book.seen - 1)
       FROM messages AS m,
            (SELECT EXISTS (SELECT 1 FROM message_labels WHERE message_id = OLD.message_id AND label = 'SENT') AS is_sent) AS s
      WHERE m.id = OLD.message_id AND address_book.account_id = m.account_id AND address_book.address = OLD.address;
@@ -524,8 +525,8 @@ END;
 
 CREATE TRIGGER address_book_message_delete BEFORE DELETE ON messages BEGIN
     UPDATE address_book
-       SET sent = address_book.sent - d.sent, received = address_book.received - d.received,
-           seen = address_book.seen - d.seen
+       SET sent = max(0, address_book.sent - d.sent), received = max(0, address_book.received - d.received),
+           seen = max(0, address_book.seen - d.seen)
       FROM (SELECT a.address,
                    sum(a.role <> 'from' AND s.is_sent) AS sent, sum(a.role = 'from' AND NOT s.is_sent) AS received,
                    count(*) AS seen

@@ -149,6 +149,13 @@ struct SendLaterCommandTests {
         let saved2 = try #require(try drafts(fake).first { $0.raw.contains("header-folded") })
         #expect(!saved2.raw.lowercased().contains("x-hudson") && !saved2.raw.contains("+2h"), "\(saved2.raw)")
         #expect(try f.run("hd-pending").lines.contains { $0.contains("\tscheduled\t") && $0.contains("header-folded") })
+        // Blanks before the colon (RFC 5322's obsolete syntax): refused whole, so the header
+        // can never go out unread with a message sent at once.
+        let spaced = message.replacingOccurrences(of: "header-later", with: "header-spaced")
+            .replacingOccurrences(of: "X-Hudson-Send-At: +1h", with: "X-Hudson-Send-At \t: +2h")
+        let spacedRun = try f.run("hd-send", "-t", stdin: spaced, environment: at(0))
+        #expect(spacedRun.status == 65 && spacedRun.stderr.contains("nothing queued"), "\(spacedRun)")
+        #expect(try drafts(fake).first { $0.raw.contains("header-spaced") } == nil && sent(fake, containing: "header-spaced") == 0)
     }
 
     @Test("kill -9 after each commit of hd-send --at and of the passes that save and send it: sent exactly once")

@@ -60,6 +60,20 @@ struct SendersStoreTests {
         #expect(try f.store.addresses(prefix: "carol", accountID: nil, limit: 10).isEmpty)
     }
 
+    @Test("a SENT label added to a stored message, then its addresses rewritten or the message deleted: the snapshot and the deletion are stored, no count goes below zero")
+    func sentLabelAddedLater() throws {
+        let f = try StoreFixture()
+        try f.apply(f.snapshot("m", from: "Ann <ann@example.com>", to: "Bob <bob@example.org>"))
+        // Gmail now says it is SENT, and another recipient: labels are written before addresses.
+        let report = try f.apply(f.snapshot("m", history: 300, labels: ["SENT"], from: "Ann <ann@example.com>",
+                                            to: "Carol <carol@example.net>"))
+        #expect(report.failures.isEmpty, "\(report.failures)")
+        #expect(try f.db.scalarInt("SELECT count(*) FROM messages WHERE gmail_id = 'm' AND history_id = 300") == 1)
+        #expect(try f.db.scalarInt("SELECT count(*) FROM address_book WHERE sent < 0 OR received < 0 OR seen < 0") == 0)
+        _ = try f.store.deleteVanishedMessage(gmailID: "m", accountID: f.account.id)
+        #expect(try f.db.scalarInt("SELECT count(*) FROM messages") == 0)
+    }
+
     @Test("ranking: sent to, then received from, then recency; a prefix matches an address or a word of a name")
     func ranking() throws {
         let f = try StoreFixture()

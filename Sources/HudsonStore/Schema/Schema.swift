@@ -62,6 +62,7 @@ enum Schema {
         Migration("034_scheduled_sends", scheduledSends),
         Migration("035_list_headers", listHeaders),
         Migration("036_address_book", addressBook),
+        Migration("037_address_book_never_below_zero", addressBookNeverBelowZero),
     ]
 
     static let migrator = Migrator(migrations)
