@@ -83,7 +83,8 @@ public enum QuotedPrintable {
         return nil
     }
 
-    static func hexValue(_ byte: UInt8) -> UInt8? {
+    /// The value of one hexadecimal digit, either case; nil for any other byte.
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
         case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10

@@ -22,6 +22,7 @@
  anything else (`javascript:`, `file:`, `http:`) is no method. hd-unsubscribe also
  refuses a name that resolves to a private, loopback or link-local address.
  */
+import HudsonMail
 
 public enum UnsubscribeMethod: String, Sendable, CaseIterable {
     case oneClick = "one-click"
@@ -207,7 +208,7 @@ public struct UnsubscribeOffer: Equatable, Sendable {
             if byte == UInt8(ascii: "%") {
                 let first = utf8.index(after: index)
                 guard first < utf8.endIndex, utf8.index(after: first) < utf8.endIndex,
-                      let high = hexValue(utf8[first]), let low = hexValue(utf8[utf8.index(after: first)]) else { return nil }
+                      let high = QuotedPrintable.hexValue(utf8[first]), let low = QuotedPrintable.hexValue(utf8[utf8.index(after: first)]) else { return nil }
                 bytes.append(high << 4 | low)
                 index = utf8.index(first, offsetBy: 2)
             } else {
@@ -218,15 +219,6 @@ public struct UnsubscribeOffer: Equatable, Sendable {
         guard let decoded = String(validating: bytes, as: UTF8.self),
               !decoded.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else { return nil }
         return decoded
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     /// RFC 8058 §4 through Gmail's verdict: Gmail's Authentication-Results (authserv-id
