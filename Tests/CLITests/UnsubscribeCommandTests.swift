@@ -15,7 +15,7 @@ final class UnsubscribeEndpoint {
 
     init() throws {
         let portFile = directory.path("port")
-        FileManager.default.createFile(atPath: portFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: portFile, contents: nil)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", FakeGmail.repositoryRoot.appendingPathComponent("tools/unsubscribe-endpoint/server.py").path,
                              directory.path("log")]
