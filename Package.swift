@@ -119,6 +119,13 @@ let package = Package(
             dependencies: ["HudsonStore", "HudsonSync", "HudsonGmail"],
             path: "bench/import"
         ),
+        // A full-text index rebuilt as a batched migration, timed on a copy of a store
+        // (bench/README.md). Not installed.
+        .executableTarget(
+            name: "hudson-bench-reindex",
+            dependencies: ["SQLite", "HudsonText"],
+            path: "bench/reindex"
+        ),
         // What one admission of the shared quota costs (bench/README.md): a measurement,
         // not a test. Not installed.
         .executableTarget(

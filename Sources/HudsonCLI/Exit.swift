@@ -94,7 +94,7 @@ public enum Exit {
         switch error {
         case .noStore, .cannotCreate, .notAStore, .unusable, .newerSchema, .olderSchema, .migrationFailed:
             return .configuration
-        case .beingUpgraded:
+        case .beingUpgraded, .upgradeUnfinished:
             return .temporaryFailure
         case .unknownAccount:
             return .notAuthorized

@@ -48,7 +48,8 @@ public final class Store {
         checkpointPages: Int? = nil,
         clock: @escaping Clock = Store.systemClock,
         testing: TestingHooks = TestingHooks(),
-        willUpgrade: ((_ migration: String, _ number: Int, _ of: Int) -> Void)? = nil
+        willUpgrade: ((_ migration: String, _ number: Int, _ of: Int) -> Void)? = nil,
+        upgradeProgress: ((_ migration: String, _ rowsDone: Int64, _ rowsInAll: Int64) -> Void)? = nil
     ) throws -> Store {
         let exists = fileExists(path)
         // A directory, a device or a pipe where the store should be is a configuration
@@ -98,7 +99,7 @@ public final class Store {
             if access == .readOnly {
                 try Schema.migrator.verifyCurrent(db)
             } else {
-                migrated = try Schema.migrator.migrate(db, willUpgrade: willUpgrade)
+                migrated = try Schema.migrator.migrate(db, willUpgrade: willUpgrade, batchDone: upgradeProgress)
             }
         } catch let error as MigrationError {
             switch error {
@@ -106,6 +107,8 @@ public final class Store {
             case .pendingMigrations: throw StoreError.olderSchema(path: path)
             case .foreignKeyViolation: throw StoreError.migrationFailed(path: path, reason: error.description)
             case .busyWhileBehind: throw StoreError.beingUpgraded(path: path)
+            case .upgradeInProgress(_, let done, let all):
+                throw StoreError.upgradeUnfinished(path: path, rowsDone: done, rowsInAll: all)
             }
         } catch SQLiteError.notADatabase {
             throw StoreError.notAStore(path: path, reason: "not a SQLite database")

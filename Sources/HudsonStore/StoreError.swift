@@ -15,6 +15,10 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// The store is behind this Hudson and another process held it past the wait: most
     /// likely upgrading it (a temporary condition, unlike `olderSchema`).
     case beingUpgraded(path: String)
+    /// A batched upgrade (an index rebuilt) has started and not finished: a read-only
+    /// command cannot use the half-built store; the writer running it, or the next one,
+    /// finishes it (Migrator's batched migrations).
+    case upgradeUnfinished(path: String, rowsDone: Int64, rowsInAll: Int64)
     case migrationFailed(path: String, reason: String)
     case unknownAccount(String)
     case accountExists(String)
@@ -52,6 +56,9 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             return "\(quote(path)): store written by an older Hudson; the next command that writes (hd-sync, hd-mark) upgrades it, and may be doing so now"
         case .beingUpgraded(let path):
             return "\(quote(path)): the store is being upgraded to this Hudson by another process; try again when it finishes"
+        case .upgradeUnfinished(let path, let done, let all):
+            let percent = all > 0 ? done * 100 / all : 100
+            return "\(quote(path)): the store's upgrade to this Hudson is \(percent) % done; the command running it, or the next command that writes (hd-sync, hd-mark), finishes it"
         case .migrationFailed(let path, let reason):
             return "\(quote(path)): \(reason)"
         case .unknownAccount(let email):

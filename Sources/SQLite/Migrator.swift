@@ -6,16 +6,23 @@
  transaction, so when several processes open a new store at once exactly one applies
  each migration and the others see it done. Foreign keys are checked before commit.
  An applied id this binary does not know means a newer program wrote the file.
+
+ A migration whose work grows with the mailbox (an index rebuilt at a million messages)
+ declares that work as `MigrationBatches`: its SQL runs once, then the rows are visited
+ in committed batches, so a killed upgrade resumes where it stopped (BatchedMigration.swift).
  */
 import CSQLite
 
 public struct Migration: Sendable {
     public let id: String
     public let sql: String
+    /// Work done after `sql`, a batch of rows per transaction (nil: all of it in `sql`).
+    public let batches: MigrationBatches?
 
-    public init(_ id: String, _ sql: String) {
+    public init(_ id: String, _ sql: String, batches: MigrationBatches? = nil) {
         self.id = id
         self.sql = sql
+        self.batches = batches
     }
 }
 
@@ -29,6 +36,9 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
     /// The store is behind and another connection held the write lock past the busy
     /// timeout: most likely another process applying these very migrations.
     case busyWhileBehind(ids: [String])
+    /// A batched migration has started and not finished (its last runner was stopped, or
+    /// is still running): a read-only connection cannot use the half-built result.
+    case upgradeInProgress(id: String, rowsDone: Int64, rowsInAll: Int64)
 
     public var description: String {
         switch self {
@@ -40,6 +50,8 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
             return "migration \(id) violates a foreign key in \(table)"
         case .busyWhileBehind(let ids):
             return "behind this version and busy (pending migrations: \(ids.joined(separator: ", ")))"
+        case .upgradeInProgress(let id, let done, let all):
+            return "being upgraded (\(id): \(done) of \(all) rows)"
         }
     }
 }
@@ -66,7 +78,11 @@ public struct Migrator: Sendable {
         let applied = try appliedIDs(db)
         try checkNotNewer(applied)
         let pending = migrations.map(\.id).filter { !applied.contains($0) }
-        if !pending.isEmpty { throw MigrationError.pendingMigrations(ids: pending) }
+        if pending.isEmpty { return }
+        if let progress = try batchedProgress(db).first(where: { pending.contains($0.id) }) {
+            throw MigrationError.upgradeInProgress(id: progress.id, rowsDone: progress.done, rowsInAll: progress.total)
+        }
+        throw MigrationError.pendingMigrations(ids: pending)
     }
 
     /// Applies every pending migration, each in its own IMMEDIATE transaction.
@@ -79,9 +95,13 @@ public struct Migrator: Sendable {
     /// connection holds past the busy timeout while migrations are pending is
     /// `busyWhileBehind`, not a bare busy error: that connection is most likely applying
     /// them (issue 43 §3).
+    ///
+    /// `batchDone` is told, after each committed batch of a batched migration, how many of
+    /// its rows are done and how many there are.
     @discardableResult
     public func migrate(
-        _ db: Connection, willUpgrade: ((_ id: String, _ number: Int, _ of: Int) -> Void)? = nil
+        _ db: Connection, willUpgrade: ((_ id: String, _ number: Int, _ of: Int) -> Void)? = nil,
+        batchDone: ((_ id: String, _ rowsDone: Int64, _ rowsInAll: Int64) -> Void)? = nil
     ) throws -> [String] {
         // Fast path: a current store needs only one read.
         let appliedAtStart = try db.read { try appliedIDs(db) }
@@ -89,6 +109,17 @@ public struct Migrator: Sendable {
         let pendingAtStart = migrations.map(\.id).filter { !appliedAtStart.contains($0) }
         var appliedHere: [String] = []
         for migration in migrations {
+            if let batches = migration.batches {
+                let announce = willUpgrade.map { willUpgrade in
+                    { (id: String) -> Void in
+                        willUpgrade(id, (pendingAtStart.firstIndex(of: id) ?? 0) + 1, pendingAtStart.count)
+                    }
+                }
+                if try applyBatched(migration, batches, db, willUpgrade: announce, batchDone: batchDone) {
+                    appliedHere.append(migration.id)
+                }
+                continue
+            }
             let write = { () throws -> Bool in
                 try db.execute("CREATE TABLE IF NOT EXISTS \(Migrator.table) (id TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL DEFAULT (unixepoch()))")
                 let applied = try appliedIDs(db)
@@ -124,7 +155,7 @@ public struct Migrator: Sendable {
         return appliedHere
     }
 
-    private func checkNotNewer(_ applied: [String]) throws {
+    func checkNotNewer(_ applied: [String]) throws {
         let known = Set(migrations.map(\.id))
         let unknown = applied.filter { !known.contains($0) }
         if !unknown.isEmpty { throw MigrationError.newerSchema(unknownIDs: unknown) }

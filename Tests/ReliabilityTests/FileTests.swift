@@ -219,6 +219,28 @@ struct FileTests {
         #expect(try rig.run("hd-ls", []).status == 0)
     }
 
+    @Test("a batched upgrade stopped half way: readers say how far it got and that a writer finishes it (75), not that the store is broken")
+    func batchedUpgradeUnfinished() throws {
+        let rig = try syncedStore()
+        // What a batched migration (SQLite/BatchedMigration.swift) leaves when its runner
+        // is killed: its id not applied, its progress recorded.
+        do {
+            let db = try Connection(path: rig.storePath, options: ConnectionOptions(access: .readWrite))
+            try db.execute("DELETE FROM hudson_migrations WHERE id = '037_address_book_never_below_zero'")
+            try db.execute("""
+                CREATE TABLE hudson_migration_progress (id TEXT PRIMARY KEY NOT NULL, after INTEGER NOT NULL,
+                    last INTEGER NOT NULL, done INTEGER NOT NULL, total INTEGER NOT NULL);
+                INSERT INTO hudson_migration_progress VALUES ('037_address_book_never_below_zero', 40, 100, 40, 100);
+                """)
+        }
+        for command in [["hd-ls"], ["hd-search", "--count", "in:inbox"], ["hd-labels"]] {
+            let result = try rig.run(command[0], Array(command.dropFirst()))
+            #expect(result.status == 75, "\(command) \(result)")
+            #expect(result.stderr.contains("upgrade to this Hudson is 40 % done")
+                    && result.stderr.split(separator: "\n").count == 1, "\(command) \(result.stderr)")
+        }
+    }
+
     /// Ways a store file can be damaged, each applied to a copy of a synced store.
     static let damages: [(name: String, apply: @Sendable (String) throws -> Void)] = [
         ("empty", { path in try Data().write(to: URL(fileURLWithPath: path)) }),
