@@ -103,9 +103,7 @@ extension Migrator {
                 }
                 try db.execute("PRAGMA defer_foreign_keys = ON")
                 if progress.after >= progress.last {
-                    if let table = try db.first("PRAGMA foreign_key_check", transform: { $0.string(0) }) {
-                        throw MigrationError.foreignKeyViolation(migrationID: migration.id, table: table)
-                    }
+                    try checkForeignKeys(after: migration.id, db)
                     try db.execute("DELETE FROM \(Migrator.progressTable) WHERE id = ?", migration.id)
                     // The record exists only while an upgrade runs: a current store's schema
                     // is exactly the migrations' (docs/schema.sql).
@@ -121,6 +119,7 @@ extension Migrator {
                 let rows = try db.scalarInt(
                     "SELECT count(*) FROM \(batches.table) WHERE rowid > ?1 AND rowid <= ?2", progress.after, through) ?? 0
                 try db.execute(batches.sql, progress.after, through)
+                try checkForeignKeys(after: migration.id, db)
                 let done = min(progress.done + rows, progress.total)
                 try db.execute("UPDATE \(Migrator.progressTable) SET after = ?, done = ? WHERE id = ?",
                                through, done, migration.id)

@@ -254,6 +254,15 @@ public final class Connection {
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// Whether the open transaction has broken a deferred foreign key that its commit would
+    /// refuse (`SQLITE_DBSTATUS_DEFERRED_FKS`): a count SQLite keeps, so asking is free.
+    public var hasDeferredForeignKeyViolations: Bool {
+        var current: Int32 = 0
+        var highest: Int32 = 0
+        return sqlite3_db_status(handle, Int32(SQLITE_DBSTATUS_DEFERRED_FKS), &current, &highest, 0) == SQLITE_OK
+            && current > 0
+    }
+
     /// Rows changed by the most recent INSERT, UPDATE or DELETE.
     public var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -129,6 +129,21 @@ struct BatchedMigrationTests {
         #expect(try first.scalarInt("SELECT count(*) FROM setups") == 1)
     }
 
+    @Test("a batch that breaks a foreign key is refused, and the rows before it stay done")
+    func batchBreakingAForeignKey() throws {
+        let db = try open()
+        try Migrator([base]).migrate(db)
+        let refersToMissing = Migration("002", "CREATE TABLE derived (x INTEGER PRIMARY KEY REFERENCES source(x));",
+            batches: MigrationBatches(
+                table: "source", sql: "INSERT INTO derived (x) SELECT CASE WHEN x = 63 THEN 64 ELSE x END FROM source WHERE rowid > ?1 AND rowid <= ?2",
+                rowsPerBatch: 10))
+        #expect(throws: MigrationError.foreignKeyViolation(migrationID: "002", table: "derived")) {
+            try Migrator([base, refersToMissing]).migrate(db)
+        }
+        #expect(try db.scalarInt("SELECT count(*) FROM derived") == 20)
+        #expect(try Migrator([base, refersToMissing]).appliedIDs(db) == ["001"])
+    }
+
     @Test("a batch waiting on a lock another connection holds past the wait is busy while behind")
     func busyBetweenBatches() throws {
         let db = try open(busyTimeoutMilliseconds: 50)

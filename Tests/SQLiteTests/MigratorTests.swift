@@ -57,6 +57,28 @@ struct MigratorTests {
         #expect(try db.scalarInt("SELECT count(*) FROM b") == 0)
     }
 
+    @Test("dropping a table other rows refer to breaks a foreign key too, and is refused")
+    func droppedParentRefused() throws {
+        let db = try open()
+        try Migrator([v1, v2]).migrate(db)
+        try db.execute("INSERT INTO a (x) VALUES (7); INSERT INTO b (x, a) VALUES (1, 7);")
+        let dropsParent = Migration("003", "DROP TABLE a;")
+        #expect(throws: MigrationError.foreignKeyViolation(migrationID: "003", table: "b")) {
+            try Migrator([v1, v2, dropsParent]).migrate(db)
+        }
+        #expect(try db.scalarInt("SELECT count(*) FROM a") == 1)
+    }
+
+    @Test("a row that broke a foreign key before the upgrade does not stop it: the check is of what the migration did")
+    func earlierDamageNotBlamedOnTheMigration() throws {
+        let db = try open()
+        try Migrator([v1, v2]).migrate(db)
+        try db.execute("PRAGMA foreign_keys = OFF")
+        try db.execute("INSERT INTO b (x, a) VALUES (1, 99)")
+        try db.execute("PRAGMA foreign_keys = ON")
+        #expect(try Migrator([v1, v2, v3]).migrate(db) == ["003"])
+    }
+
     @Test("two connections migrating the same new file apply each migration exactly once")
     func racingMigrators() throws {
         let first = try open()
@@ -81,6 +103,16 @@ struct MigratorTests {
         #expect(told == ["002 1/2", "003 2/2"])
         try Migrator([v1, v2, v3]).migrate(db) { id, _, _ in told.append(id) }
         #expect(told.count == 2)
+    }
+
+    @Test("an upgrade sorts on file, so memory does not grow with the mailbox, and gives the connection its in-memory temp store back")
+    func upgradeSortsOnFile() throws {
+        let db = try open()
+        #expect(try db.scalarInt("PRAGMA temp_store") == 2)  // MEMORY, as every connection has it
+        let recordsTempStore = Migration("002", "CREATE TABLE seen AS SELECT temp_store FROM pragma_temp_store;")
+        try Migrator([v1, recordsTempStore]).migrate(db)
+        #expect(try db.scalarInt("SELECT temp_store FROM seen") == 1)  // FILE
+        #expect(try db.scalarInt("PRAGMA temp_store") == 2)
     }
 
     @Test("a store behind whose write lock another connection holds past the wait is busy while behind, naming what is pending; once free it upgrades")
