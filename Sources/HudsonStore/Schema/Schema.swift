@@ -2,6 +2,9 @@
  The schema, as an append-only list of migrations (local-first-sync.md: "Migrations
  are permanent ... Append-only, no exceptions"). Never edit a shipped entry: add one.
  Every entry is tested from every earlier version (Tests/HudsonStoreTests/Fixtures).
+ A migration whose work grows with the mailbox (an index rebuilt, a table derived from
+ every message) declares that work as `batches:` (SQLite/BatchedMigration.swift), so a
+ killed upgrade at a million messages resumes from its last batch.
 
  The tables, and who writes them:
 
