@@ -3,8 +3,9 @@
  last run, found by comparing each message's file with the name the export last knew it
  by (its baseline, the state's path). Maildir clients change flags by renaming a file
  (cr.yp.to/proto/maildir.html: the info after `:2,`), so a file not at its baseline name
- is looked for by its unique part; a file found under other flags is a change of the
- flags, a file found nowhere was removed.
+ is looked for among the files the export does not know: by its unique part, or by what
+ it says it is (MaildirIdentity: clients that give it a new unique name); a file found
+ under other flags is a change of the flags, a message no file is any more was removed.
 
  What is read back: `S` (read), `F` (starred), `T` (trash), and a removed file (trash).
  Other flags (`R` replied, `P` passed, `D` draft, lowercase ones) have no Gmail meaning
@@ -119,31 +120,61 @@ extension Exporter {
             state.entries[id]?.path = path
         }
         state.writingAhead = [:]
+        state.taggedBefore = [:]
         if state.scanned == times && times.cur != 0 && times.new != 0 { return result }
 
-        var byUnique: [String: [String]]?
-        func found(_ unique: String) throws -> String? {
-            if byUnique == nil {
-                var names: [String: [String]] = [:]
-                for directory in ["cur", "new"] {
-                    for name in try layout.names(in: directory) {
-                        if let part = MaildirNames.uniquePart(of: name) { names[part, default: []].append(directory + "/" + name) }
-                    }
-                }
-                byUnique = names
+        let missing = state.entries.filter { $0.value.status == .live && !layout.exists($0.value.path) }
+        guard !missing.isEmpty else { return result }
+        // Where each missing message is now (MaildirIdentity): among the files whose names the
+        // export does not know, by Hudson's unique part, then by what the file says it is.
+        let known = Set(state.entries.values.map(\.path))
+        var unknown: [String] = []
+        for directory in ["cur", "new"] {
+            for name in try layout.names(in: directory) where !name.hasPrefix(".") {
+                let relative = directory + "/" + name
+                if !known.contains(relative) && MaildirIdentity.isClientPath(relative) { unknown.append(relative) }
             }
-            return byUnique?[unique]?.sorted().first
         }
-        for (id, entry) in state.entries where entry.status == .live && !layout.exists(entry.path) {
-            let name = String(entry.path.split(separator: "/").last ?? "")
-            guard let unique = MaildirNames.uniquePart(of: name) else { continue }
-            if let path = try found(unique) {
-                // A name the state could not hold (a control character) is left as it was.
-                guard ExportState.isPath(path, of: id, in: .maildir) else { continue }
+        var candidates: [String: [String]] = [:]
+        var byUnique: [String: [String]] = [:]
+        for path in unknown {
+            if let part = MaildirNames.uniquePart(of: String(path.dropFirst(4))) { byUnique[part, default: []].append(path) }
+        }
+        var claimed = Set<String>()
+        for (id, entry) in missing {
+            guard let unique = MaildirNames.uniquePart(of: String(entry.path.dropFirst(4))),
+                  let paths = byUnique[unique]?.filter({ ExportState.isPath($0, of: id, in: .maildir) }), !paths.isEmpty else { continue }
+            candidates[id] = paths
+            claimed.formUnion(paths)
+        }
+        let foundByName = Set(candidates.keys)
+        if candidates.count < missing.count {
+            var byMessageID: [String: [String]] = [:]
+            for path in unknown where !claimed.contains(path) {
+                guard let prefix = try? layout.readPrefix(path, count: MaildirIdentity.headerLimit) else { continue }
+                let claim = MaildirIdentity.claim(prefix, exportID: state.exportID)
+                if let id = claim.gmailID {
+                    // The export's own header: this file is that message (or a copy of one still in place).
+                    if missing[id] != nil && !foundByName.contains(id) { candidates[id, default: []].append(path) }
+                } else if let messageID = claim.messageID {
+                    byMessageID[messageID, default: []].append(path)
+                }
+            }
+            // A Message-ID names a message only when exactly one of the messages whose file is gone has it
+            // (two Gmail messages may share one: a message sent to oneself).
+            for (messageID, ids) in try store.exportGmailIDs(accountID: account.id, messageIDs: Array(byMessageID.keys)) {
+                let gone = ids.filter { missing[$0] != nil }
+                guard gone.count == 1, let id = gone.first, candidates[id] == nil else { continue }
+                candidates[id] = byMessageID[messageID]
+            }
+        }
+        for (id, entry) in missing {
+            if let path = MaildirIdentity.preferred(candidates[id] ?? []) {
                 result.baseline[id] = .some(path)
                 let actions = MaildirReadBack.hasInfo(path) ? MaildirReadBack.actions(from: entry.path, to: path) : []
                 if !actions.isEmpty { result.actions[id] = actions }
             } else {
+                // No file in the Maildir is this message: the client removed it.
                 result.baseline[id] = .some(nil)
                 if !MaildirReadBack.flags(of: entry.path).contains("T") { result.actions[id] = [.trash] }
             }
@@ -187,7 +218,7 @@ extension Exporter {
         let wasNotmuch = state.twoWay == .notmuch
         // An idle run saves nothing: the state (60 bytes a message) is rewritten only when
         // something in it changed.
-        var changedState = state.pendingIntake != nil || !state.writingAhead.isEmpty
+        var changedState = state.pendingIntake != nil || !state.writingAhead.isEmpty || !state.taggedBefore.isEmpty
             || (requested != nil && requested != state.twoWay)
         if let pending = state.pendingIntake {
             if try store.exportIntake(exportID: state.exportID) >= pending {
@@ -206,7 +237,9 @@ extension Exporter {
             if !dryRun && changedState { try saveState(state, layout) }
             return
         }
-        let inFlight = Set(state.writingAhead.keys)
+        // Messages a killed run was relabelling, and (--notmuch) the tags notmuch had before.
+        let inFlight = Set(state.writingAhead.keys).union(state.taggedBefore.keys)
+        let taggedBefore = state.taggedBefore
         var found = try readBack(layout, &state)
         if state.twoWay == .notmuch {
             if !wasNotmuch {
@@ -219,7 +252,8 @@ extension Exporter {
             // changes nothing, being what its X-Keywords say).
             let (uuid, revision) = try notmuchRevision()
             if wasNotmuch {
-                for (id, actions) in try notmuchReadBack(layout, state, baseline: found.baseline, skip: inFlight, uuid: uuid, revision: revision) {
+                for (id, actions) in try notmuchReadBack(layout, state, baseline: found.baseline, inFlight: inFlight,
+                                                           taggedBefore: taggedBefore, uuid: uuid, revision: revision) {
                     for action in actions where !(found.actions[id] ?? []).contains(action) { found.actions[id, default: []].append(action) }
                 }
             }

@@ -1,0 +1,83 @@
+// hd-export --notmuch (issue 39) with the real notmuch: a kill -9 in the middle of a relabel
+// loses no tag change a client makes before the next run, and a Gmail label whose name
+// holds a comma round-trips through X-Keywords and notmuch's tags.
+import Foundation
+import HudsonTestSupport
+import Testing
+
+@Suite("hd-export --notmuch: kill -9 during a relabel, labels with a comma", .serialized)
+struct ExportNotmuchEdgeTests {
+    let base = ExportNotmuchTests()
+
+    func labelID(_ fake: FakeGmail, _ name: String) throws -> String {
+        let labels = try #require(try fake.admin("GET", "state") as? [String: Any])["labels"] as? [[String: Any]] ?? []
+        return try #require(labels.first { $0["name"] as? String == name }?["id"] as? String)
+    }
+
+    @Test("kill -9 after a relabel's files are written (before or after notmuch is tagged): a tag change made before the next run is read back, once, and not undone")
+    func killedRelabel() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        for point in ["notmuch-tagging", "batch-written"] {
+            let s = try base.setUp()
+            defer { withExtendedLifetime(s.fake) {} }
+            let gmail = try base.stored(s)
+            let id = try #require(gmail.keys.sorted().first {
+                gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains("STARRED") && !gmail[$0]!.contains("TRASH") && s.messageIDs[$0] != nil
+            })
+            // Gmail stars it: the next export relabels it (new flags, new X-Keywords), and is killed.
+            try s.fake.modify(id, add: ["STARRED"])
+            #expect(try s.f.run("hd-sync").status == 0)
+            let crashed = try s.f.run("hd-export", s.out, environment: s.env.merging(["HUDSON_TEST_CRASH_AT": point]) { $1 })
+            #expect(crashed.status == 137 || crashed.status == 9, "\(point): \(crashed)")
+            // Between the killed run and the next, the user labels and archives it in notmuch.
+            #expect(try s.notmuch("tag", "+Receipts", "-inbox", "--", "id:\(s.messageIDs[id]!)").status == 0)
+            let rerun = try s.export()
+            #expect(rerun.status == 0 && rerun.stderr.contains("2 change(s) read back"), "\(point): +Receipts -INBOX, nothing of the relabel: \(rerun)")
+            let again = try s.export()
+            #expect(again.status == 0 && again.stderr.isEmpty, "\(point): \(again)")
+            #expect(try s.f.run("hd-sync").status == 0)
+            let labels = try s.fake.messages()[id]!.labels
+            #expect(labels == gmail[id]!.union(["STARRED", try labelID(s.fake, "Receipts")]).subtracting(["INBOX"]), "\(point): \(labels)")
+            let tags = try s.tags(id)
+            #expect(tags.isSuperset(of: ["Receipts", "flagged"]) && !tags.contains("inbox"), "\(point): notmuch keeps the user's change: \(tags)")
+        }
+    }
+
+    @Test("a label named a,b: X-Keywords holds `a b`, notmuch `a,b`; no change read back from the difference; removing the tag removes the label")
+    func commaInLabel() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        var chosen = ""
+        let s = try base.setUp { fake in
+            try fake.admin("POST", "create-label", ["name": "a,b"])
+            let messages = try fake.messages()
+            chosen = try #require(messages.keys.sorted().first { messages[$0]!.labels.contains("INBOX") && !messages[$0]!.labels.contains("TRASH") })
+            try fake.modify(chosen, add: ["a,b"])
+        }
+        defer { withExtendedLifetime(s.fake) {} }
+        let id = chosen
+        let header = try #require(s.messageIDs[id])
+        #expect(try s.tags(id).contains("a,b"), "notmuch holds the label's own name")
+        let file = try #require((try FileManager.default.contentsOfDirectory(atPath: s.out + "/cur")).first { $0.contains(".hudson-\(id):") })
+        let text = try String(contentsOfFile: s.out + "/cur/" + file, encoding: .utf8)
+        #expect(text.split(separator: "\n").first?.contains(" a b") == true, "X-Keywords separates tags by commas: \(text.prefix(200))")
+        // The message enters notmuch's lastmod window (archived): only that is read back.
+        #expect(try s.notmuch("tag", "-inbox", "--", "id:\(header)").status == 0)
+        let archived = try s.export()
+        #expect(archived.status == 0 && archived.stderr.contains("1 change(s) read back"), "\(archived)")
+        for _ in 0..<2 {
+            let again = try s.export()
+            #expect(again.status == 0 && again.stderr.isEmpty, "nothing read back from a,b against a b: \(again)")
+        }
+        #expect(try s.f.run("hd-sync").status == 0)
+        let ab = try labelID(s.fake, "a,b")
+        #expect(try s.fake.messages()[id]!.labels.contains(ab))
+        #expect(try s.notmuch("tag", "-a,b", "--", "id:\(header)").status == 0)
+        let removed = try s.export()
+        #expect(removed.status == 0 && removed.stderr.contains("1 change(s) read back"), "\(removed)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try !s.fake.messages()[id]!.labels.contains(ab), "the tag's removal reached Gmail")
+        let last = try s.export()
+        #expect(last.status == 0 && last.stderr.isEmpty, "\(last)")
+        #expect(try !s.tags(id).contains("a,b"))
+    }
+}
