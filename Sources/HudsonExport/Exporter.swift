@@ -103,6 +103,9 @@ public final class Exporter {
     public var dryRun = false
     /// The notmuch program, for a `--notmuch` export.
     public var notmuch: NotmuchProgram?
+    /// A --notmuch database's UUID and the revision taken before this run tagged anything,
+    /// recorded when the run completes: set while the export has not yet tagged it whole.
+    var notmuchOnCompletion: (uuid: String, revision: Int64)?
     /// Called at the named points of a run (the reliability suite's kill -9 seam; the CLI
     /// wires it to TestHooks): `read-back-saved`, `read-back-queued`, `batch-written`.
     public var checkpoint: @MainActor (String) -> Void = { _ in }
@@ -398,6 +401,11 @@ public final class Exporter {
                 state.entries[id] = nil
                 report.removed += 1
             }
+            try saveState(state, layout)
+        }
+        if let notmuch = notmuchOnCompletion, state.twoWay == .notmuch {
+            // Every message is tagged: from this revision on, what changes is the client's.
+            (state.notmuchUUID, state.notmuchRevision) = notmuch
             try saveState(state, layout)
         }
         try layout.root.remove(marker)

@@ -245,19 +245,28 @@ extension Exporter {
             if !wasNotmuch {
                 try checkNotmuchDatabase()
                 _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
-                // Every message is written (from its file: no fetch) and tagged once.
-                state.seq = 0
             }
             // Taken before this run tags anything: its own tagging is read next run (and
             // changes nothing, being what its X-Keywords say).
             let (uuid, revision) = try notmuchRevision()
-            if wasNotmuch {
+            if !wasNotmuch || !state.notmuchUUID.isEmpty && uuid != state.notmuchUUID {
+                // A database the export has not tagged yet (turned on, or rebuilt: another UUID):
+                // every message is written (from its file: no fetch) and tagged once. Until a run
+                // has done so whole, the tags there are notmuch's own, not a client's: nothing is
+                // read back, and the UUID is recorded only when that run completes.
+                state.seq = 0
+                state.notmuchUUID = ""
+                changedState = true
+            }
+            if state.notmuchUUID.isEmpty {
+                notmuchOnCompletion = (uuid, revision)
+            } else {
                 for (id, actions) in try notmuchReadBack(layout, state, baseline: found.baseline, inFlight: inFlight,
                                                            taggedBefore: taggedBefore, uuid: uuid, revision: revision) {
                     for action in actions where !(found.actions[id] ?? []).contains(action) { found.actions[id, default: []].append(action) }
                 }
+                found.notmuch = (uuid, revision)
             }
-            found.notmuch = (uuid, revision)
         }
         if wasOff {
             // Made two-way by this run: what the files show now is the baseline, not a change.

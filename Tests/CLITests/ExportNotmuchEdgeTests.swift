@@ -43,6 +43,55 @@ struct ExportNotmuchEdgeTests {
         }
     }
 
+    @Test("kill -9 during the run that turns --notmuch on, before it tagged anything: tags notmuch gave by itself are not read back as the client's; later changes are")
+    func killedFirstNotmuchRun() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let s = try base.setUp()
+        defer { withExtendedLifetime(s.fake) {} }
+        let gmail = try base.stored(s)
+        // Made one-way, then a new database (rebuilt from the files: notmuch's own tags only), then --notmuch again.
+        #expect(try s.export("--one-way").status == 0)
+        try FileManager.default.removeItem(atPath: s.out + "/.notmuch")
+        #expect(try s.notmuch("new", "--quiet").status == 0)
+        let crashed = try s.f.run("hd-export", "--notmuch", s.out, environment: s.env.merging(["HUDSON_TEST_CRASH_AT": "notmuch-tagging"]) { $1 })
+        #expect(crashed.status == 137 || crashed.status == 9, "\(crashed)")
+        let id = try #require(gmail.keys.sorted().first { gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains("TRASH") && s.messageIDs[$0] != nil })
+        #expect(try s.notmuch("tag", "+attachment-seen", "--", "id:\(s.messageIDs[id]!)").status == 0)
+        let rerun = try s.export()
+        #expect(rerun.status == 0 && !rerun.stderr.contains("read back"), "notmuch's own tags are not the client's: \(rerun)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.fake.messages()[id]!.labels == gmail[id]!)
+        #expect(try s.tags(id).isSuperset(of: ["inbox", "attachment-seen"]), "tagged in full by the run that finished")
+        // From then on, the client's changes are read back.
+        #expect(try s.notmuch("tag", "-inbox", "--", "id:\(s.messageIDs[id]!)").status == 0)
+        let archived = try s.export()
+        #expect(archived.status == 0 && archived.stderr.contains("1 change(s) read back"), "\(archived)")
+        let again = try s.export()
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.fake.messages()[id]!.labels == gmail[id]!.subtracting(["INBOX"]))
+    }
+
+    @Test("a database rebuilt under a --notmuch export (another UUID) is tagged again in full; its own tags are not read back as the client's")
+    func rebuiltDatabase() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let s = try base.setUp()
+        defer { withExtendedLifetime(s.fake) {} }
+        let gmail = try base.stored(s)
+        try FileManager.default.removeItem(atPath: s.out + "/.notmuch")
+        #expect(try s.notmuch("new", "--quiet").status == 0)
+        let id = try #require(gmail.keys.sorted().first { gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains("TRASH") && s.messageIDs[$0] != nil })
+        #expect(try s.notmuch("tag", "+attachment-seen", "--", "id:\(s.messageIDs[id]!)").status == 0)
+        let rerun = try s.export()
+        #expect(rerun.status == 0 && rerun.stderr.isEmpty, "\(rerun)")
+        #expect(try s.tags(id).isSuperset(of: ["inbox", "attachment-seen"]), "tagged again in full")
+        #expect(try s.notmuch("tag", "+Receipts", "--", "id:\(s.messageIDs[id]!)").status == 0)
+        let labelled = try s.export()
+        #expect(labelled.status == 0 && labelled.stderr.contains("1 change(s) read back"), "only +Receipts: \(labelled)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.fake.messages()[id]!.labels == gmail[id]!.union([try labelID(s.fake, "Receipts")]))
+    }
+
     @Test("a label named a,b: X-Keywords holds `a b`, notmuch `a,b`; no change read back from the difference; removing the tag removes the label")
     func commaInLabel() throws {
         try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
