@@ -130,9 +130,9 @@ extension Exporter {
         let known = Set(state.entries.values.map(\.path))
         var unknown: [String] = []
         for directory in ["cur", "new"] {
-            for name in try layout.names(in: directory) where !name.hasPrefix(".") {
+            for name in try layout.names(in: directory) {
                 let relative = directory + "/" + name
-                if !known.contains(relative) && MaildirIdentity.isClientPath(relative) { unknown.append(relative) }
+                if !known.contains(relative) { unknown.append(relative) }
             }
         }
         var candidates: [String: [String]] = [:]
@@ -142,8 +142,7 @@ extension Exporter {
         }
         var claimed = Set<String>()
         for (id, entry) in missing {
-            guard let unique = MaildirNames.uniquePart(of: String(entry.path.dropFirst(4))),
-                  let paths = byUnique[unique]?.filter({ ExportState.isPath($0, of: id, in: .maildir) }), !paths.isEmpty else { continue }
+            guard let unique = MaildirNames.uniquePart(of: String(entry.path.dropFirst(4))), let paths = byUnique[unique] else { continue }
             candidates[id] = paths
             claimed.formUnion(paths)
         }
@@ -169,7 +168,13 @@ extension Exporter {
             }
         }
         for (id, entry) in missing {
-            if let path = MaildirIdentity.preferred(candidates[id] ?? []) {
+            let found = candidates[id] ?? []
+            if !found.isEmpty && !found.contains(where: MaildirIdentity.isClientPath) {
+                // Still there, under a name the state cannot hold (a control character, hidden):
+                // left as it was, neither a change nor a removal.
+                continue
+            }
+            if let path = MaildirIdentity.preferred(found.filter(MaildirIdentity.isClientPath)) {
                 result.baseline[id] = .some(path)
                 let actions = MaildirReadBack.hasInfo(path) ? MaildirReadBack.actions(from: entry.path, to: path) : []
                 if !actions.isEmpty { result.actions[id] = actions }

@@ -110,8 +110,12 @@ struct ExportTwoWayRenameTests {
         let withMessageID = candidates.filter { id in
             ((try? String(contentsOfFile: out + "/" + before[id]![0], encoding: .utf8)) ?? "").lowercased().contains("\nmessage-id:")
         }
-        try #require(candidates.count >= 2 && !withMessageID.isEmpty)
+        try #require(candidates.count >= 3 && !withMessageID.isEmpty)
         let altered = candidates.first { $0 != withMessageID[0] }!, older = withMessageID[0]
+        let unholdable = candidates.first { $0 != altered && $0 != older }!
+        // Renamed under a name the state cannot hold (a control character): still there, so no change at all.
+        let unique = before[unholdable]![0].split(separator: ":")[0]
+        try move(out, before[unholdable]![0], unique + ":2,S\n\u{1B}[2J")
         // Altered: a header added under the export's, a line added to the body, renamed with S.
         var text = try String(contentsOfFile: out + "/" + before[altered]![0], encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
@@ -132,6 +136,7 @@ struct ExportTwoWayRenameTests {
         for id in [altered, older] {
             #expect(!after[id]!.labels.contains("UNREAD") && !after[id]!.labels.contains("TRASH"), "\(id)")
         }
+        #expect(after[unholdable]!.labels == gmail[unholdable]!, "a file still there is not trash, whatever its name")
         // The export adopted the client's names; Gmail stars both: each is written again, once.
         try fake.modify(altered, add: ["STARRED"])
         try fake.modify(older, add: ["STARRED"])
