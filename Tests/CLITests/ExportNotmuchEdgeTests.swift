@@ -92,6 +92,29 @@ struct ExportNotmuchEdgeTests {
         #expect(try s.fake.messages()[id]!.labels == gmail[id]!.union([try labelID(s.fake, "Receipts")]))
     }
 
+    @Test("labels x,y and x y read the same in X-Keywords: ambiguous, never read back, and no other label changes")
+    func ambiguousCommaLabels() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        var chosen = ""
+        let s = try base.setUp { fake in
+            try fake.admin("POST", "create-label", ["name": "x,y"])
+            try fake.admin("POST", "create-label", ["name": "x y"])
+            let messages = try fake.messages()
+            chosen = try #require(messages.keys.sorted().first { messages[$0]!.labels.contains("INBOX") && !messages[$0]!.labels.contains("TRASH") })
+            try fake.modify(chosen, add: ["x,y"])
+        }
+        defer { withExtendedLifetime(s.fake) {} }
+        let header = try #require(s.messageIDs[chosen])
+        let gmail = try base.stored(s)
+        #expect(try s.notmuch("tag", "-x,y", "+x y", "-inbox", "--", "id:\(header)").status == 0)
+        let run = try s.export()
+        #expect(run.status == 0 && run.stderr.contains("1 change(s) read back"), "only -INBOX: \(run)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.fake.messages()[chosen]!.labels == gmail[chosen]!.subtracting(["INBOX"]))
+        let again = try s.export()
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+    }
+
     @Test("a label named a,b: X-Keywords holds `a b`, notmuch `a,b`; no change read back from the difference; removing the tag removes the label")
     func commaInLabel() throws {
         try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
