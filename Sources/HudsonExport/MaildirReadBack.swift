@@ -120,7 +120,6 @@ extension Exporter {
             state.entries[id]?.path = path
         }
         state.writingAhead = [:]
-        state.taggedBefore = [:]
         if state.scanned == times && times.cur != 0 && times.new != 0 { return result }
 
         let missing = state.entries.filter { $0.value.status == .live && !layout.exists($0.value.path) }
@@ -239,6 +238,7 @@ extension Exporter {
         if let requested { state.twoWay = requested }
         report.twoWay = state.twoWay
         guard state.twoWay != .off else {
+            state.taggedBefore = [:]
             if !dryRun && changedState { try saveState(state, layout) }
             return
         }
@@ -307,6 +307,9 @@ extension Exporter {
         if !found.baseline.isEmpty || found.scanned != state.scanned || !wasNotmuch && state.twoWay == .notmuch { changedState = true }
         adopt(found.baseline, into: &state)
         state.scanned = found.scanned
+        // Kept until here (saved with a pending read-back): a run killed before the read-back
+        // is queued reads the same messages again, and must again know what notmuch had.
+        state.taggedBefore = [:]
         if changedState { try saveState(state, layout) }
     }
 }

@@ -17,7 +17,8 @@ struct ExportNotmuchEdgeTests {
     @Test("kill -9 after a relabel's files are written (before or after notmuch is tagged): a tag change made before the next run is read back, once, and not undone")
     func killedRelabel() throws {
         try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
-        for point in ["notmuch-tagging", "batch-written"] {
+        // The second point kills the next run too, as it saves the read-back pending.
+        for (point, next) in [("notmuch-tagging", nil), ("batch-written", nil), ("notmuch-tagging", "read-back-saved")] as [(String, String?)] {
             let s = try base.setUp()
             defer { withExtendedLifetime(s.fake) {} }
             let gmail = try base.stored(s)
@@ -31,6 +32,10 @@ struct ExportNotmuchEdgeTests {
             #expect(crashed.status == 137 || crashed.status == 9, "\(point): \(crashed)")
             // Between the killed run and the next, the user labels and archives it in notmuch.
             #expect(try s.notmuch("tag", "+Receipts", "-inbox", "--", "id:\(s.messageIDs[id]!)").status == 0)
+            if let next {
+                let killed = try s.f.run("hd-export", s.out, environment: s.env.merging(["HUDSON_TEST_CRASH_AT": next]) { $1 })
+                #expect(killed.status == 137 || killed.status == 9, "\(point), \(next): \(killed)")
+            }
             let rerun = try s.export()
             #expect(rerun.status == 0 && rerun.stderr.contains("2 change(s) read back"), "\(point): +Receipts -INBOX, nothing of the relabel: \(rerun)")
             let again = try s.export()
