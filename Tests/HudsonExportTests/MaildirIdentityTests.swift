@@ -67,4 +67,41 @@ struct MaildirIdentityTests {
             #expect(ExportState(parsing: Array((base + bad).utf8)) == nil, "\(bad)")
         }
     }
+
+    struct SeededRandom: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    @Test("generated sources, tags and header blocks: the export's headers always strip back to the source; claims never crash and name only this export's ids")
+    func generated() {
+        let seed: UInt64 = 0x3939_1D
+        var random = SeededRandom(state: seed)
+        let pieces: [[UInt8]] = ["X-Keywords:", "X-Hudson-Id:", " ", "\t", ",", "\r\n", "\n", ":", "Message-ID:", "<a@b>", "\u{1B}", "é",
+                                 exportID, "18c0a1", "\n\n", "\0"].map { Array($0.utf8) }
+        for iteration in 0..<2_000 {
+            var source: [UInt8] = []
+            for _ in 0..<Int.random(in: 0...12, using: &random) { source += pieces.randomElement(using: &random)! }
+            // Tags as the export makes them from label names (controls become spaces).
+            let tags = (0..<Int.random(in: 0...5, using: &random)).map { _ in
+                let name = String(decoding: (0..<Int.random(in: 1...30, using: &random)).flatMap { _ in pieces.randomElement(using: &random)! }, as: UTF8.self)
+                return MaildirNames.tag(labelID: "Label_1", names: ["Label_1": name])
+            }
+            let newline: [UInt8] = Bool.random(using: &random) ? [13, 10] : [10]
+            let file = MaildirIdentity.exportHeaders(tags: tags, gmailID: "18c0a1", exportID: exportID, newline: newline) + source
+            // A source starting with a fold or with this export's own line cannot come from Gmail's mail unchanged.
+            if !(source.first == 0x20 || source.first == 0x09 || source.starts(with: Array("X-Hudson-Id:".utf8))) {
+                #expect(MaildirIdentity.strippingExportHeaders(file, exportID: exportID) == source, "seed \(seed) iteration \(iteration): \(tags) \(source)")
+            }
+            let claim = MaildirIdentity.claim(file, exportID: exportID)
+            #expect(claim.gmailID == nil || claim.gmailID == "18c0a1", "seed \(seed) iteration \(iteration)")
+            _ = MaildirIdentity.claim(source, exportID: exportID)
+        }
+    }
 }
