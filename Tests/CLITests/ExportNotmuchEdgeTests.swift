@@ -157,4 +157,30 @@ struct ExportNotmuchEdgeTests {
         #expect(last.status == 0 && last.stderr.isEmpty, "\(last)")
         #expect(try !s.tags(id).contains("a,b"))
     }
+
+    @Test("a notmuch that says its database is locked ends the run with 75 and one line; the state stays as it was (notmuch 0.37 waits on its lock instead, so a stand-in program says it)")
+    func lockedDatabase() throws {
+        let w = try ExportWorkspace()
+        let target = w.path("out")
+        #expect(try w.export("--no-fetch", target).status == 0)
+        let state = try String(contentsOfFile: target + "/.hudson-export", encoding: .utf8)
+        let bin = w.path("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        // As notmuch answers when Xapian refuses its write lock (DatabaseLockError).
+        try """
+            #!/bin/sh
+            case "$1" in
+              config) echo '\(target)' ;;
+              *) echo 'A Xapian exception occurred opening database: Unable to get write lock on \(target)/.notmuch/xapian: already locked' >&2
+                 echo 'Error: could not open database' >&2; exit 1 ;;
+            esac
+            """.write(toFile: bin + "/notmuch", atomically: true, encoding: .utf8)
+        #expect(chmod(bin + "/notmuch", 0o755) == 0)
+        var environment = w.f.environment
+        environment["PATH"] = bin
+        let locked = try CommandRunner.run(BuiltProducts.executable("hd-export"), ["--notmuch", "--no-fetch", target], environment: environment, timeout: 60)
+        #expect(locked.status == 75 && locked.stderr.hasPrefix("hd-export: ") && locked.stderr.split(separator: "\n").count == 1, "\(locked)")
+        #expect(locked.stderr.contains("locked"), "\(locked)")
+        #expect(try String(contentsOfFile: target + "/.hudson-export", encoding: .utf8) == state, "the export stays as it was")
+    }
 }
