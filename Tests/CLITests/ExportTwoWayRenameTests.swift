@@ -150,7 +150,7 @@ struct ExportTwoWayRenameTests {
         let now = files(out)
         #expect(now[altered]?.count == 1 && flags(now[altered]![0]) == "FS", "\(now)")
         #expect(now[older]?.count == 1 && flags(now[older]![0]) == "FS", "\(now)")
-        let rewritten = try String(contentsOfFile: out + "/" + now[altered]![0], encoding: .utf8)
+        let rewritten = try String(contentsOfFile: out + "/" + (try #require(now[altered]?.first)), encoding: .utf8)
         #expect(rewritten.contains("a line the client added") && rewritten.contains("X-Label: seen-on-phone"), "the client's content is kept")
         #expect(try f.run("hd-export", out).stderr.isEmpty)
         after = try fake.messages()
