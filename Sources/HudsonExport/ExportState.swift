@@ -8,7 +8,8 @@
      account EMAIL
      seq N                    every change up to N is exported
      mbox-size N              the mbox file's length after the last complete run (mbox)
-     M GMAIL-ID PATH          exported, still at Gmail (PATH relative; "-" in an mbox)
+     M GMAIL-ID PATH          exported, still at Gmail (PATH relative; "-" in an mbox; in a
+                              two-way Maildir, cur/NAME or new/NAME a client may have chosen)
      K GMAIL-ID PATH          exported, since deleted at Gmail, kept (no --mirror)
      F GMAIL-ID               its source could not be fetched: tried again next run
 
@@ -21,6 +22,8 @@
      scanned NS NS            cur/'s and new/'s mtimes when last read (0: read next run)
      B GMAIL-ID PATH|-        the baseline read-back N-pending leaves (- : removed by the client)
      P GMAIL-ID PATH          the name a relabel is about to give the file (written ahead)
+     W GMAIL-ID TAG...        (--notmuch) with P: the tags notmuch was given before that relabel
+                              (%XX-encoded as in notmuch-dump(1), space-separated)
      G GMAIL-ID               removed by the client: not written again while in the trash
      R GMAIL-ID               renamed while a run wrote it: written again next run
      notmuch UUID N           (--notmuch) the database read back up to revision N
@@ -64,6 +67,9 @@ struct ExportState: Equatable {
     /// The baseline the pending read-back leaves: a path, or nil for a file the client removed.
     var pendingBaseline: [String: String?] = [:]
     var writingAhead: [String: String] = [:]
+    /// With `writingAhead` (--notmuch): the tags the export last gave notmuch for each of
+    /// those messages, before the relabel (what a kill may leave notmuch holding).
+    var taggedBefore: [String: Set<String>] = [:]
     var removedByClient: Set<String> = []
     var relabelAgain: Set<String> = []
     /// cur/'s and new/'s modification times (ns) when last read back; 0 has them read.
@@ -133,6 +139,12 @@ struct ExportState: Equatable {
                       sha.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else { return nil }
                 state.notmuchSHA1[id] = sha
                 continue
+            case UInt8(ascii: "W"):
+                let parts = rest.split(separator: space, omittingEmptySubsequences: false)
+                let id = String(decoding: parts[0], as: UTF8.self)
+                guard MaildirNames.isUsableID(id), !parts.dropFirst().contains(where: \.isEmpty) else { return nil }
+                state.taggedBefore[id] = Set(parts.dropFirst().map { NotmuchTags.decode(Substring(String(decoding: $0, as: UTF8.self))) })
+                continue
             case UInt8(ascii: "B"), UInt8(ascii: "P"):
                 guard let second = rest.firstIndex(of: space) else { return nil }
                 let id = String(decoding: rest[rest.startIndex..<second], as: UTF8.self)
@@ -176,9 +188,14 @@ struct ExportState: Equatable {
             }
         }
         guard !first, let format, let email else { return nil }
-        for (id, entry) in state.entries where !Self.isPath(entry.path, of: id, in: format) { return nil }
+        // A two-way Maildir also holds the names clients gave its files (MaildirIdentity).
+        let clientNames = format == .maildir && !state.exportID.isEmpty
+        func allowed(_ path: String, _ id: String) -> Bool {
+            Self.isPath(path, of: id, in: format) || clientNames && MaildirIdentity.isClientPath(path)
+        }
+        for (id, entry) in state.entries where !allowed(entry.path, id) { return nil }
         for (id, path) in state.writingAhead where !Self.isPath(path, of: id, in: format) { return nil }
-        for (id, path) in state.pendingBaseline { if let path, !Self.isPath(path, of: id, in: format) { return nil } }
+        for (id, path) in state.pendingBaseline { if let path, !allowed(path, id) { return nil } }
         // A two-way export is a Maildir's, and has its id (the store's read-backs are kept by it).
         if state.twoWay != .off && (format != .maildir || state.exportID.isEmpty) { return nil }
         if state.pendingIntake != nil && state.pendingIntake != state.intake + 1 { return nil }
@@ -232,6 +249,9 @@ struct ExportState: Equatable {
         for (id, sha) in notmuchSHA1 { output += Array("H \(id) \(sha)\n".utf8) }
         for (id, path) in pendingBaseline { output += Array("B \(id) \(path ?? "-")\n".utf8) }
         for (id, path) in writingAhead { output += Array("P \(id) \(path)\n".utf8) }
+        for (id, tags) in taggedBefore {
+            output += Array((["W", id] + tags.sorted().map(NotmuchBatch.encode)).joined(separator: " ").utf8) + [UInt8(ascii: "\n")]
+        }
         for id in removedByClient { output += Array("G \(id)\n".utf8) }
         for id in relabelAgain { output += Array("R \(id)\n".utf8) }
         return output

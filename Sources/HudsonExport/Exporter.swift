@@ -37,6 +37,9 @@ public enum ExportError: Error, CustomStringConvertible {
     case unusableTarget(path: String, reason: String)
     /// Another hd-export is writing the same export.
     case busy(path: String)
+    /// A program the export needs cannot do it now and may later (notmuch's database is
+    /// locked by another writer): a temporary failure.
+    case temporarilyUnavailable(path: String, reason: String)
 
     public var description: String { description(quoting: { $0 }) }
 
@@ -46,6 +49,7 @@ public enum ExportError: Error, CustomStringConvertible {
         case .notThisExport(let path, let detail): return "\(quote(path)): \(quote(detail))"
         case .unusableTarget(let path, let reason): return "\(quote(path)): \(quote(reason))"
         case .busy(let path): return "\(quote(path)): another hd-export is writing this export"
+        case .temporarilyUnavailable(let path, let reason): return "\(quote(path)): \(quote(reason))"
         }
     }
 }
@@ -99,6 +103,9 @@ public final class Exporter {
     public var dryRun = false
     /// The notmuch program, for a `--notmuch` export.
     public var notmuch: NotmuchProgram?
+    /// A --notmuch database's UUID and the revision taken before this run tagged anything,
+    /// recorded when the run completes: set while the export has not yet tagged it whole.
+    var notmuchOnCompletion: (uuid: String, revision: Int64)?
     /// Called at the named points of a run (the reliability suite's kill -9 seam; the CLI
     /// wires it to TestHooks): `read-back-saved`, `read-back-queued`, `batch-written`.
     public var checkpoint: @MainActor (String) -> Void = { _ in }
@@ -279,8 +286,13 @@ public final class Exporter {
                         guard let existing = state.entries[item.gmailID], existing.status == .live else { continue }
                         let name = "cur/" + maildirName(item, keepingFlagsOf: existing.path)
                         if name != existing.path { state.writingAhead[item.gmailID] = name }
+                        // What notmuch holds until this batch tags it: a kill before then leaves
+                        // it there, and the next read-back must not take the difference as a client's.
+                        if notmuchMode, let file = try? layout.readPrefix(existing.path, count: MaildirIdentity.headerLimit) {
+                            state.taggedBefore[item.gmailID] = MaildirNames.tagsWritten(file)
+                        }
                     }
-                    if !state.writingAhead.isEmpty { try saveState(state, layout) }
+                    if !state.writingAhead.isEmpty || !state.taggedBefore.isEmpty { try saveState(state, layout) }
                 }
                 for item in part {
                     if item.deleted {
@@ -309,7 +321,7 @@ public final class Exporter {
                     }
                     var source: [UInt8]
                     if let existing, let file = try? layout.read(existing.path) {
-                        source = MaildirNames.strippingKeywords(file)
+                        source = MaildirIdentity.strippingExportHeaders(file, exportID: state.exportID)
                     } else if existing != nil && state.twoWay != .off {
                         // Renamed or removed by a client during this run: the next run reads
                         // that back first, then writes this message again.
@@ -318,7 +330,7 @@ public final class Exporter {
                     } else if existing != nil, let found = try findMaildirFile(item, layout, &maildirFiles),
                               let file = try? layout.read(found) {
                         // A killed run renamed it after the state was last saved: the file is still good.
-                        source = MaildirNames.strippingKeywords(file)
+                        source = MaildirIdentity.strippingExportHeaders(file, exportID: state.exportID)
                     } else if existing != nil {
                         // Its file is gone (removed by hand): written again by the next run, from the source.
                         state.entries[item.gmailID] = nil
@@ -347,7 +359,8 @@ public final class Exporter {
                             state.notmuchSHA1[item.gmailID] = nil
                         } else {
                             // notmuch's id for it: the SHA-1 of the file as written.
-                            let file = MaildirNames.keywordsHeader(tags(item.labels).sorted(), newline: MaildirNames.newline(of: source)) + source
+                            let file = MaildirIdentity.exportHeaders(tags: tags(item.labels).sorted(), gmailID: item.gmailID,
+                                                                     exportID: state.exportID, newline: MaildirNames.newline(of: source)) + source
                             let sha = NotmuchSHA1.hex(file)
                             state.notmuchSHA1[item.gmailID] = sha
                             notmuchTags["notmuch-sha1-" + sha, default: []].formUnion(tags(item.labels))
@@ -372,9 +385,11 @@ public final class Exporter {
             // The batch's tag lines reach the disk before the state says it is exported.
             try appendTagLines(&tagLines, to: tagFile)
             if notmuchMode {
+                checkpoint("notmuch-tagging")
                 try tagInNotmuch(try notmuchLines(&notmuchTags, state: state))
             }
             state.writingAhead = [:]
+            state.taggedBefore = [:]
             checkpoint("batch-written")
             try saveState(state, layout)
             progress(done, report.fetched)
@@ -386,6 +401,11 @@ public final class Exporter {
                 state.entries[id] = nil
                 report.removed += 1
             }
+            try saveState(state, layout)
+        }
+        if let notmuch = notmuchOnCompletion, state.twoWay == .notmuch {
+            // Every message is tagged: from this revision on, what changes is the client's.
+            (state.notmuchUUID, state.notmuchRevision) = notmuch
             try saveState(state, layout)
         }
         try layout.root.remove(marker)
@@ -553,7 +573,8 @@ public final class Exporter {
             let unique = MaildirNames.unique(gmailID: item.gmailID, internalDate: item.internalDate)
             let name = maildirName(item, keepingFlagsOf: state.entries[item.gmailID]?.path)
             let relative = "cur/" + name
-            let header = MaildirNames.keywordsHeader(tags(item.labels).sorted(), newline: MaildirNames.newline(of: source))
+            let header = MaildirIdentity.exportHeaders(tags: tags(item.labels).sorted(), gmailID: item.gmailID,
+                                                       exportID: state.exportID, newline: MaildirNames.newline(of: source))
             guard let cur = try layout.directory("cur", create: false), let temporary = layout.temporary else {
                 throw ExportFileError(path + "/cur", errno: ENOENT)
             }

@@ -3,8 +3,9 @@
  last run, found by comparing each message's file with the name the export last knew it
  by (its baseline, the state's path). Maildir clients change flags by renaming a file
  (cr.yp.to/proto/maildir.html: the info after `:2,`), so a file not at its baseline name
- is looked for by its unique part; a file found under other flags is a change of the
- flags, a file found nowhere was removed.
+ is looked for among the files the export does not know: by its unique part, or by what
+ it says it is (MaildirIdentity: clients that give it a new unique name); a file found
+ under other flags is a change of the flags, a message no file is any more was removed.
 
  What is read back: `S` (read), `F` (starred), `T` (trash), and a removed file (trash).
  Other flags (`R` replied, `P` passed, `D` draft, lowercase ones) have no Gmail meaning
@@ -121,29 +122,63 @@ extension Exporter {
         state.writingAhead = [:]
         if state.scanned == times && times.cur != 0 && times.new != 0 { return result }
 
-        var byUnique: [String: [String]]?
-        func found(_ unique: String) throws -> String? {
-            if byUnique == nil {
-                var names: [String: [String]] = [:]
-                for directory in ["cur", "new"] {
-                    for name in try layout.names(in: directory) {
-                        if let part = MaildirNames.uniquePart(of: name) { names[part, default: []].append(directory + "/" + name) }
-                    }
-                }
-                byUnique = names
+        let missing = state.entries.filter { $0.value.status == .live && !layout.exists($0.value.path) }
+        guard !missing.isEmpty else { return result }
+        // Where each missing message is now (MaildirIdentity): among the files whose names the
+        // export does not know, by Hudson's unique part, then by what the file says it is.
+        let known = Set(state.entries.values.map(\.path))
+        var unknown: [String] = []
+        for directory in ["cur", "new"] {
+            for name in try layout.names(in: directory) {
+                let relative = directory + "/" + name
+                if !known.contains(relative) { unknown.append(relative) }
             }
-            return byUnique?[unique]?.sorted().first
         }
-        for (id, entry) in state.entries where entry.status == .live && !layout.exists(entry.path) {
-            let name = String(entry.path.split(separator: "/").last ?? "")
-            guard let unique = MaildirNames.uniquePart(of: name) else { continue }
-            if let path = try found(unique) {
-                // A name the state could not hold (a control character) is left as it was.
-                guard ExportState.isPath(path, of: id, in: .maildir) else { continue }
+        var candidates: [String: [String]] = [:]
+        var byUnique: [String: [String]] = [:]
+        for path in unknown {
+            if let part = MaildirNames.uniquePart(of: String(path.dropFirst(4))) { byUnique[part, default: []].append(path) }
+        }
+        var claimed = Set<String>()
+        for (id, entry) in missing {
+            guard let unique = MaildirNames.uniquePart(of: String(entry.path.dropFirst(4))), let paths = byUnique[unique] else { continue }
+            candidates[id] = paths
+            claimed.formUnion(paths)
+        }
+        let foundByName = Set(candidates.keys)
+        if candidates.count < missing.count {
+            var byMessageID: [String: [String]] = [:]
+            for path in unknown where !claimed.contains(path) {
+                guard let prefix = try? layout.readPrefix(path, count: MaildirIdentity.headerLimit) else { continue }
+                let claim = MaildirIdentity.claim(prefix, exportID: state.exportID)
+                if let id = claim.gmailID {
+                    // The export's own header: this file is that message (or a copy of one still in place).
+                    if missing[id] != nil && !foundByName.contains(id) { candidates[id, default: []].append(path) }
+                } else if let messageID = claim.messageID {
+                    byMessageID[messageID, default: []].append(path)
+                }
+            }
+            // A Message-ID names a message only when exactly one of the messages whose file is gone has it
+            // (two Gmail messages may share one: a message sent to oneself).
+            for (messageID, ids) in try store.exportGmailIDs(accountID: account.id, messageIDs: Array(byMessageID.keys)) {
+                let gone = ids.filter { missing[$0] != nil }
+                guard gone.count == 1, let id = gone.first, candidates[id] == nil else { continue }
+                candidates[id] = byMessageID[messageID]
+            }
+        }
+        for (id, entry) in missing {
+            let found = candidates[id] ?? []
+            if !found.isEmpty && !found.contains(where: MaildirIdentity.isClientPath) {
+                // Still there, under a name the state cannot hold (a control character, hidden):
+                // left as it was, neither a change nor a removal.
+                continue
+            }
+            if let path = MaildirIdentity.preferred(found.filter(MaildirIdentity.isClientPath)) {
                 result.baseline[id] = .some(path)
                 let actions = MaildirReadBack.hasInfo(path) ? MaildirReadBack.actions(from: entry.path, to: path) : []
                 if !actions.isEmpty { result.actions[id] = actions }
             } else {
+                // No file in the Maildir is this message: the client removed it.
                 result.baseline[id] = .some(nil)
                 if !MaildirReadBack.flags(of: entry.path).contains("T") { result.actions[id] = [.trash] }
             }
@@ -187,7 +222,7 @@ extension Exporter {
         let wasNotmuch = state.twoWay == .notmuch
         // An idle run saves nothing: the state (60 bytes a message) is rewritten only when
         // something in it changed.
-        var changedState = state.pendingIntake != nil || !state.writingAhead.isEmpty
+        var changedState = state.pendingIntake != nil || !state.writingAhead.isEmpty || !state.taggedBefore.isEmpty
             || (requested != nil && requested != state.twoWay)
         if let pending = state.pendingIntake {
             if try store.exportIntake(exportID: state.exportID) >= pending {
@@ -203,27 +238,40 @@ extension Exporter {
         if let requested { state.twoWay = requested }
         report.twoWay = state.twoWay
         guard state.twoWay != .off else {
+            state.taggedBefore = [:]
             if !dryRun && changedState { try saveState(state, layout) }
             return
         }
-        let inFlight = Set(state.writingAhead.keys)
+        // Messages a killed run was relabelling, and (--notmuch) the tags notmuch had before.
+        let inFlight = Set(state.writingAhead.keys).union(state.taggedBefore.keys)
+        let taggedBefore = state.taggedBefore
         var found = try readBack(layout, &state)
         if state.twoWay == .notmuch {
             if !wasNotmuch {
                 try checkNotmuchDatabase()
                 _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
-                // Every message is written (from its file: no fetch) and tagged once.
-                state.seq = 0
             }
             // Taken before this run tags anything: its own tagging is read next run (and
             // changes nothing, being what its X-Keywords say).
             let (uuid, revision) = try notmuchRevision()
-            if wasNotmuch {
-                for (id, actions) in try notmuchReadBack(layout, state, baseline: found.baseline, skip: inFlight, uuid: uuid, revision: revision) {
+            if !wasNotmuch || !state.notmuchUUID.isEmpty && uuid != state.notmuchUUID {
+                // A database the export has not tagged yet (turned on, or rebuilt: another UUID):
+                // every message is written (from its file: no fetch) and tagged once. Until a run
+                // has done so whole, the tags there are notmuch's own, not a client's: nothing is
+                // read back, and the UUID is recorded only when that run completes.
+                state.seq = 0
+                state.notmuchUUID = ""
+                changedState = true
+            }
+            if state.notmuchUUID.isEmpty {
+                notmuchOnCompletion = (uuid, revision)
+            } else {
+                for (id, actions) in try notmuchReadBack(layout, state, baseline: found.baseline, inFlight: inFlight,
+                                                           taggedBefore: taggedBefore, uuid: uuid, revision: revision) {
                     for action in actions where !(found.actions[id] ?? []).contains(action) { found.actions[id, default: []].append(action) }
                 }
+                found.notmuch = (uuid, revision)
             }
-            found.notmuch = (uuid, revision)
         }
         if wasOff {
             // Made two-way by this run: what the files show now is the baseline, not a change.
@@ -259,6 +307,9 @@ extension Exporter {
         if !found.baseline.isEmpty || found.scanned != state.scanned || !wasNotmuch && state.twoWay == .notmuch { changedState = true }
         adopt(found.baseline, into: &state)
         state.scanned = found.scanned
+        // Kept until here (saved with a pending read-back): a run killed before the read-back
+        // is queued reads the same messages again, and must again know what notmuch had.
+        state.taggedBefore = [:]
         if changedState { try saveState(state, layout) }
     }
 }

@@ -28,17 +28,26 @@ public protocol NotmuchProgram {
     func run(_ arguments: [String], input: [UInt8]) throws -> [UInt8]
 }
 
-/// notmuch failed: the command and what it said.
+/// notmuch failed: the command, the line it said last, and all it said (standard error).
 public struct NotmuchFailure: Error, CustomStringConvertible {
     public var command: String
     public var message: String
+    public var output: String
 
-    public init(command: String, message: String) {
+    public init(command: String, message: String, output: String = "") {
         self.command = command
         self.message = message
+        self.output = output
     }
 
     public var description: String { "notmuch \(command): \(message)" }
+
+    /// Whether notmuch failed because another process holds its database's write lock (Xapian's
+    /// DatabaseLockError, "Unable to get write lock on ...: already locked"): worth trying again.
+    public var isDatabaseBusy: Bool {
+        let text = (message + "\n" + output).lowercased()
+        return ["unable to get write lock", "already locked", "database is locked", "database locked"].contains { text.contains($0) }
+    }
 }
 
 /// Gmail's labels that triage can change, by the tag the export names them with, and
@@ -113,6 +122,9 @@ extension Exporter {
         do {
             return try requireNotmuch().run(arguments, input: input)
         } catch let failure as NotmuchFailure {
+            if failure.isDatabaseBusy {
+                throw ExportError.temporarilyUnavailable(path: path, reason: "notmuch's database is locked by another program (\(failure.description)); try again")
+            }
             throw ExportError.unusableTarget(path: path, reason: failure.description)
         }
     }
@@ -142,9 +154,12 @@ extension Exporter {
     }
 
     /// The actions the tags clients changed in notmuch since `state`'s revision ask for, per
-    /// Gmail id (ids in `skip` are left out: a killed run was relabelling them).
-    func notmuchReadBack(_ layout: Layout, _ state: ExportState, baseline: [String: String?], skip: Set<String>,
-                         uuid: String, revision: Int64) throws -> [String: [TriageAction]] {
+    /// Gmail id. `inFlight`: messages a killed run was relabelling, whose tags in notmuch may
+    /// be those before the relabel (`taggedBefore`) or after it (the file's X-Keywords): a tag
+    /// is the client's only when it differs from both. Without `taggedBefore` (a state an
+    /// older version wrote) such a message is left out.
+    func notmuchReadBack(_ layout: Layout, _ state: ExportState, baseline: [String: String?], inFlight: Set<String>,
+                         taggedBefore: [String: Set<String>], uuid: String, revision: Int64) throws -> [String: [TriageAction]] {
         guard uuid == state.notmuchUUID, revision > state.notmuchRevision else { return [:] }
         let dump = try runNotmuch(["dump", "--format=batch-tag", "--", "lastmod:\(state.notmuchRevision + 1)..\(revision)"])
         let messages = NotmuchTags.parseDump(dump)
@@ -156,8 +171,11 @@ extension Exporter {
         let byHeader = try store.exportGmailIDs(accountID: account.id, messageIDs: headers)
         var labelByTag: [String: String] = [:]
         var ambiguous = Set<String>()
+        // Keyed as X-Keywords writes a tag (a comma there separates tags, so it is written as
+        // a space): notmuch's `a,b` and the file's `a b` are one tag; two labels that read
+        // the same so are ambiguous and never read back.
         for (id, name) in labelNames where MaildirNames.systemTags[id] == nil {
-            let tag = MaildirNames.tag(labelID: id, names: labelNames)
+            let tag = MaildirNames.tag(labelID: id, names: labelNames).replacingCommas
             if labelByTag[tag] != nil || NotmuchTags.system[tag] != nil { ambiguous.insert(tag) }
             labelByTag[tag] = name
         }
@@ -165,18 +183,33 @@ extension Exporter {
         var result: [String: [TriageAction]] = [:]
         for message in messages {
             let gmailIDs = (message.id.hasPrefix("notmuch-sha1-") ? bySHA[message.id] : byHeader[message.id]) ?? []
-            let exported = gmailIDs.filter { state.entries[$0]?.status == .live && !skip.contains($0) }
+            let exported = gmailIDs.filter { state.entries[$0]?.status == .live && (!inFlight.contains($0) || taggedBefore[$0] != nil) }
             guard !exported.isEmpty else { continue }
             // What the export wrote for them: the union of their X-Keywords.
             var written = Set<String>()
+            var before = Set<String>()
+            var read = false
             for id in exported {
+                if let tags = taggedBefore[id] { before.formUnion(tags) }
+                // A file the client removed has no tags to compare with (its trash comes from the Maildir).
+                if case .some(.none) = baseline[id] { continue }
                 let relative = (baseline[id] ?? nil) ?? state.entries[id]!.path
-                guard let file = try? layout.read(relative) else { continue }
-                written.formUnion(MaildirNames.tagsWritten(file))
+                guard let file = try? layout.readPrefix(relative, count: MaildirIdentity.headerLimit) else { continue }
+                let tags = MaildirNames.tagsWritten(file)
+                written.formUnion(tags)
+                if taggedBefore[id] == nil { before.formUnion(tags) }
+                read = true
             }
+            // No file to compare with: every tag would look added by the client.
+            guard read else { continue }
             var actions: [TriageAction] = []
-            for tag in message.tags.symmetricDifference(written) {
-                let added = message.tags.contains(tag)
+            // Added: in notmuch, given by the export neither before nor after a relabel; removed:
+            // given both before and after (the same set when no relabel was in flight).
+            let current = Set(message.tags.map(\.replacingCommas))
+            let added = current.subtracting(written.union(before))
+            let removed = written.intersection(before).subtracting(current)
+            for tag in added.union(removed) {
+                let added = added.contains(tag)
                 if let pair = NotmuchTags.system[tag] {
                     actions.append(added ? pair.add : pair.remove)
                 } else if let name = labelByTag[tag] {

@@ -42,10 +42,11 @@ extension CookbookTests {
             #expect(try k.fake.messages()[gmailID(ofFile: file)]?.labels.contains("UNREAD") == false, "read at Gmail")
         default:
             let unread = try #require(try k.f.shell("'\(mu)' find --muhome=\"$HOME/.cache/mu\" --fields=l flag:unread").lines.first)
-            // As mu4e marks a message read: the same unique part, S added to its flags.
+            // As mu4e marks a message read with mu4e-change-filenames-when-moving: a new name, S added to its flags.
             let parts = unread.components(separatedBy: ":2,")
             #expect(parts.count == 2, "\(unread)")
-            try FileManager.default.moveItem(atPath: unread, toPath: parts[0] + ":2," + String(Set(parts[1] + "S").sorted()))
+            let directory = unread.components(separatedBy: "/").dropLast(2).joined(separator: "/")
+            try FileManager.default.moveItem(atPath: unread, toPath: directory + "/cur/1733500000.5d1c0e7f9a2b4c63.host:2," + String(Set(parts[1] + "S").sorted()))
             let el = try String(contentsOfFile: k.home + "/.emacs.d/hudson-mu4e.el", encoding: .utf8)
             let command = try #require(el.components(separatedBy: "mu4e-get-mail-command \"").dropFirst().first?.components(separatedBy: "\"").first)
             let updated = try k.f.shell(command)

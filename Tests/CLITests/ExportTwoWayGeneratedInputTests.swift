@@ -58,7 +58,8 @@ struct ExportTwoWayGeneratedInputTests {
                 guard let name = names.isEmpty ? nil : names[Int.random(in: 0..<names.count, using: &random)] else { break }
                 let path = cur + "/" + name
                 let base = String(name.split(separator: ":")[0])
-                let operation = Int.random(in: 0..<9, using: &random)
+                let operation = Int.random(in: 0..<13, using: &random)
+                let unique = "\(1_733_500_000 + iteration).M\(operations.count)P\(Int.random(in: 1...99_999, using: &random)).client,U=\(operations.count)"
                 operations.append("\(operation) \(name)")
                 switch operation {
                 case 0:
@@ -77,7 +78,20 @@ struct ExportTwoWayGeneratedInputTests {
                     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
                 case 6: try? FileManager.default.moveItem(atPath: path, toPath: target + "/new/" + base)
                 case 7: try? FileManager.default.moveItem(atPath: path, toPath: cur + "/" + base.replacingOccurrences(of: ".hudson-", with: ".hudson-zz") + ":2,S")
-                default: try? FileManager.default.copyItem(atPath: path, toPath: cur + "/" + base + ":2,FS")
+                case 8: try? FileManager.default.copyItem(atPath: path, toPath: cur + "/" + base + ":2,FS")
+                // Clients that give the file a new unique name (mu4e, mbsync's ,U=), and files that are not the export's.
+                case 9:
+                    let flags = String((0..<Int.random(in: 0...4, using: &random)).map { _ in "SFTRab".randomElement(using: &random)! })
+                    try? FileManager.default.moveItem(atPath: path, toPath: cur + "/" + unique + ":2," + flags)
+                case 10: try? FileManager.default.moveItem(atPath: path, toPath: target + "/new/" + unique)
+                case 11:
+                    let forged = ["X-Hudson-Id: \(base.components(separatedBy: ".hudson-").last ?? "x") \(String(repeating: "0", count: 32))",
+                                  "X-Hudson-Id: ../../victim", "Message-ID: <\(unique)@example.com>", "X-Hudson-Id:"]
+                    try? (forged[Int.random(in: 0..<forged.count, using: &random)] + "\nSubject: x\n\nbody\n")
+                        .write(toFile: cur + "/" + unique + ":2,S", atomically: false, encoding: .utf8)
+                default:
+                    let hostile = [".hidden:2,S", unique + "\u{1B}[2J:2,S", String(repeating: "x", count: 250) + ":2,S"]
+                    try? FileManager.default.moveItem(atPath: path, toPath: cur + "/" + hostile[Int.random(in: 0..<hostile.count, using: &random)])
                 }
             }
             let context = "seed \(seed) iteration \(iteration): \(operations)"
@@ -103,7 +117,9 @@ struct ExportTwoWayGeneratedInputTests {
         let hostile = ["B a1 ../../victim", "B a1 -", "P a1 /etc/passwd", "P a1 cur/../../victim", "G ../victim", "R ", "H a1 zz",
                        "two-way sideways", "two-way maildir", "two-way notmuch", "export-id 123", "export-id " + String(repeating: "a", count: 32),
                        "intake -1", "intake-pending 7", "intake-pending 1", "scanned 1", "scanned -1 -1", "notmuch x", "notmuch uuid -3",
-                       "intake-revision x", "B a1 cur/1.hudson-a1:2,S\u{1B}", "H a1 " + String(repeating: "f", count: 40)]
+                       "intake-revision x", "B a1 cur/1.hudson-a1:2,S\u{1B}", "H a1 " + String(repeating: "f", count: 40),
+                       "M a1 cur/client,U=1:2,S", "M a1 new/client", "M a1 cur/.hidden", "M a1 cur/", "B a1 new/client:2,S",
+                       "W a1 inbox unread", "W a1", "W a1  x", "W ../x inbox", "W a1 %zz"]
         for iteration in 0..<20 {
             let w = try ExportWorkspace()
             let target = w.path("out")

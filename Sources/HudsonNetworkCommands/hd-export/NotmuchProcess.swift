@@ -45,8 +45,9 @@ struct NotmuchProcess: NotmuchProgram {
         process.waitUntilExit()
         while reader.isExecuting || !reader.isFinished { usleep(1_000) }
         guard process.terminationStatus == 0 else {
-            let message = String(decoding: errors.data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? "exit \(process.terminationStatus)"
-            throw NotmuchFailure(command: arguments.first ?? "", message: message)
+            let output = String(decoding: errors.data, as: UTF8.self)
+            let message = output.split(separator: "\n").last.map(String.init) ?? "exit \(process.terminationStatus)"
+            throw NotmuchFailure(command: arguments.first ?? "", message: message, output: output)
         }
         return Array(output)
     }

@@ -75,7 +75,7 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
         // What the user named and what the file system holds, escaped (one line, no terminal control).
         let message = error.description(quoting: { TerminalSafety.quoted($0, limit: 200) })
         switch error {
-        case .busy: throw CommandFailure(.temporaryFailure, message)
+        case .busy, .temporarilyUnavailable: throw CommandFailure(.temporaryFailure, message)
         case .badTarget, .notThisExport: throw CommandFailure(.usage, message)
         case .unusableTarget: throw CommandFailure(.configuration, message)
         }
