@@ -1124,9 +1124,9 @@ class Bench:
         store_db = os.path.join(paths["store"], "hudson.sqlite3")
         # A consistent copy, the original left as it is (other steps time it).
         run(["sqlite3", "-readonly", source_db, ".backup %s" % quote(store_db)], capture=True)
-        fake = self.fake or Fake(base, self.paths["ndjson"], self.paths["labels_json"])
         ready = {"messages": int(run(["sqlite3", "-readonly", store_db, "SELECT count(*) FROM messages;"],
                                      capture=True).stdout)}
+        fake = self.fake or Fake(base, self.paths["ndjson"], self.paths["labels_json"])
         try:
             env = hudson_env(self.binaries, paths["store"], fake, 100_000_000)
             connect_account(env, paths["store"], fake)
@@ -1212,14 +1212,14 @@ class Bench:
             prepares["idle"].append("sh -c %s" % quote(rest))
             commands["changes"].append((name, argv))
             prepares["changes"].append("sh -c %s" % quote("%s; %s >/dev/null" % (rest, touch)))
-        lieer = self.lieer_rows()
-        if lieer:
-            for key in ("idle", "changes"):
-                name, argv, prepare = lieer[key]
-                commands[key].append((name, argv))
-                prepares[key].append(prepare)
         runs = max(5, self.args.runs // 3)
         try:
+            lieer = self.lieer_rows()  # starts a fake: stopped below, even when its setup fails
+            if lieer:
+                for key in ("idle", "changes"):
+                    name, argv, prepare = lieer[key]
+                    commands[key].append((name, argv))
+                    prepares[key].append(prepare)
             for key, title in (("idle", "hd-export of a two-way export of %d messages, nothing changed" % self.size),
                                ("changes", "hd-export of a two-way export of %d messages after 1,000 changes "
                                            "(read back, queued, written)" % self.size)):
@@ -1322,6 +1322,7 @@ class Bench:
     def close(self):
         if self.fake:
             self.fake.stop()
+        self.lieer_stop()
 
 
 def quote_query(name):
