@@ -20,6 +20,8 @@ Steps, each recorded under OUT/results/<size>/:
   rules      50 rules (hd-filters rules apply --no-flush, one action) beside 50 hd-search
              --messages --count of the same queries, then a flush of the rules' changes
              and its request count
+  two-way    hd-export of a two-way Maildir (and --notmuch) export of the whole store, nothing
+             changed and after 1,000 client changes, beside lieer's gmi pull / gmi push
   paced      the fake at 80 ms latency and 6,000 units/min: backfill rate per minute
              against the background sub-budget
   sizes      store bytes per message: Hudson, notmuch, mu
@@ -111,14 +113,14 @@ def time_v(stderr_text):
 class Fake:
     """tools/fake-gmail serving the corpus NDJSON on a free port."""
 
-    def __init__(self, work, ndjson, labels_json, latency_ms=0, quota=0):
+    def __init__(self, work, ndjson, labels_json, latency_ms=0, quota=0, extra=()):
         os.makedirs(work, exist_ok=True)
         self.url_file = os.path.join(work, "fake.url")
         if os.path.exists(self.url_file):
             os.unlink(self.url_file)
         cmd = [sys.executable, os.path.join(ROOT, "tools/fake-gmail/fake_gmail.py"), "--port", "0",
                "--port-file", self.url_file, "--gmail-ndjson", ndjson, "--labels-json", labels_json,
-               "--account", ACCOUNT, "--latency-ms", str(latency_ms), "--quota-per-minute", str(quota)]
+               "--account", ACCOUNT, "--latency-ms", str(latency_ms), "--quota-per-minute", str(quota)] + list(extra)
         log("$", " ".join(cmd))
         self.log = open(os.path.join(work, "fake.log"), "w")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.log)
@@ -139,11 +141,11 @@ class Fake:
             raw = response.read()
             return json.loads(raw) if raw else None
 
-    def stop(self):
+    def stop(self, seconds=30):
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(30)
+                self.proc.wait(seconds)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
@@ -723,15 +725,18 @@ class Bench:
             log("memory: %s: %d lines, peak RSS %.1f MiB" % (name, lines, (rss or 0) / 1024))
         write_json(os.path.join(self.results, "memory.json"), results)
 
-    def hyperfine(self, key, title, commands, prepare=None, runs=None, warmup=None):
+    def hyperfine(self, key, title, commands, prepare=None, runs=None, warmup=None, env=None):
         runs = runs or self.args.runs
         warmup = self.args.warmup if warmup is None else warmup
         export = os.path.join(self.results, "rows", key + ".json")
         os.makedirs(os.path.dirname(export), exist_ok=True)
         cmd = ["hyperfine", "-N", "-i", "--style", "basic", "-w", str(warmup), "-r", str(runs), "--export-json", export]
-        if prepare:
+        if isinstance(prepare, list):  # one per command, in order
+            for each in prepare:
+                cmd += ["--prepare", each]
+        elif prepare:
             cmd += ["--prepare", prepare]
-        env = dict(self.env)
+        env = dict(env or self.env)
         if self.args.baselines:
             env["NOTMUCH_CONFIG"] = self.notmuch_config()
         for name, argv in commands:
@@ -749,7 +754,7 @@ class Bench:
                 f.write("\n".join(lines[:5]) + "\n")
                 # hyperfine runs with -i (mu find exits non-zero when nothing matches), so a
                 # Hudson or sqlite3 command that fails would be timed as if it had answered.
-                if name in ("hudson", "sqlite3") and result.returncode != 0:
+                if (name.startswith("hudson") or name in ("sqlite3", "lieer")) and result.returncode != 0:
                     raise SystemExit("bench: %s row %s failed (exit %d): %s" % (
                         name, key, result.returncode, " ".join(lines[:2])))
         log("row:", title)
@@ -1093,6 +1098,212 @@ class Bench:
             if started_fake:
                 started_fake.stop()
 
+    # two-way export (issue 39) -------------------------------------------------------
+
+    def two_way_setup(self):
+        """Once per size (kept in work/SIZE/two-way, reused by later runs): a copy of the
+        store whose account keeps every source (fetched once from a fake), exported to a
+        two-way Maildir; with notmuch installed, a second copy exported with --notmuch into a
+        notmuch database of its own; and the 1,000 notmuch ids the notmuch rows retag."""
+        base = os.path.join(self.work, "two-way")
+        paths = {"base": base, "maildir": os.path.join(base, "maildir"), "store": os.path.join(base, "maildir-store"),
+                 "notmuch_maildir": os.path.join(base, "notmuch-maildir"),
+                 "notmuch_store": os.path.join(base, "notmuch-store"),
+                 "notmuch_config": os.path.join(base, "notmuch-config"), "ids": os.path.join(base, "notmuch-ids"),
+                 "ready": os.path.join(base, "ready.json")}
+        self.two_way_paths = paths
+        notmuch = shutil.which("notmuch") is not None
+        if os.path.exists(paths["ready"]):
+            with open(paths["ready"]) as f:
+                ready = json.load(f)
+            if ready.get("notmuch") or not notmuch:
+                return
+        shutil.rmtree(base, ignore_errors=True)
+        os.makedirs(paths["store"])
+        source_db = os.path.join(self.work, "hudson", "hudson.sqlite3")
+        store_db = os.path.join(paths["store"], "hudson.sqlite3")
+        # A consistent copy, the original left as it is (other steps time it).
+        run(["sqlite3", "-readonly", source_db, ".backup %s" % quote(store_db)], capture=True)
+        ready = {"messages": int(run(["sqlite3", "-readonly", store_db, "SELECT count(*) FROM messages;"],
+                                     capture=True).stdout)}
+        fake = self.fake or Fake(base, self.paths["ndjson"], self.paths["labels_json"])
+        try:
+            env = hudson_env(self.binaries, paths["store"], fake, 100_000_000)
+            connect_account(env, paths["store"], fake)
+            run(["hd-auth", "set", ACCOUNT, "keep-raw", "on"], env=env)
+            started = time.time()
+            run(["hd-export", "--two-way", paths["maildir"]], env=env)
+            ready["maildir_seconds"] = time.time() - started
+        finally:
+            if fake is not self.fake:
+                fake.stop()
+        if notmuch:
+            os.makedirs(paths["notmuch_store"])
+            run(["sqlite3", "-readonly", store_db,
+                 ".backup %s" % quote(os.path.join(paths["notmuch_store"], "hudson.sqlite3"))], capture=True)
+            shutil.copytree(os.path.join(paths["store"], "config"), os.path.join(paths["notmuch_store"], "config"))
+            with open(paths["notmuch_config"], "w") as f:
+                # hd-export(1): database.path is the Maildir; its own files are not mail.
+                f.write("[database]\npath=%s\n[new]\ntags=\nignore=.hudson-export;.hudson-export.lock;notmuch-tags\n"
+                        "[maildir]\nsynchronize_flags=true\n" % paths["notmuch_maildir"])
+            env = self.two_way_env(notmuch=True)
+            # --notmuch wants an export and a database on it: a one-way export first, indexed
+            # by notmuch, then the run that turns --notmuch on (it writes and tags every
+            # message again, hd-export(1)).
+            run(["hd-export", "--no-fetch", paths["notmuch_maildir"]], env=env)
+            run(["notmuch", "new", "--quiet"], env=env)
+            started = time.time()
+            run(["hd-export", "--no-fetch", "--notmuch", paths["notmuch_maildir"]], env=env)
+            ready["notmuch_seconds"] = time.time() - started
+            # 1,000 messages spread over the database, none starred: the row stars them, then
+            # unstars them, run after run.
+            ids = run(["notmuch", "search", "--output=messages", "--sort=oldest-first", "not tag:flagged"],
+                      env=env, capture=True).stdout.split()
+            with open(paths["ids"], "w") as f:
+                f.write("".join(i[len("id:"):] + "\n" for i in ids[::max(1, len(ids) // 1000)][:1000]))
+            ready["notmuch"] = True
+        write_json(paths["ready"], ready)
+
+    def two_way_env(self, notmuch):
+        """The environment of a two-way row's Hudson commands: its own store, no Gmail."""
+        paths = self.two_way_paths
+        work = paths["notmuch_store" if notmuch else "store"]
+        env = dict(os.environ)
+        env.update({"PATH": self.binaries + os.pathsep + env.get("PATH", ""),
+                    "HUDSON_DB": os.path.join(work, "hudson.sqlite3"),
+                    "HUDSON_CONFIG_DIR": os.path.join(work, "config"), "NOTMUCH_CONFIG": paths["notmuch_config"]})
+        for name in ("HUDSON_ACCOUNT", "HUDSON_GMAIL_URL", "HUDSON_OAUTH_TOKEN_URL"):
+            env.pop(name, None)
+        return env
+
+    def two_way(self):
+        """Issue 39's bounded work, whole processes (hyperfine -N): hd-export of a two-way
+        export with nothing changed, and after 1,000 changes made as a client makes them
+        (read back, queued as one triage action, and the 1,000 files written again) — for
+        a Maildir, and with --notmuch (notmuch tag); beside lieer's `gmi pull` with nothing
+        changed and `gmi push` after 1,000 notmuch tag changes, when lieer is installed
+        (lieer_rows)."""
+        self.two_way_setup()
+        paths = self.two_way_paths
+        change = [sys.executable, os.path.join(ROOT, "bench", "two-way-change.py")]
+        commands, prepares = {"idle": [], "changes": []}, {"idle": [], "changes": []}
+
+        def hudson(notmuch):
+            env = self.two_way_env(notmuch)
+            prefix = ["env"] + ["%s=%s" % (k, env[k]) for k in ("HUDSON_DB", "HUDSON_CONFIG_DIR", "NOTMUCH_CONFIG")]
+            target = paths["notmuch_maildir" if notmuch else "maildir"]
+            # After a run that queued, the store's checkpoint helper may still be copying the
+            # WAL: each run starts from a store at rest (as in the mark step).
+            wal = quote(env["HUDSON_DB"] + "-wal")
+            rest = ("i=0; while [ -e %s ] && [ $i -lt 2000 ]; do sleep 0.005; i=$((i+1)); done" % wal)
+            if notmuch:
+                touch = " ".join(quote(a) for a in prefix + change + ["notmuch", paths["ids"]])
+            else:
+                touch = " ".join(quote(a) for a in change + ["maildir", target, "--count", "1000"])
+            return prefix + ["hd-export", "--no-fetch", target], rest, touch
+
+        for notmuch in (False, True):
+            if notmuch and not os.path.exists(paths["ids"]):
+                log("two-way: notmuch is not installed: no --notmuch rows")
+                continue
+            name = "hudson-notmuch" if notmuch else "hudson"
+            argv, rest, touch = hudson(notmuch)
+            commands["idle"].append((name, argv))
+            prepares["idle"].append("sh -c %s" % quote(rest))
+            commands["changes"].append((name, argv))
+            prepares["changes"].append("sh -c %s" % quote("%s; %s >/dev/null" % (rest, touch)))
+        runs = max(5, self.args.runs // 3)
+        try:
+            lieer = self.lieer_rows()  # starts a fake: stopped below, even when its setup fails
+            if lieer:
+                for key in ("idle", "changes"):
+                    name, argv, prepare = lieer[key]
+                    commands[key].append((name, argv))
+                    prepares[key].append(prepare)
+            for key, title in (("idle", "hd-export of a two-way export of %d messages, nothing changed" % self.size),
+                               ("changes", "hd-export of a two-way export of %d messages after 1,000 changes "
+                                           "(read back, queued, written)" % self.size)):
+                row = "two-way-" + key
+                if self.args.only and row not in self.args.only:
+                    continue
+                # Once each, prepared as a timed run is, keeping what it reported: the change row
+                # must read back and queue 1,000 changes ("action N: 1000 change(s) read back").
+                os.makedirs(os.path.join(self.results, "rows"), exist_ok=True)
+                with open(os.path.join(self.results, "rows", row + ".check"), "w") as f:
+                    env = self.two_way_env(notmuch=False)
+                    for (name, argv), prepare in zip(commands[key], prepares[key]):
+                        subprocess.run(prepare, shell=True, env=env, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL)
+                        result = subprocess.run(argv, env=env, text=True, stdout=subprocess.PIPE,
+                                                stderr=subprocess.STDOUT)
+                        f.write("== %s (exit %d): %s\n%s\n" % (name, result.returncode, " ".join(argv),
+                                                                "\n".join(result.stdout.splitlines()[-4:])))
+                self.hyperfine(row, title, commands[key], prepare=prepares[key], runs=runs, env=env)
+        finally:
+            self.lieer_stop()
+
+    # lieer (gmi), the baseline of the two-way rows ----------------------------------
+
+    def lieer_rows(self):
+        """lieer's `gmi pull` with nothing changed and `gmi push` after 1,000 notmuch tag
+        changes, against the fake (bench/gmi-fake: lieer unchanged, pointed at the fake),
+        on a mailbox of this size that lieer pulled in full once (kept in work/SIZE/lieer,
+        with the fake's mailbox, --state, so its history stays lieer's). None, with a line,
+        when lieer or notmuch's Python bindings are not installed."""
+        python = self.args.lieer_python or os.path.join(self.out, "lieer", "venv", "bin", "python3")
+        if not (os.path.exists(python) and shutil.which("notmuch") and subprocess.run(
+                [python, "-c", "import lieer, notmuch2"], stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL).returncode == 0):
+            log("lieer: not installed (%s -c 'import lieer, notmuch2' fails): no lieer baseline; see "
+                "bench/README.md" % python)
+            return None
+        base = os.path.join(self.work, "lieer")
+        repo, config = os.path.join(base, "repo"), os.path.join(base, "notmuch-config")
+        ids, ready_path = os.path.join(base, "notmuch-ids"), os.path.join(base, "ready.json")
+        ready = os.path.exists(ready_path)
+        if not ready:
+            shutil.rmtree(base, ignore_errors=True)
+            os.makedirs(repo)
+        # The mailbox as lieer last left it (the fake saves it when stopped), else the corpus.
+        self.lieer_fake = Fake(base, self.paths["ndjson"], self.paths["labels_json"],
+                               extra=["--state", os.path.join(base, "fake.state")])
+        gmi = [python, os.path.join(ROOT, "bench", "gmi-fake")]
+        env = dict(os.environ, FAKE_GMAIL_URL=self.lieer_fake.url, NOTMUCH_CONFIG=config)
+        prefix = ["env", "FAKE_GMAIL_URL=" + self.lieer_fake.url, "NOTMUCH_CONFIG=" + config]
+        if not ready:
+            with open(config, "w") as f:
+                # lieer's repository is notmuch's database; lieer tags what it pulls itself.
+                f.write("[database]\npath=%s\n[new]\ntags=\nignore=.gmailieer.json;.state.gmailieer.json;"
+                        ".credentials.gmailieer.json;.lock;.resume-pull.gmailieer.json\n"
+                        "[maildir]\nsynchronize_flags=true\n" % repo)
+            run(["notmuch", "new", "--quiet"], env=env)
+            run(gmi + ["init", "-C", repo, "--no-auth", ACCOUNT], env=env, capture=True)
+            run(gmi + ["--write-credentials", repo], env=env)
+            started = time.time()
+            run(gmi + ["pull", "-C", repo, "--no-progress"], env=env, capture=True)
+            seconds = time.time() - started
+            found = run(["notmuch", "search", "--output=messages", "--sort=oldest-first", "not tag:flagged"],
+                        env=env, capture=True).stdout.split()
+            with open(ids, "w") as f:
+                f.write("".join(i[len("id:"):] + "\n" for i in found[::max(1, len(found) // 1000)][:1000]))
+            write_json(ready_path, {"full_pull_seconds": seconds, "messages": len(os.listdir(
+                os.path.join(repo, "mail", "cur")))})
+            log("lieer: full pull of %d messages in %.0f s" % (self.size, seconds))
+        pull = prefix + gmi + ["pull", "-C", repo, "--no-progress"]
+        push = prefix + gmi + ["push", "-C", repo, "--no-progress"]
+        toggle = prefix + [sys.executable, os.path.join(ROOT, "bench", "two-way-change.py"), "notmuch", ids]
+        # lieer skips a message changed at Gmail since its last pull (remote.py, update()), and
+        # its own push is such a change: each push follows a pull, as `gmi sync` does.
+        changes = "sh -c %s" % quote("%s >/dev/null 2>&1; %s >/dev/null" % (
+            " ".join(quote(a) for a in pull), " ".join(quote(a) for a in toggle)))
+        return {"idle": ("lieer", pull, "true"), "changes": ("lieer", push, changes)}
+
+    def lieer_stop(self):
+        fake = getattr(self, "lieer_fake", None)
+        if fake:
+            fake.stop(600)  # saves the mailbox (--state) for the next run: 100,000 messages take a while
+            self.lieer_fake = None
+
     # sizes ----------------------------------------------------------------------
 
     def sizes(self):
@@ -1111,6 +1322,7 @@ class Bench:
     def close(self):
         if self.fake:
             self.fake.stop()
+        self.lieer_stop()
 
 
 def quote_query(name):
@@ -1136,8 +1348,10 @@ def main():
     p.add_argument("--no-baselines", dest="baselines", action="store_false")
     p.add_argument("--import", dest="direct_import", action="store_true",
                    help="build the store with bench/import (no HTTP), for sizes the fake cannot hold")
-    p.add_argument("--steps", default="corpus,ingest,notmuch,mu,install,rows,mark,rules,export,paced,sizes")
+    p.add_argument("--steps", default="corpus,ingest,notmuch,mu,install,rows,mark,rules,export,two-way,paced,sizes")
     p.add_argument("--only", action="append", help="only these row keys (repeatable)")
+    p.add_argument("--lieer-python", help="the Python with lieer installed, for the two-way rows' baseline "
+                   "(default: OUT/lieer/venv/bin/python3; see bench/README.md)")
     args = p.parse_args()
     steps = args.steps.split(",")
     bench = Bench(args)
@@ -1146,7 +1360,7 @@ def main():
         bench.corpus()
         if "ingest" in steps:
             bench.ingest()
-        elif "rows" in steps or "mark" in steps or "rules" in steps or "sizes" in steps or "export" in steps:
+        elif any(step in steps for step in ("rows", "mark", "rules", "sizes", "export", "two-way")):
             bench.reuse_store()
         if args.baselines and "notmuch" in steps:
             bench.notmuch()
@@ -1169,6 +1383,8 @@ def main():
             bench.rules()
         if "export" in steps:
             bench.export()
+        if "two-way" in steps:
+            bench.two_way()
         if "paced" in steps:
             bench.paced()
     finally:

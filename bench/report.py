@@ -105,6 +105,26 @@ def rows_table(results_dir):
     return "\n".join(lines)
 
 
+def two_way_text(results_dir):
+    """Issue 39's bounded work: hd-export of a two-way export (Maildir, and --notmuch),
+    idle and after 1,000 client changes, beside lieer's gmi pull / gmi push."""
+    rows = [(key, load(os.path.join(results_dir, "rows", key + ".json"))) for key in ("two-way-idle", "two-way-changes")]
+    if not any(data for _, data in rows):
+        return ""
+    limits = {"two-way-idle": 1.0, "two-way-changes": 3.0}
+    lines = ["| row | Hudson, Maildir | Hudson, --notmuch | lieer (gmi) | target |", "|---|---:|---:|---:|---|"]
+    for key, data in rows:
+        if not data:
+            continue
+        by = {r["command"]: r for r in data["results"]}
+        marks = " ".join("%s %s" % (name, "✓" if by[name]["median"] <= limits[key] else "✗")
+                         for name in ("hudson", "hudson-notmuch") if name in by)
+        lines.append("| %s | %s | %s | %s | ≤ %.0f s: %s |" % (
+            data["title"], cell(by.get("hudson")), cell(by.get("hudson-notmuch")), cell(by.get("lieer")),
+            limits[key], marks))
+    return "\n".join(lines) + "\n"
+
+
 def install_text(results_dir):
     """The installed size, what each way of packaging the commands takes, and the
     installed hd-ls's start-up beside a per-command build and sqlite3."""
@@ -250,6 +270,9 @@ def main():
                             export["incremental"]["seconds"],
                             "%.1f %%" % (100 * export["incremental"]["seconds"] / max(export["offline"]["seconds"], 0.001)),
                             "✓" if export["incremental"]["seconds"] <= max(5.0, 0.1 * export["offline"]["seconds"]) else "✗"))
+        two_way = two_way_text(d)
+        if two_way:
+            text.append(two_way)
         paced = load(os.path.join(d, "paced.json"))
         if paced:
             per_window = ", ".join("%d gets (burst %.1f–%.1f s)" % (w["gets"], w["first"] or 0, w["last"] or 0)

@@ -67,3 +67,43 @@ class StructureQueryTests(ServerTestCase):
             status, body = self.srv.api("GET", "messages", {"q": q})
             self.assertEqual(status, 400, q)
             self.assertEqual(body["error"]["message"], "Invalid query")
+
+
+class NegatedLabelQueryTests(ServerTestCase):
+    """``-in:``, ``-is:``, ``-label:`` (§6's NOT), as lieer lists all mail with ``-in:chats``."""
+    server_args = ("--demo", "--demo-count", "80")
+
+    def ids(self, q, spam_trash=True):
+        found, token = [], None
+        while True:
+            params = {"q": q, "maxResults": 500}
+            if spam_trash:
+                params["includeSpamTrash"] = "true"
+            if token:
+                params["pageToken"] = token
+            page = self.srv.get("messages", params)
+            found += [m["id"] for m in page.get("messages", [])]
+            token = page.get("nextPageToken")
+            if not token:
+                return set(found)
+
+    def labelled(self):
+        return {m["id"]: set(m.get("labelIds", [])) for m in self.srv.admin("GET", "state")["messages"]}
+
+    def test_negated_label_terms_are_the_complement(self):
+        messages = self.labelled()
+        self.assertEqual(self.ids("-in:chats"), set(messages))
+        self.assertEqual(self.ids("-in:chats", spam_trash=False), self.ids("", spam_trash=False))
+        self.assertEqual(self.ids("-in:inbox"), {i for i, l in messages.items() if "INBOX" not in l})
+        self.assertEqual(self.ids("-is:unread"), self.ids("is:read"))
+        self.assertEqual(self.ids("-is:read"), self.ids("is:unread"))
+        self.assertEqual(self.ids("-is:starred"), {i for i, l in messages.items() if "STARRED" not in l})
+        self.assertEqual(self.ids("-label:Work"), {i for i, l in messages.items() if "Label_1" not in l})
+        self.assertEqual(self.ids("in:inbox -is:unread"),
+                         {i for i, l in messages.items() if "INBOX" in l and "UNREAD" not in l})
+
+    def test_other_negations_are_invalid(self):
+        for q in ("-in:anywhere", "-in:nowhere", "-is:muted", "-from:me", "-", "-in:", "--in:inbox"):
+            status, body = self.srv.api("GET", "messages", {"q": q})
+            self.assertEqual(status, 400, q)
+            self.assertEqual(body["error"]["message"], "Invalid query")

@@ -11,7 +11,9 @@ attachment whose name contains the value, or whose MIME subtype is it, as in
 ``filename:pdf``), ``larger:`` / ``smaller:`` / ``size:`` (``size`` is
 ``larger``) against ``sizeEstimate``, in bytes or with a ``K`` / ``M`` suffix of
 1024 / 1024² (Gmail does not document the unit; Hudson reads it so).
-Values may be double-quoted.  Anything else is 400 "Invalid query".
+Values may be double-quoted.  A leading ``-`` negates a label term (``-in:``,
+``-is:``, ``-label:``; §6's NOT operator), as lieer's ``-in:chats`` uses it.
+Anything else is 400 "Invalid query".
 """
 import calendar
 import re
@@ -70,6 +72,8 @@ class Query:
             self._term(token, labels, account)
 
     def _term(self, token, labels, account):
+        if token.startswith("-"):
+            return self._negated_label_term(token[1:], labels)
         op, sep, value = token.partition(":")
         if not sep or not value:
             raise _invalid()
@@ -126,6 +130,26 @@ class Query:
                 self.smaller = size if self.smaller is None else min(self.smaller, size)
             else:
                 self.larger = size if self.larger is None else max(self.larger, size)
+        else:
+            raise _invalid()
+
+    def _negated_label_term(self, token, labels):
+        """``-in:X``, ``-is:X``, ``-label:X``: the message must not have the label(s)."""
+        op, sep, value = token.partition(":")
+        op = op.lower()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        low = value.lower()
+        if not sep or not value:
+            raise _invalid()
+        if op == "in" and low in _IN:
+            self.none_of.add(_IN[low])
+        elif op == "is" and low == "read":
+            self.any_of.append({"UNREAD"})
+        elif op == "is" and low in _IS:
+            self.none_of.add(_IS[low])
+        elif op == "label":
+            self.none_of.update(labels.search_names(value))
         else:
             raise _invalid()
 
