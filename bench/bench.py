@@ -1030,6 +1030,8 @@ class Bench:
             sampler = PacedSampler(self, env, fake, proc, started, work)
             try:
                 sampler.run(duration)
+                # Still fetching at the deadline (stopped below), or done before it.
+                stopped = proc.poll() is None
             finally:
                 # Stopped as a person would (Ctrl-C), killed only if it does not stop.
                 if proc.poll() is None:
@@ -1041,7 +1043,7 @@ class Bench:
                 proc.wait()
                 progress_file.close()
             elapsed = time.time() - started
-            finished = proc.returncode == 0
+            finished = not stopped and proc.returncode == 0
             after_pushes = sampler.pushes_without_backfill() if args.paced_push_every else []
             requests = fake.admin("requests")
             totals = fake.admin("quota")["total"]
@@ -1053,7 +1055,7 @@ class Bench:
         allowed = budget / (UNITS_GET + UNITS_LIST / PAGE)  # messages per minute
         data = {"latency_ms": list(latency), "quota_per_minute": quota, "background_units_per_minute": budget,
                 "allowed_messages_per_minute": allowed, "seconds": elapsed, "faults": faults,
-                "catch_up_finished": finished, "fake_rss_kib": [fake_rss_at_start, fake_rss_at_end],
+                "catch_up_finished": finished, "hd_sync_status": proc.returncode, "fake_rss_kib": [fake_rss_at_start, fake_rss_at_end],
                 "load_average_end": os.getloadavg()}
         if args.paced_sample_seconds:
             # The request log keeps its last 100,000 entries only: a long run is told by its
