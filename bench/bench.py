@@ -23,7 +23,14 @@ Steps, each recorded under OUT/results/<size>/:
   two-way    hd-export of a two-way Maildir (and --notmuch) export of the whole store, nothing
              changed and after 1,000 client changes, beside lieer's gmi pull / gmi push
   paced      the fake at 80 ms latency and 6,000 units/min: backfill rate per minute
-             against the background sub-budget
+             against the background sub-budget. Options make it the backfill at Gmail's
+             ceiling (issue 43 §4): --paced-latency-ms 100-300, --paced-quota 15000,
+             --paced-faults 429:P,503:P (a share of messages.get answered so), and with
+             --paced-sample-seconds every so often the messages stored, hd-sync's RSS, the
+             fake's units, and the load; --paced-push-every S times `hd-mark archive` of an
+             inbox thread (its push included) during the backfill, and as many after it with
+             no backfill; --paced-recent-days D polls `hd-search --messages --count` of the
+             newest D days of the corpus until they are all searchable
   sizes      store bytes per message: Hudson, notmuch, mu
 """
 import argparse
@@ -32,6 +39,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -41,8 +49,8 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MKCORPUS = os.path.join(ROOT, "bench", "mkcorpus.py")
 ACCOUNT = "alex.hudson@example.com"
-# QuotaBucket's defaults (Sources/HudsonGmail/QuotaBucket.swift): background may use 70 %.
-BACKGROUND_SHARE = 0.7
+# QuotaBucket's defaults (Sources/HudsonGmail/QuotaBucket.swift): background may use 95 %.
+BACKGROUND_SHARE = 0.95
 UNITS_GET = 5
 UNITS_LIST = 5
 PAGE = 500  # hd-sync --catch-up lists pages of 500 (AccountWorker.catchUpPageSize)
@@ -113,7 +121,7 @@ def time_v(stderr_text):
 class Fake:
     """tools/fake-gmail serving the corpus NDJSON on a free port."""
 
-    def __init__(self, work, ndjson, labels_json, latency_ms=0, quota=0, extra=()):
+    def __init__(self, work, ndjson, labels_json, latency_ms=0, quota=0, latency_ms_max=0, extra=()):
         os.makedirs(work, exist_ok=True)
         self.url_file = os.path.join(work, "fake.url")
         if os.path.exists(self.url_file):
@@ -121,6 +129,8 @@ class Fake:
         cmd = [sys.executable, os.path.join(ROOT, "tools/fake-gmail/fake_gmail.py"), "--port", "0",
                "--port-file", self.url_file, "--gmail-ndjson", ndjson, "--labels-json", labels_json,
                "--account", ACCOUNT, "--latency-ms", str(latency_ms), "--quota-per-minute", str(quota)] + list(extra)
+        if latency_ms_max > latency_ms:
+            cmd += ["--latency-ms-max", str(latency_ms_max)]
         log("$", " ".join(cmd))
         self.log = open(os.path.join(work, "fake.log"), "w")
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.log)
@@ -999,25 +1009,73 @@ class Bench:
         work = os.path.join(self.work, "paced")
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
-        duration = self.args.paced_seconds
-        fake = Fake(work, self.args.paced_ndjson or self.paths["ndjson"], self.paths["labels_json"],
-                    latency_ms=80, quota=6000)
+        args = self.args
+        duration = args.paced_seconds
+        low, _, high = args.paced_latency_ms.partition("-")
+        latency = (int(low), int(high or low))
+        quota = args.paced_quota
+        ndjson = args.paced_ndjson or self.paths["ndjson"]
+        labels = args.paced_labels_json or self.paths["labels_json"]
+        fake = Fake(work, ndjson, labels, latency_ms=latency[0], quota=quota, latency_ms_max=latency[1])
+        faults = parse_faults(args.paced_faults)
+        sampler = None
         try:
-            env = hudson_env(self.binaries, work, fake, 6000)
+            fake_rss_at_start = rss_kib(fake.proc.pid)
+            env = hudson_env(self.binaries, work, fake, quota)
             connect_account(env, work, fake)
+            if faults:
+                fake.admin("faults", method="POST", body={"rules": faults})
             fake.admin("requests", method="DELETE")
+            progress_path = os.path.join(work, "hd-sync.stderr")
+            progress_file = open(progress_path, "w")
             started = time.time()
-            proc = subprocess.Popen(["hd-sync", "--catch-up", "--prefetch-days", "0", "--json"], env=env,
-                                    stdout=subprocess.DEVNULL)
+            # --verbose: the progress line once per page, as a pipe gets it.
+            proc = subprocess.Popen(["hd-sync", "--catch-up", "--prefetch-days", str(args.paced_prefetch_days),
+                                     "--json", "--verbose"], env=env, stdout=subprocess.DEVNULL, stderr=progress_file)
+            sampler = PacedSampler(self, env, fake, proc, started, work)
             try:
-                proc.wait(duration)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+                sampler.run(duration)
+                # Still fetching at the deadline (stopped below), or done before it.
+                stopped = proc.poll() is None
+            finally:
+                # Stopped as a person would (Ctrl-C), killed only if it does not stop.
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGINT)
+                    try:
+                        proc.wait(30)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
                 proc.wait()
+                progress_file.close()
             elapsed = time.time() - started
+            finished = not stopped and proc.returncode == 0
+            after_pushes = sampler.pushes_without_backfill() if args.paced_push_every else []
             requests = fake.admin("requests")
+            totals = fake.admin("quota")["total"]
+            fake_rss_at_end = rss_kib(fake.proc.pid)
         finally:
             fake.stop()
+        too_many = sum(1 for r in requests if r.get("status") == 429)
+        budget = quota * BACKGROUND_SHARE
+        allowed = budget / (UNITS_GET + UNITS_LIST / PAGE)  # messages per minute
+        data = {"latency_ms": list(latency), "quota_per_minute": quota, "background_units_per_minute": budget,
+                "allowed_messages_per_minute": allowed, "seconds": elapsed, "faults": faults,
+                "catch_up_finished": finished, "hd_sync_status": proc.returncode, "fake_rss_kib": [fake_rss_at_start, fake_rss_at_end],
+                "load_average_end": os.getloadavg()}
+        if args.paced_sample_seconds:
+            # The request log keeps its last 100,000 entries only: a long run is told by its
+            # samples and the fake's running totals.
+            data.update(sampler.summary(totals, quota))
+            data["pushes_during_backfill"] = sampler.pushes
+            data["pushes_without_backfill"] = after_pushes
+            data["recent"] = sampler.recent
+            with open(progress_path, errors="replace") as f:
+                lines = [l.rstrip("\n") for l in f if "listed" in l]
+            data["progress_lines"] = lines[:3] + lines[len(lines) // 2:len(lines) // 2 + 2] + lines[-3:]
+            write_json(os.path.join(self.results, "paced.json"), data)
+            log("paced: %.1f messages/s stored over %.0f s (%.0f %% of the quota in units), peak RSS %.1f MiB" % (
+                data["messages_per_second"], elapsed, 100 * data["quota_share"], data["peak_rss_kib"] / 1024))
+            return
         charged = [r for r in requests if r.get("units", 0) > 0 or r.get("status") == 429]
         t0 = min(r["time"] for r in charged)
         windows = []
@@ -1033,14 +1091,10 @@ class Bench:
                 "first": min((r["time"] - t0 - length * k for r in gets), default=None),
                 "last": max((r["time"] - t0 - length * k for r in gets), default=None),
             })
-        too_many = sum(1 for r in requests if r.get("status") == 429)
-        budget = 6000 * BACKGROUND_SHARE
-        allowed = budget / (UNITS_GET + UNITS_LIST / PAGE)  # messages per minute
         full = windows or [{"units": 0, "gets": 0, "lists": 0}]
         measured = statistics.mean(w["gets"] for w in full)
-        data = {"latency_ms": 80, "quota_per_minute": 6000, "background_units_per_minute": budget,
-                "allowed_messages_per_minute": allowed, "seconds": elapsed, "windows": windows,
-                "messages_per_minute": measured, "ratio": measured / allowed, "responses_429": too_many}
+        data.update({"windows": windows, "messages_per_minute": measured, "ratio": measured / allowed,
+                     "responses_429": too_many})
         write_json(os.path.join(self.results, "paced.json"), data)
         log("paced: %.0f messages/min of %.0f allowed (%.0f %%), %d x 429" % (
             measured, allowed, 100 * measured / allowed, too_many))
@@ -1325,6 +1379,176 @@ class Bench:
         self.lieer_stop()
 
 
+def rss_kib(pid):
+    """VmRSS and VmHWM (peak) of a live process, KiB; (None, None) once it is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+    except (OSError, KeyError, ValueError):
+        return None, None
+
+
+def parse_faults(text):
+    """--paced-faults 429:0.0001,503:0.001: fault rules of the fake answering that share of the
+    messages.get calls (batch parts included) with that status, seeded so a run repeats."""
+    rules = []
+    for seed, item in enumerate(filter(None, (text or "").split(","))):
+        status, _, share = item.partition(":")
+        rules.append({"method": "GET", "path": "/messages/[0-9A-Za-z_-]+$", "status": int(status),
+                      "probability": float(share), "times": -1, "seed": seed + 1})
+    return rules
+
+
+class PacedSampler:
+    """Watches a running catch-up: samples, pushes, and the newest days becoming searchable."""
+
+    def __init__(self, bench, env, fake, proc, started, work):
+        self.bench, self.env, self.fake, self.proc, self.started, self.work = bench, env, fake, proc, started, work
+        self.args = bench.args
+        self.samples = []
+        self.pushes = []
+        self.recent = None
+        self.db = env["HUDSON_DB"]
+        if self.args.paced_recent_days:
+            newest = bench.summary["date_range"][1]
+            newest_epoch = calendar.timegm(time.strptime(newest, "%Y-%m-%dT%H:%M:%SZ"))
+            cutoff = newest_epoch - self.args.paced_recent_days * 86400
+            self.recent = {"days": self.args.paced_recent_days, "after": cutoff, "query": "after:%d" % cutoff,
+                           "polls": [], "searchable_at": None}
+
+    def stored(self):
+        if not os.path.exists(self.db):
+            return 0
+        out = subprocess.run(["sqlite3", "-readonly", self.db, "SELECT count(*) FROM messages;"],
+                             capture_output=True, text=True).stdout.strip()
+        return int(out) if out.isdigit() else None
+
+    def sample(self):
+        now = time.time() - self.started
+        rss, hwm = rss_kib(self.proc.pid)
+        quota = self.fake.admin("quota")
+        total = quota["total"]
+        self.samples.append({
+            "t": round(now, 1), "stored": self.stored(), "rss_kib": rss, "hwm_kib": hwm,
+            "fake_rss_kib": rss_kib(self.fake.proc.pid)[0], "window_units": quota["units"],
+            "units": total["units"], "gets": total["api"].get("messages.get", 0),
+            "lists": total["api"].get("messages.list", 0), "status": total["status"],
+            "load": os.getloadavg()[0]})
+        s = self.samples[-1]
+        log("paced t=%5.0f s: %s stored, RSS %s MiB, %d units (window %d), load %.1f" % (
+            now, s["stored"], "%.1f" % (rss / 1024) if rss else "-", s["units"], s["window_units"], s["load"]))
+
+    def poll_recent(self):
+        r = self.recent
+        out = subprocess.run(["hd-search", "--messages", "--count", r["query"]], env=self.env,
+                             capture_output=True, text=True)
+        count = int(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip().isdigit() else None
+        r["polls"].append([round(time.time() - self.started, 1), count])
+
+    def push(self):
+        """`hd-mark archive` of one inbox thread: the local change and its push to Gmail."""
+        refs = subprocess.run(["hd-search", "-n", "1", "--ids", "in:inbox"], env=self.env,
+                              capture_output=True, text=True).stdout.split()
+        if not refs:
+            return None
+        before = self.fake.admin("quota")["total"]["api"]
+        t0 = time.monotonic()
+        result = subprocess.run(["hd-mark", "archive", refs[0]], env=self.env, capture_output=True, text=True)
+        seconds = time.monotonic() - t0
+        after = self.fake.admin("quota")["total"]["api"]
+        sent = sum(after.get(k, 0) - before.get(k, 0) for k in after if "modify" in k.lower())
+        entry = {"t": round(time.time() - self.started, 1), "seconds": round(seconds, 3), "status": result.returncode,
+                 "modify_requests": sent, "stderr": result.stderr.strip()[-300:]}
+        log("paced push at %.0f s: %.3f s, exit %d, %d modify request(s)%s" % (
+            entry["t"], seconds, result.returncode, sent, (": " + entry["stderr"]) if entry["stderr"] else ""))
+        return entry
+
+    def run(self, duration):
+        every = self.args.paced_sample_seconds
+        push_every = self.args.paced_push_every
+        next_sample, next_push, next_recent = 0.0, push_every or None, 0.0
+        if self.recent:
+            self.recent["expected"] = self.expected_recent()
+        while True:
+            elapsed = time.time() - self.started
+            if elapsed >= duration or self.proc.poll() is not None:
+                break
+            if every and elapsed >= next_sample:
+                self.sample()
+                next_sample += every
+            if self.recent and self.recent["searchable_at"] is None and elapsed >= next_recent:
+                self.poll_recent()
+                next_recent = elapsed + 10
+            if next_push is not None and elapsed >= next_push:
+                entry = self.push()
+                if entry:
+                    self.pushes.append(entry)
+                next_push += push_every
+            # Searchable once hd-search counts what Gmail lists for the range (checked below
+            # against the final count too).
+            if self.recent and self.recent["searchable_at"] is None and self.recent["polls"]:
+                count = self.recent["polls"][-1][1]
+                if count is not None and count >= self.recent["expected"]:
+                    self.recent["searchable_at"] = self.recent["polls"][-1][0]
+                    log("paced: the newest %d days (%d messages) searchable at %.0f s" % (
+                        self.recent["days"], count, self.recent["searchable_at"]))
+            time.sleep(0.5)
+        if every:
+            self.sample()
+
+    def expected_recent(self):
+        """What Gmail (the fake) lists for the range: messages.list's exact estimate."""
+        token = json.loads(urllib.request.urlopen(urllib.request.Request(
+            self.fake.url + "/token", data=("grant_type=refresh_token&refresh_token=demo-refresh-token&client_id="
+                                            "hudson-demo-client&client_secret=hudson-demo-secret").encode()),
+            timeout=30).read())["access_token"]
+        request = urllib.request.Request(
+            self.fake.url + "/gmail/v1/users/me/messages?maxResults=1&q=" + self.recent["query"],
+            headers={"Authorization": "Bearer " + token})
+        return json.loads(urllib.request.urlopen(request, timeout=60).read())["resultSizeEstimate"]
+
+    def pushes_without_backfill(self):
+        """As many pushes as during the backfill, once the backfill is stopped and its units
+        have left the quota window (the same store, the same fake)."""
+        time.sleep(65)
+        out = []
+        for _ in range(max(3, len(self.pushes))):
+            entry = self.push()
+            if entry:
+                out.append(entry)
+            time.sleep(2)
+        return out
+
+    def summary(self, totals, quota):
+        s = self.samples
+        rows = []
+        for a, b in zip(s, s[1:]):
+            span = b["t"] - a["t"]
+            if span <= 0:
+                continue
+            rows.append({"t": b["t"], "stored_per_second": ((b["stored"] or 0) - (a["stored"] or 0)) / span,
+                         "gets_per_second": (b["gets"] - a["gets"]) / span,
+                         "quota_share": (b["units"] - a["units"]) / span / (quota / 60.0),
+                         "rss_kib": b["rss_kib"], "load": b["load"]})
+        first, last = s[0], s[-1]
+        span = max(0.001, last["t"] - first["t"])
+        rss = [x["hwm_kib"] for x in s if x["hwm_kib"]]
+        # The first minute spends a whole window of quota at once (a rolling-minute budget
+        # starts empty): the steady rate counts from the first sample a minute in.
+        settled = next((x for x in s if x["t"] >= 60), last)
+        steady = max(0.001, last["t"] - settled["t"])
+        return {"samples": s, "intervals": rows,
+                "steady_from": settled["t"],
+                "steady_messages_per_second": ((last["stored"] or 0) - (settled["stored"] or 0)) / steady,
+                "steady_gets_per_second": (last["gets"] - settled["gets"]) / steady,
+                "steady_quota_share": (last["units"] - settled["units"]) / steady / (quota / 60.0),
+                "messages_per_second": ((last["stored"] or 0) - (first["stored"] or 0)) / span,
+                "gets_per_second": (last["gets"] - first["gets"]) / span,
+                "quota_share": (last["units"] - first["units"]) / span / (quota / 60.0),
+                "peak_rss_kib": max(rss) if rss else None, "fake_totals": totals}
+
+
 def quote_query(name):
     """A label name as a query or rules-file value: quoted when it has a space."""
     return '"%s"' % name if " " in name else name
@@ -1345,6 +1569,15 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--paced-seconds", type=float, default=150)
     p.add_argument("--paced-ndjson", help="the corpus for the paced run (default: this size's)")
+    p.add_argument("--paced-labels-json", help="the labels of --paced-ndjson (default: this size's)")
+    p.add_argument("--paced-latency-ms", default="80", help="N, or LOW-HIGH: each request waits a draw between")
+    p.add_argument("--paced-quota", type=int, default=6000, help="units per minute, the fake's and Hudson's")
+    p.add_argument("--paced-faults", default="", help="STATUS:SHARE,...: that share of messages.get faulted")
+    p.add_argument("--paced-prefetch-days", type=int, default=0, help="hd-sync --prefetch-days (0: every body)")
+    p.add_argument("--paced-sample-seconds", type=float, default=0, help="sample every S seconds (0: off)")
+    p.add_argument("--paced-push-every", type=float, default=0, help="time an hd-mark push every S seconds (0: off)")
+    p.add_argument("--paced-recent-days", type=int, default=0,
+                   help="poll until the corpus's newest D days are searchable (0: off)")
     p.add_argument("--no-baselines", dest="baselines", action="store_false")
     p.add_argument("--import", dest="direct_import", action="store_true",
                    help="build the store with bench/import (no HTTP), for sizes the fake cannot hold")

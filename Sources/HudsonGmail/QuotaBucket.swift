@@ -67,7 +67,12 @@ public actor QuotaBucket {
     public struct Configuration: Sendable, Equatable {
         /// Units per window for one user (gmail-api.md §3: 6,000 per minute).
         public var budget: Int
-        /// Share of the (effective) budget background may use, in 0...1.
+        /// Share of the (effective) budget background may use, in 0...1. The default, 95 %,
+        /// lets a first sync run at the ceiling (issue 43 §4: ≥ 90 % of the per-user quota) and
+        /// keeps 5 % free for whoever is waiting: 300 units a minute at 6,000 (six
+        /// `batchModify`, sixty `messages.get`), which interactive requests, served first, find
+        /// at once; a larger interactive burst also takes the background units freed next, as
+        /// no background request is admitted while one waits.
         public var backgroundShare: Double
         /// The rolling window.
         public var window: Duration
@@ -88,7 +93,7 @@ public actor QuotaBucket {
         public var ledgerRetry: Duration
 
         public init(
-            budget: Int = 6_000, backgroundShare: Double = 0.7, window: Duration = .seconds(60),
+            budget: Int = 6_000, backgroundShare: Double = 0.95, window: Duration = .seconds(60),
             penaltyFactor: Double = 0.5, minimumFactor: Double = 0.125, maximumPenalty: Duration = .seconds(600),
             interactiveLease: Duration = .seconds(3), sharedPoll: Duration = .milliseconds(100),
             ledgerRetry: Duration = .seconds(10)
@@ -134,7 +139,8 @@ public actor QuotaBucket {
         case wait(Duration)
     }
 
-    public let configuration: Configuration
+    /// Read from any isolation (a progress line derives its ceiling from it): constant and Sendable.
+    public nonisolated let configuration: Configuration
     private let clock: SchedulingClock
     /// Admissions in time order; those before `head` have left the window (the array is cut
     /// now and then, not at every admission).

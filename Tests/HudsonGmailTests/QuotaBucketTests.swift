@@ -220,7 +220,7 @@ struct QuotaBucketTests {
         try await quota.acquire(units: GmailMethod.messagesGet.units * 25, lane: .background)
         let stats = await quota.stats()
         #expect(stats == QuotaStats(interactiveUnits: 100, backgroundUnits: 127, effectiveBudget: 6_000,
-                                    backgroundBudget: 4_200, waitingInteractive: 0, waitingBackground: 0))
+                                    backgroundBudget: 5_700, waitingInteractive: 0, waitingBackground: 0))
         clock.advance(by: .seconds(60))
         #expect(await quota.stats().totalUnits == 0)
     }

@@ -196,3 +196,38 @@ class FaultTests(ServerTestCase):
             self.assertEqual(status, 400, rules)
         self.srv.admin("DELETE", "faults")
         self.assertEqual(self.srv.admin("GET", "faults"), {"rules": []})
+
+
+class ProbabilityTests(ServerTestCase):
+    """`probability` and `seed`: occasional faults for a long run (bench.py's paced step)."""
+
+    def tearDown(self):
+        self.srv.admin("DELETE", "faults")
+
+    def statuses(self, rule, count):
+        self.srv.admin("POST", "faults", {"rules": [rule]})
+        return [self.srv.api("GET", "labels")[0] for _ in range(count)]
+
+    def test_seeded_rule_fires_at_about_its_rate_and_repeats(self):
+        self.srv.token()
+        rule = {"path": "/labels$", "status": 503, "times": -1, "probability": 0.25, "seed": 7}
+        first = self.statuses(rule, 200)
+        self.assertEqual(set(first), {200, 503})
+        self.assertTrue(25 <= first.count(503) <= 75, first.count(503))
+        self.assertEqual(self.statuses(rule, 200), first)   # the same seed, the same faults
+        described = self.srv.admin("GET", "faults")["rules"][0]
+        self.assertEqual((described["matched"], described["fired"]), (200, first.count(503)))
+
+    def test_probability_bounds(self):
+        self.srv.token()
+        self.assertEqual(set(self.statuses({"path": "/labels$", "status": 429, "times": -1,
+                                            "probability": 0}, 20)), {200})
+        self.assertEqual(set(self.statuses({"path": "/labels$", "status": 429, "times": -1,
+                                            "probability": 1}, 5)), {429})
+        for bad in (-0.1, 1.5, "0.5", True, None):
+            status, _, _ = self.srv.request("POST", "/_admin/faults", {"rules": [
+                {"path": "/labels$", "probability": bad}]})
+            self.assertEqual(status, 400, bad)
+        status, _, _ = self.srv.request("POST", "/_admin/faults", {"rules": [
+            {"path": "/labels$", "probability": 0.5, "seed": "x"}]})
+        self.assertEqual(status, 400)

@@ -162,7 +162,8 @@ class ThreadTests(ServerTestCase):
 
 class QuotaAndLogTests(ServerTestCase):
     def tearDown(self):
-        self.srv.admin("POST", "set", {"quota_per_minute": 0, "latency_ms": 0})
+        self.srv.admin("POST", "set", {"quota_per_minute": 0, "latency_ms": 0, "latency_ms_max": 0})
+        self.srv.admin("DELETE", "faults")
 
     def test_units_and_log(self):
         self.srv.token()
@@ -202,6 +203,36 @@ class QuotaAndLogTests(ServerTestCase):
         t0 = time.monotonic()
         self.srv.get("profile")
         self.assertGreaterEqual(time.monotonic() - t0, 0.15)
+
+    def test_latency_range(self):
+        self.srv.token()
+        settings = self.srv.admin("POST", "set", {"latency_ms": 20, "latency_ms_max": 120})
+        self.assertEqual((settings["latency_ms"], settings["latency_ms_max"]), (20, 120))
+        draws = [self.srv.app.latency() for _ in range(400)]
+        self.assertTrue(all(0.02 <= d <= 0.12 for d in draws))
+        self.assertLess(min(draws), 0.04)
+        self.assertGreater(max(draws), 0.10)
+        t0 = time.monotonic()
+        self.srv.get("profile")
+        self.assertGreaterEqual(time.monotonic() - t0, 0.02)
+        self.srv.admin("POST", "set", {"latency_ms_max": 0})
+        self.assertEqual({self.srv.app.latency() for _ in range(20)}, {0.02})
+        status, _, _ = self.srv.request("POST", "/_admin/set", {"latency_ms_max": -1})
+        self.assertEqual(status, 400)
+
+    def test_totals_survive_clearing_the_log(self):
+        self.srv.token()
+        before = self.srv.admin("GET", "quota")["total"]
+        self.srv.get("profile")
+        self.srv.get("messages", {"maxResults": 2})
+        self.srv.admin("DELETE", "requests")
+        self.srv.admin("POST", "faults", {"rules": [{"path": "/labels$", "status": 503}]})
+        self.assertEqual(self.srv.api("GET", "labels")[0], 503)
+        after = self.srv.admin("GET", "quota")["total"]
+        self.assertEqual(after["units"] - before["units"], 6)
+        self.assertEqual(after["requests"] - before["requests"], 3)
+        self.assertEqual(after["status"].get("503", 0) - before["status"].get("503", 0), 1)
+        self.assertEqual(after["api"]["messages.list"] - before["api"].get("messages.list", 0), 1)
 
 
 class ConnectionTests(ServerTestCase):

@@ -249,7 +249,8 @@ public final class SyncRunner {
                       pageSize: mode == .catchUp ? AccountWorker.catchUpPageSize : 100,
                       hydrationBatch: mode == .catchUp ? AccountWorker.catchUpHydrationBatch : 25,
                       invocation: invocation,
-                      progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose))
+                      progress: ProgressLine(enabled: Terminal.stderrIsTerminal || verbose, verbose: verbose,
+                                             ceiling: ProgressLine.ceiling(of: access.quota.configuration)))
     }
 }
 

@@ -237,22 +237,27 @@ def clear_requests(app, req):
 
 
 def quota(app, req):
-    """GET /_admin/quota: units spent in the current rolling minute."""
-    return 200, {"units": app.quota.used(), "limit": app.quota.limit, "windowSeconds": 60}
+    """GET /_admin/quota: units spent in the current rolling minute, and the totals since
+    the server started (units charged, requests and batch sub-requests, by status and by
+    method), which no clearing of the request log resets."""
+    return 200, {"units": app.quota.used(), "limit": app.quota.limit, "windowSeconds": 60,
+                 "total": app.total_counts()}
 
 
 def settings(app, req):
-    """POST /_admin/set: latency_ms, quota_per_minute, access_token_ttl, consent,
-    narrow_scope, shuffle_batch (any subset); returns the current settings."""
+    """POST /_admin/set: latency_ms, latency_ms_max, quota_per_minute, access_token_ttl,
+    consent, narrow_scope, shuffle_batch (any subset); returns the current settings."""
     body = _body(req)
     oauth = app.oauth
-    for key in ("latency_ms", "quota_per_minute", "access_token_ttl"):
+    for key in ("latency_ms", "latency_ms_max", "quota_per_minute", "access_token_ttl"):
         if key in body and (not isinstance(body[key], int) or body[key] < 0):
             raise bad_request("%s must be a non-negative integer" % key)
     if "consent" in body and body["consent"] not in ("allow", "deny"):
         raise bad_request('consent must be "allow" or "deny"')
     if "latency_ms" in body:
         app.latency_ms = body["latency_ms"]
+    if "latency_ms_max" in body:
+        app.latency_ms_max = body["latency_ms_max"]
     if "quota_per_minute" in body:
         app.quota.limit = body["quota_per_minute"]
     if "access_token_ttl" in body:
@@ -263,7 +268,7 @@ def settings(app, req):
         oauth.narrow_scope = bool(body["narrow_scope"])
     if "shuffle_batch" in body:
         app.shuffle_batch = bool(body["shuffle_batch"])
-    out = {"latency_ms": app.latency_ms, "quota_per_minute": app.quota.limit,
+    out = {"latency_ms": app.latency_ms, "latency_ms_max": app.latency_ms_max, "quota_per_minute": app.quota.limit,
            "shuffle_batch": app.shuffle_batch}
     out.update(oauth.settings())
     return 200, out

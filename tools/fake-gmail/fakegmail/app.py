@@ -9,6 +9,7 @@ go through the same ``dispatch``.
 import collections
 import json
 import math
+import random
 import re
 import sys
 import threading
@@ -79,12 +80,19 @@ class App:
     """Everything one server instance serves."""
 
     def __init__(self, mailbox, oauth, latency_ms=0, quota_per_minute=0,
-                 shuffle_batch=False, verbose=False):
+                 shuffle_batch=False, verbose=False, latency_ms_max=0):
         self.mailbox = mailbox
         self.oauth = oauth
         self.faults = FaultRules()
         self.quota = Quota(quota_per_minute)
         self.latency_ms = int(latency_ms)
+        # With a maximum above latency_ms, each request waits a time drawn uniformly
+        # from [latency_ms, latency_ms_max] (a real server's answers vary).
+        self.latency_ms_max = int(latency_ms_max)
+        self.latency_random = random.Random()
+        # Running totals since start, never cleared (the request log keeps only the last
+        # MAX_LOG entries, and clearing it races with a reader): a long run's quota use.
+        self.totals = {"units": 0, "requests": 0, "status": {}, "api": {}}
         self.shuffle_batch = shuffle_batch
         self.verbose = verbose
         self.log = collections.deque(maxlen=MAX_LOG)
@@ -98,9 +106,18 @@ class App:
         """A top-level HTTP request."""
         if req.path.startswith("/_admin/") or req.path == "/_admin":
             return admin.handle_admin(self, req)
-        if self.latency_ms:
-            time.sleep(self.latency_ms / 1000.0)
+        delay = self.latency()
+        if delay:
+            time.sleep(delay)
         return self.dispatch(req)
+
+    def latency(self):
+        """The seconds the next request waits before it is served."""
+        low, high = self.latency_ms, self.latency_ms_max
+        if high > low:
+            with self.log_lock:
+                return self.latency_random.uniform(low, high) / 1000.0
+        return low / 1000.0
 
     def dispatch(self, req):
         """Faults, routing and logging of one request or batch sub-request."""
@@ -228,11 +245,23 @@ class App:
             entry["fault"] = fault
         with self.log_lock:
             self.log.append(entry)
+            totals = self.totals
+            totals["units"] += units
+            totals["requests"] += 1
+            key = str(status)
+            totals["status"][key] = totals["status"].get(key, 0) + 1
+            if name:
+                totals["api"][name] = totals["api"].get(name, 0) + 1
         if self.verbose:
             print("%s %s%s%s -> %s (%d units)%s%s" % (
                 req.method, req.path, "?" if req.query else "", req.query, status or "-",
                 units, " [batch]" if req.batch else "", " [fault %s]" % fault if fault else ""),
                 file=sys.stderr, flush=True)
+
+    def total_counts(self):
+        with self.log_lock:
+            return {"units": self.totals["units"], "requests": self.totals["requests"],
+                    "status": dict(self.totals["status"]), "api": dict(self.totals["api"])}
 
     def requests(self):
         with self.log_lock:

@@ -4,7 +4,9 @@ A rule matches a request by ``method`` and by ``path`` (a regex searched in
 the path; batch sub-requests and /token, /auth, /revoke are matched too).
 Fields: ``status`` (default 500), ``reason``, ``message``, ``retry_after``
 (seconds, sent as ``Retry-After``), ``times`` (default 1; -1 = forever),
-``every`` (fault only every K-th match), ``delay_ms`` and ``mode``:
+``every`` (fault only every K-th match), ``probability`` (fire a due match only with
+this chance, drawn from a generator seeded by ``seed`` when given: occasional faults
+for a long run), ``delay_ms`` and ``mode``:
 
 - ``status``: answer with Google's error envelope (§4) or, for /token, the
   OAuth error shape (§7);
@@ -33,6 +35,7 @@ Fields: ``status`` (default 500), ``reason``, ``message``, ``retry_after``
 Default reasons per status follow gmail-api.md §4 (e.g. 429 rateLimitExceeded,
 500/503 backendError).
 """
+import random
 import re
 import threading
 
@@ -41,7 +44,7 @@ from .util import ApiError
 MODES = {"status", "drop", "hang", "truncate", "invalid_json", "wrong_shape", "wrong_type", "oversized",
          "body", "apply_then_drop", "apply_then_status", "delay"}
 FIELDS = {"method", "path", "status", "reason", "message", "retry_after", "times",
-          "every", "delay_ms", "mode", "size", "body"}
+          "every", "delay_ms", "mode", "size", "body", "probability", "seed"}
 # Modes after which the request itself is still carried out.
 APPLYING_MODES = {"truncate", "apply_then_drop", "apply_then_status", "delay"}
 # OAuth error codes used when a /token request is faulted with a status.
@@ -83,6 +86,15 @@ class Rule:
         self.every = _int(spec.get("every", 1) or 1, "every", 1, 10 ** 9)
         self.delay_ms = _int(spec.get("delay_ms", 0) or 0, "delay_ms", 0, 10 ** 7)
         self.size = _int(spec.get("size", 64 << 20), "size", 1, 256 << 20)
+        probability = spec.get("probability", 1)
+        if isinstance(probability, bool) or not isinstance(probability, (int, float)) \
+                or not 0 <= probability <= 1:
+            raise ValueError("probability must be a number in [0, 1]")
+        self.probability = float(probability)
+        seed = spec.get("seed")
+        if seed is not None:
+            _int(seed, "seed", 0, 2 ** 63)
+        self.random = random.Random(seed)
         self.matched = 0
         self.fired = 0
 
@@ -94,6 +106,8 @@ class Rule:
         """Count a match; True when the fault fires for it."""
         self.matched += 1
         if self.times == 0 or self.matched % self.every != 0:
+            return False
+        if self.probability < 1 and self.random.random() >= self.probability:
             return False
         if self.times > 0:
             self.times -= 1

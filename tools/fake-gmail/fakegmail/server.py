@@ -160,6 +160,8 @@ def parse_args(argv=None):
     o.add_argument("--access-token-ttl", type=int, default=3600)
     b = p.add_argument_group("behaviour")
     b.add_argument("--latency-ms", type=int, default=0)
+    b.add_argument("--latency-ms-max", type=int, default=0,
+                   help="above --latency-ms: each request waits a uniform draw between the two")
     b.add_argument("--quota-per-minute", type=int, default=0, help="0 = unlimited")
     b.add_argument("--history-start", type=int, default=100000,
                    help="lowest starting value of the history counter")
@@ -183,7 +185,7 @@ def build_app(args):
         if not isinstance(mailbox, Mailbox) or mailbox.account != args.account:
             raise ValueError("%s: not a saved mailbox of %s" % (args.state, args.account))
         return App(mailbox, oauth, args.latency_ms, args.quota_per_minute, args.shuffle_batch,
-                   args.verbose)
+                   args.verbose, args.latency_ms_max)
     clock = Clock(args.now)
     mailbox = Mailbox(args.account, clock, args.history_start, args.demo_seed)
     messages = []
@@ -201,7 +203,7 @@ def build_app(args):
     mailbox.load(messages)
     mailbox.history.min_valid = args.history_min_id
     return App(mailbox, oauth, args.latency_ms, args.quota_per_minute, args.shuffle_batch,
-               args.verbose)
+               args.verbose, args.latency_ms_max)
 
 
 def make_server(app, host="127.0.0.1", port=0):
