@@ -209,6 +209,7 @@ public final class Exporter {
         // A --notmuch export tags the database itself: no file is left for the user.
         let notmuchMode = state.twoWay == .notmuch
         var notmuchTags: [String: Set<String>] = [:]
+        var taggedInBatch: Set<String> = []  // Gmail ids whose notmuch tags this batch sets
         let tagFile = format == .maildir && !notmuchMode
             ? try layout.root.openRegular(Self.tagFileName, flags: O_WRONLY | O_CREAT | O_APPEND) : -1
         defer { if tagFile >= 0 { close(tagFile) } }
@@ -288,7 +289,10 @@ public final class Exporter {
                         if name != existing.path { state.writingAhead[item.gmailID] = name }
                         // What notmuch holds until this batch tags it: a kill before then leaves
                         // it there, and the next read-back must not take the difference as a client's.
-                        if notmuchMode, let file = try? layout.readPrefix(existing.path, count: MaildirIdentity.headerLimit) {
+                        // An entry a killed run left is kept: notmuch still has those tags, and
+                        // the file may already say the new ones (a second kill before tagging).
+                        if notmuchMode, state.taggedBefore[item.gmailID] == nil,
+                           let file = try? layout.readPrefix(existing.path, count: MaildirIdentity.headerLimit) {
                             state.taggedBefore[item.gmailID] = MaildirNames.tagsWritten(file)
                         }
                     }
@@ -304,6 +308,7 @@ public final class Exporter {
                             }
                             try layout.remove(entry.path)
                             state.entries[item.gmailID] = nil
+                            state.taggedBefore[item.gmailID] = nil
                             report.removed += 1
                         } else if entry.status == .live {
                             state.entries[item.gmailID]?.status = .kept
@@ -354,6 +359,7 @@ public final class Exporter {
                     state.entries[item.gmailID] = ExportState.Entry(status: .live, path: relative)
                     if existing == nil { report.written += 1 } else { report.relabelled += 1 }
                     if notmuchMode {
+                        taggedInBatch.insert(item.gmailID)
                         if let id = NotmuchBatch.messageID(item.messageIDHeader) {
                             notmuchTags[id, default: []].formUnion(tags(item.labels))
                             state.notmuchSHA1[item.gmailID] = nil
@@ -389,7 +395,10 @@ public final class Exporter {
                 try tagInNotmuch(try notmuchLines(&notmuchTags, state: state))
             }
             state.writingAhead = [:]
-            state.taggedBefore = [:]
+            // What notmuch had is forgotten only for the messages tagged now: a message this
+            // batch did not tag (its source failed, a client renamed it) still has the old tags.
+            for id in taggedInBatch { state.taggedBefore[id] = nil }
+            taggedInBatch = []
             checkpoint("batch-written")
             try saveState(state, layout)
             progress(done, report.fetched)

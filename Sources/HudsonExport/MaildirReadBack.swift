@@ -307,9 +307,9 @@ extension Exporter {
         if !found.baseline.isEmpty || found.scanned != state.scanned || !wasNotmuch && state.twoWay == .notmuch { changedState = true }
         adopt(found.baseline, into: &state)
         state.scanned = found.scanned
-        // Kept until here (saved with a pending read-back): a run killed before the read-back
-        // is queued reads the same messages again, and must again know what notmuch had.
-        state.taggedBefore = [:]
+        // Kept after the read-back too: notmuch has those tags until a batch tags the
+        // message (Exporter forgets each entry then), and a run that stops before that
+        // (a kill, a fetch that fails) must leave the next read-back knowing them.
         if changedState { try saveState(state, layout) }
     }
 }

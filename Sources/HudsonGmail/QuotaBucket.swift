@@ -69,10 +69,11 @@ public actor QuotaBucket {
         public var budget: Int
         /// Share of the (effective) budget background may use, in 0...1. The default, 95 %,
         /// lets a first sync run at the ceiling (issue 43 §4: ≥ 90 % of the per-user quota) and
-        /// keeps 5 % free for whoever is waiting: 300 units a minute at 6,000 (six
-        /// `batchModify`, sixty `messages.get`), which interactive requests, served first, find
-        /// at once; a larger interactive burst also takes the background units freed next, as
-        /// no background request is admitted while one waits.
+        /// keeps 5 % free for whoever is waiting, and never less than `interactiveFloor` (300
+        /// units, a quarter of a smaller window), penalties included: six `batchModify`, or a
+        /// send and four, which interactive requests, served first, find at once; a larger
+        /// interactive burst also takes the background units freed next, as no background
+        /// request is admitted while one waits.
         public var backgroundShare: Double
         /// The rolling window.
         public var window: Duration
@@ -423,9 +424,16 @@ public actor QuotaBucket {
     /// The limits of the whole window and of background for a budget shrunk by `factor`.
     static func limits(_ configuration: Configuration, factor: Double) -> Limits {
         let total = max(1, Int(Double(configuration.budget) * factor))
-        let background = max(1, Int(Double(total) * configuration.backgroundShare))
+        // What interactive requests find free is at least `interactiveFloor` units (at most a
+        // quarter of the window), also when 429s have shrunk the budget: 5 % of a budget
+        // halved three times is less than one `messages.send` (100 units).
+        let floor = min(interactiveFloor, total / 4)
+        let background = max(1, min(Int(Double(total) * configuration.backgroundShare), total - floor))
         return Limits(total: total, background: background)
     }
+
+    /// Units of every window background never takes: a send (100) and four `batchModify` (50).
+    static let interactiveFloor = 300
 
     static func fits(_ units: Int, lane: QuotaLane, usage: (total: Int, background: Int), limits: Limits) -> Bool {
         if usage.total == 0 { return true }

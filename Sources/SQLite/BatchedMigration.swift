@@ -82,6 +82,7 @@ extension Migrator {
                 """)
             try db.execute("PRAGMA defer_foreign_keys = ON")
             try db.execute(migration.sql)
+            try checkForeignKeys(after: migration.id, db)
             let bounds = try db.first("SELECT min(rowid), max(rowid), count(*) FROM \(batches.table)") {
                 ($0.optionalInt64(0), $0.optionalInt64(1), $0.int64(2))
             }

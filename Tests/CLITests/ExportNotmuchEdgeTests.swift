@@ -48,6 +48,32 @@ struct ExportNotmuchEdgeTests {
         }
     }
 
+    @Test("two runs killed before notmuch is tagged: Gmail's relabel is not read back as the client's undoing it, and a tag change after them is read back alone")
+    func twiceKilledBeforeTagging() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let s = try base.setUp()
+        defer { withExtendedLifetime(s.fake) {} }
+        let gmail = try base.stored(s)
+        let id = try #require(gmail.keys.sorted().first {
+            gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains("STARRED") && !gmail[$0]!.contains("TRASH") && s.messageIDs[$0] != nil
+        })
+        try s.fake.modify(id, add: ["STARRED"])
+        #expect(try s.f.run("hd-sync").status == 0)
+        // The second run writes the file again (its X-Keywords already say flagged) and is
+        // killed before tagging too: notmuch still has the tags from before the star.
+        for run in 1...2 {
+            let crashed = try s.f.run("hd-export", s.out, environment: s.env.merging(["HUDSON_TEST_CRASH_AT": "notmuch-tagging"]) { $1 })
+            #expect(crashed.status == 137 || crashed.status == 9, "run \(run): \(crashed)")
+        }
+        #expect(try s.notmuch("tag", "+Receipts", "--", "id:\(s.messageIDs[id]!)").status == 0)
+        let rerun = try s.export()
+        #expect(rerun.status == 0 && rerun.stderr.contains("1 change(s) read back"), "+Receipts only: \(rerun)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        let labels = try s.fake.messages()[id]!.labels
+        #expect(labels == gmail[id]!.union(["STARRED", try labelID(s.fake, "Receipts")]), "Gmail's star stays: \(labels)")
+        #expect(try s.tags(id).isSuperset(of: ["Receipts", "flagged"]))
+    }
+
     @Test("kill -9 during the run that turns --notmuch on, before it tagged anything: tags notmuch gave by itself are not read back as the client's; later changes are")
     func killedFirstNotmuchRun() throws {
         try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")

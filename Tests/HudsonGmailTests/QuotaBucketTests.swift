@@ -170,6 +170,19 @@ struct QuotaBucketTests {
         #expect(await quota.stats().backgroundUnits == 500)
     }
 
+    @Test("background leaves at least 300 units (a quarter of a smaller window) to interactive requests, after 429s too: a send fits at once")
+    func interactiveFloor() {
+        let configuration = QuotaBucket.Configuration(budget: 6_000)
+        for factor in [1, 0.5, 0.25, 0.125] {
+            let limits = QuotaBucket.limits(configuration, factor: factor)
+            let usage = (total: limits.background, background: limits.background)
+            #expect(QuotaBucket.fits(100, lane: .interactive, usage: usage, limits: limits), "factor \(factor): \(limits)")
+            #expect(!QuotaBucket.fits(5, lane: .background, usage: usage, limits: limits))
+        }
+        // At Gmail's 15,000 a minute the share decides: a first sync at 95 % of the quota.
+        #expect(QuotaBucket.limits(QuotaBucket.Configuration(budget: 15_000), factor: 1).background == 14_250)
+    }
+
     @Test("long run: background never exceeds its share, nor the total the budget, in any rolling 60 s window")
     func longRunNeverExceedsSubBudget() async throws {
         let clock = ManualClock()
