@@ -146,6 +146,7 @@ extension Exporter {
             claimed.formUnion(paths)
         }
         let foundByName = Set(candidates.keys)
+        var ambiguous = Set<String>()
         if candidates.count < missing.count {
             var byMessageID: [String: [String]] = [:]
             for path in unknown where !claimed.contains(path) {
@@ -158,15 +159,21 @@ extension Exporter {
                     byMessageID[messageID, default: []].append(path)
                 }
             }
-            // A Message-ID names a message only when exactly one of the messages whose file is gone has it
-            // (two Gmail messages may share one: a message sent to oneself).
+            // A Message-ID names a message only when it is the one exported message that has it.
+            // Two Gmail messages may share one (a message sent to oneself): then a file holding
+            // it may be either, or a copy of the one still in place, so the messages whose file
+            // is gone are left as they were, neither changed nor trashed.
             for (messageID, ids) in try store.exportGmailIDs(accountID: account.id, messageIDs: Array(byMessageID.keys)) {
-                let gone = ids.filter { missing[$0] != nil }
-                guard gone.count == 1, let id = gone.first, candidates[id] == nil else { continue }
-                candidates[id] = byMessageID[messageID]
+                let gone = ids.filter { missing[$0] != nil && !foundByName.contains($0) }
+                let exported = ids.filter { state.entries[$0]?.status == .live }
+                if gone.count == 1, exported.count == 1, let id = gone.first, candidates[id] == nil {
+                    candidates[id] = byMessageID[messageID]
+                } else {
+                    ambiguous.formUnion(gone.filter { candidates[$0] == nil })
+                }
             }
         }
-        for (id, entry) in missing {
+        for (id, entry) in missing where !ambiguous.contains(id) {
             let found = candidates[id] ?? []
             if !found.isEmpty && !found.contains(where: MaildirIdentity.isClientPath) {
                 // Still there, under a name the state cannot hold (a control character, hidden):

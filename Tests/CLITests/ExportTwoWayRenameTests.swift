@@ -159,6 +159,37 @@ struct ExportTwoWayRenameTests {
 
     func exported() throws -> (CLIFixture, FakeGmail, String) { try twoWay.exported() }
 
+    @Test("two Gmail messages with one Message-ID (a message sent to oneself), both files renamed by a client and without X-Hudson-Id: neither is read back as trash")
+    func sharedMessageIDRenamed() throws {
+        let (f, fake, out) = try exported()
+        defer { withExtendedLifetime(fake) {} }
+        let raw = "From: Alex <\(fake.email)>\r\nTo: Alex <\(fake.email)>\r\nSubject: a note to myself\r\n"
+            + "Date: Thu, 01 Jan 2026 09:00:00 +0000\r\nMessage-ID: <note-to-self@example.org>\r\n\r\nRemember the milk.\r\n"
+        var ids: [String] = []
+        for labels in [["INBOX", "UNREAD"], ["SENT"]] {
+            let answer = try #require(try fake.admin("POST", "insert", ["raw": raw, "labelIds": labels]) as? [String: Any])
+            ids.append(try #require(answer["id"] as? String))
+        }
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try f.run("hd-export", out).status == 0)
+        let before = files(out)
+        for id in ids {
+            // As an export older than X-Hudson-Id wrote it, then given a new name by the client.
+            let path = try #require(before[id]?.first, "\(before)")
+            let text = try String(contentsOfFile: out + "/" + path, encoding: .utf8)
+                .split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("X-Hudson-Id: ") }.joined(separator: "\n")
+            try text.write(toFile: out + "/" + clientName("cur", "S"), atomically: true, encoding: .utf8)
+            try FileManager.default.removeItem(atPath: out + "/" + path)
+        }
+        let run = try f.run("hd-export", out)
+        #expect(run.status == 0, "\(run)")
+        #expect(try f.run("hd-sync").status == 0)
+        let labels = try fake.messages()
+        for id in ids {
+            #expect(!(labels[id]?.labels.contains("TRASH") ?? true), "\(id): \(String(describing: labels[id]))")
+        }
+    }
+
     @Test("--notmuch: a file renamed to a new name and indexed by notmuch new is one read, no tag churn")
     func notmuchRename() throws {
         try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
