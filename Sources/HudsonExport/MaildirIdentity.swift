@@ -11,8 +11,9 @@
  1. by the unique part of the name Hudson gave it (a client that keeps it);
  2. by the `X-Hudson-Id: GMAIL-ID EXPORT-ID` header a two-way export writes under its
     `X-Keywords:` (the export's random id in it: mail cannot forge it for another message);
- 3. by its Message-ID, when the store knows exactly one Gmail message with it (files
-    written before the export was two-way, or by a version without the header).
+ 3. by its Message-ID, when it is the only message exported with it (files written
+    before the export was two-way, or by a version without the header; messages sharing
+    one are left as they were: MaildirReadBack).
 
  Only the header block of an unknown file is read (at most 64 KiB), and only on a run
  where some file disappeared: an idle run reads none. A file that is none of the export's
