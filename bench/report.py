@@ -277,10 +277,16 @@ def main():
         if paced:
             per_window = ", ".join("%d gets (burst %.1f–%.1f s)" % (w["gets"], w["first"] or 0, w["last"] or 0)
                                    for w in paced["windows"])
-            text.append("Paced backfill (fake at %d ms, %d units/min; background share %.0f units/min = %.0f "
+            # One latency, or (since the backfill at Gmail's ceiling) a range drawn from.
+            latency = paced["latency_ms"]
+            if isinstance(latency, list):
+                latency = "%d" % latency[0] if len(set(latency)) == 1 else "%d–%d" % (latency[0], latency[-1])
+            else:
+                latency = "%d" % latency
+            text.append("Paced backfill (fake at %s ms, %d units/min; background share %.0f units/min = %.0f "
                         "messages/min at 5 units per get plus a list per 100): **%.0f messages/min = %.0f %%** %s, "
                         "%d responses 429. Per minute: %s.\n" % (
-                            paced["latency_ms"], paced["quota_per_minute"], paced["background_units_per_minute"],
+                            latency, paced["quota_per_minute"], paced["background_units_per_minute"],
                             paced["allowed_messages_per_minute"], paced["messages_per_minute"], 100 * paced["ratio"],
                             "✓" if paced["ratio"] >= 0.9 and paced["responses_429"] == 0 else "✗",
                             paced["responses_429"], per_window))
