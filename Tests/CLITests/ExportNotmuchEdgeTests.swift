@@ -9,6 +9,14 @@ import Testing
 struct ExportNotmuchEdgeTests {
     let base = ExportNotmuchTests()
 
+    /// The first message (by id) in the inbox, not starred, not in the trash, with a Message-ID:
+    /// one Gmail can star so that the next export relabels it.
+    func unstarredInboxMessage(_ gmail: [String: Set<String>], _ messageIDs: [String: String]) -> String? {
+        gmail.keys.sorted().first {
+            gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains("STARRED") && !gmail[$0]!.contains("TRASH") && messageIDs[$0] != nil
+        }
+    }
+
     func labelID(_ fake: FakeGmail, _ name: String) throws -> String {
         let labels = try #require(try fake.admin("GET", "state") as? [String: Any])["labels"] as? [[String: Any]] ?? []
         return try #require(labels.first { $0["name"] as? String == name }?["id"] as? String)
@@ -22,9 +30,7 @@ struct ExportNotmuchEdgeTests {
             let s = try base.setUp()
             defer { withExtendedLifetime(s.fake) {} }
             let gmail = try base.stored(s)
-            let id = try #require(gmail.keys.sorted().first {
-                gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains("STARRED") && !gmail[$0]!.contains("TRASH") && s.messageIDs[$0] != nil
-            })
+            let id = try #require(unstarredInboxMessage(gmail, s.messageIDs))
             // Gmail stars it: the next export relabels it (new flags, new X-Keywords), and is killed.
             try s.fake.modify(id, add: ["STARRED"])
             #expect(try s.f.run("hd-sync").status == 0)
@@ -54,9 +60,7 @@ struct ExportNotmuchEdgeTests {
         let s = try base.setUp()
         defer { withExtendedLifetime(s.fake) {} }
         let gmail = try base.stored(s)
-        let id = try #require(gmail.keys.sorted().first {
-            gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains("STARRED") && !gmail[$0]!.contains("TRASH") && s.messageIDs[$0] != nil
-        })
+        let id = try #require(unstarredInboxMessage(gmail, s.messageIDs))
         try s.fake.modify(id, add: ["STARRED"])
         #expect(try s.f.run("hd-sync").status == 0)
         // The second run writes the file again (its X-Keywords already say flagged) and is

@@ -2,6 +2,7 @@
 // export's X-Hudson-Id header, its stripping, the claim read from a header block, the names
 // a client may give a file, and the state lines that record them.
 @testable import HudsonExport
+import HudsonTestSupport
 import Testing
 
 @Suite("Maildir identity: X-Hudson-Id, client names, the state's new lines")
@@ -65,17 +66,6 @@ struct MaildirIdentityTests {
         let base = String(decoding: state.bytes, as: UTF8.self)
         for bad in ["M c3 cur/.hidden\n", "M c3 tmp/x\n", "B c3 cur/a/b\n", "P c3 cur/client\n", "W ../x inbox\n", "W c3  x\n"] {
             #expect(ExportState(parsing: Array((base + bad).utf8)) == nil, "\(bad)")
-        }
-    }
-
-    struct SeededRandom: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
         }
     }
 
