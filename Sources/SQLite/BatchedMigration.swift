@@ -68,9 +68,7 @@ extension Migrator {
         batchDone: ((_ id: String, _ rowsDone: Int64, _ rowsInAll: Int64) -> Void)?
     ) throws -> Bool {
         let started = try writeWhileBehind(db) { () throws -> Bool in
-            try db.execute("CREATE TABLE IF NOT EXISTS \(Migrator.table) (id TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL DEFAULT (unixepoch()))")
-            let applied = try appliedIDs(db)
-            try checkNotNewer(applied)
+            let applied = try appliedIDsForWriting(db)
             if applied.contains(migration.id) { return false }
             // A new store has nothing to announce; an upgrade, fresh or resumed, says so.
             if !applied.isEmpty { willUpgrade?(migration.id) }
@@ -132,17 +130,6 @@ extension Migrator {
             case .finished(let byThisCall):
                 return byThisCall
             }
-        }
-    }
-
-    /// A write transaction of a migration: a lock held past the busy timeout while the
-    /// store is behind is `busyWhileBehind` (most likely another process upgrading it).
-    private func writeWhileBehind<T>(_ db: Connection, _ body: () throws -> T) throws -> T {
-        do {
-            return try db.write(body)
-        } catch SQLiteError.busy {
-            let applied = (try? db.read { try appliedIDs(db) }) ?? []
-            throw MigrationError.busyWhileBehind(ids: migrations.map(\.id).filter { !applied.contains($0) })
         }
     }
 }

@@ -128,10 +128,8 @@ public struct Migrator: Sendable {
                 }
                 continue
             }
-            let write = { () throws -> Bool in
-                try db.execute("CREATE TABLE IF NOT EXISTS \(Migrator.table) (id TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL DEFAULT (unixepoch()))")
-                let applied = try appliedIDs(db)
-                try checkNotNewer(applied)
+            let didApply = try writeWhileBehind(db, appliedIfUnreadable: appliedAtStart) { () throws -> Bool in
+                let applied = try appliedIDsForWriting(db)
                 if applied.contains(migration.id) { return false }
                 if !applied.isEmpty, let willUpgrade {
                     willUpgrade(migration.id, (pendingAtStart.firstIndex(of: migration.id) ?? 0) + 1, pendingAtStart.count)
@@ -141,13 +139,6 @@ public struct Migrator: Sendable {
                 try checkForeignKeys(after: migration.id, db)
                 try db.execute("INSERT INTO \(Migrator.table) (id) VALUES (?)", migration.id)
                 return true
-            }
-            let didApply: Bool
-            do {
-                didApply = try db.write(write)
-            } catch SQLiteError.busy {
-                let applied = (try? db.read { try appliedIDs(db) }) ?? appliedAtStart
-                throw MigrationError.busyWhileBehind(ids: migrations.map(\.id).filter { !applied.contains($0) })
             }
             if didApply {
                 appliedHere.append(migration.id)
@@ -159,6 +150,27 @@ public struct Migrator: Sendable {
             }
         }
         return appliedHere
+    }
+
+    /// The applied ids, read inside a migration's write transaction (the table made on a new
+    /// file); a store with ids this program does not know is refused as newer.
+    func appliedIDsForWriting(_ db: Connection) throws -> [String] {
+        try db.execute("CREATE TABLE IF NOT EXISTS \(Migrator.table) (id TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL DEFAULT (unixepoch()))")
+        let applied = try appliedIDs(db)
+        try checkNotNewer(applied)
+        return applied
+    }
+
+    /// A write transaction of a migration: a lock held past the busy timeout while the
+    /// store is behind is `busyWhileBehind` (most likely another process upgrading it),
+    /// naming what is pending (from `appliedIfUnreadable` when the ids cannot be read).
+    func writeWhileBehind<T>(_ db: Connection, appliedIfUnreadable: [String] = [], _ body: () throws -> T) throws -> T {
+        do {
+            return try db.write(body)
+        } catch SQLiteError.busy {
+            let applied = (try? db.read { try appliedIDs(db) }) ?? appliedIfUnreadable
+            throw MigrationError.busyWhileBehind(ids: migrations.map(\.id).filter { !applied.contains($0) })
+        }
     }
 
     /// Refuses a migration that left a row breaking a foreign key, before its commit. The
