@@ -5,7 +5,9 @@
  hydration) is always served before `.background` (polling, backfill, hydration), and
  background is admitted only while its own usage in the window stays within a reserved share
  of the budget, so it can never saturate the window and a foreground archive stays instant.
- A 429 shrinks what the bucket admits until the window clears. Callers charge *before* they
+ A 429 shrinks what the bucket admits until the window clears: a first one by a fifth, each
+ further one while that lasts by half (gmail-api.md §4: "back off and reduce parallelism").
+ What background never takes stays free for interactive requests through a penalty. Callers charge *before* they
  send, so the bucket bounds what reaches Gmail rather than reacting to what already did.
 
  Gmail counts a request when it arrives, which is after the bucket admitted it: the request
@@ -77,7 +79,14 @@ public actor QuotaBucket {
         public var backgroundShare: Double
         /// The rolling window.
         public var window: Duration
-        /// Multiplier applied to the effective budget by each 429, compounding.
+        /// Multiplier applied to the effective budget by a 429 while no penalty is in force.
+        /// Mild: at the ceiling, the window is already full when the 429 comes, so the new
+        /// budget is first waited out (about a window × (1 − factor)); a halving stalled a
+        /// backfill for half a minute per 429, for Gmail's "Too many concurrent requests",
+        /// which asks for less parallelism, not for a minute's silence (issue 43 §4).
+        public var firstPenaltyFactor: Double
+        /// Multiplier applied by each further 429 while a penalty is in force, compounding:
+        /// a server that keeps refusing soon gets an eighth of the budget (`minimumFactor`).
         public var penaltyFactor: Double
         /// The effective budget never drops below budget × this.
         public var minimumFactor: Double
@@ -95,13 +104,14 @@ public actor QuotaBucket {
 
         public init(
             budget: Int = 6_000, backgroundShare: Double = 0.95, window: Duration = .seconds(60),
-            penaltyFactor: Double = 0.5, minimumFactor: Double = 0.125, maximumPenalty: Duration = .seconds(600),
+            firstPenaltyFactor: Double = 0.8, penaltyFactor: Double = 0.5, minimumFactor: Double = 0.125, maximumPenalty: Duration = .seconds(600),
             interactiveLease: Duration = .seconds(3), sharedPoll: Duration = .milliseconds(100),
             ledgerRetry: Duration = .seconds(10)
         ) {
             self.budget = max(1, budget)
             self.backgroundShare = min(1, max(0, backgroundShare))
             self.window = window
+            self.firstPenaltyFactor = min(1, max(0.01, firstPenaltyFactor))
             self.penaltyFactor = min(1, max(0.01, penaltyFactor))
             self.minimumFactor = min(1, max(0.01, minimumFactor))
             self.maximumPenalty = maximumPenalty
@@ -130,6 +140,11 @@ public actor QuotaBucket {
     struct Limits {
         var total: Int
         var background: Int
+        /// The budget before any penalty, which nothing exceeds.
+        var ceiling: Int
+        /// What background never takes: interactive requests find it free as long as their
+        /// own units in the window leave room, even when a penalty put the window over `total`.
+        var interactiveReserve: Int { total - background }
     }
 
     /// The shared ledger's answer for one request.
@@ -250,12 +265,13 @@ public actor QuotaBucket {
         }
     }
 
-    /// Records a rate-limit response: the effective budget shrinks by `penaltyFactor` (down to
-    /// `minimumFactor`) until one window, or `retryAfter` seconds if longer, has passed.
+    /// Records a rate-limit response: the effective budget shrinks by `firstPenaltyFactor`, or
+    /// by `penaltyFactor` while a penalty is in force (down to `minimumFactor`), until one
+    /// window, or `retryAfter` seconds if longer, has passed.
     public func penalize(retryAfter: Double?) {
         let now = clock.now()
         refreshPenalty(now)
-        factor = max(configuration.minimumFactor, factor * configuration.penaltyFactor)
+        factor = Self.penalized(factor: penaltyUntil == nil ? nil : factor, configuration)
         var length = configuration.window
         if let retryAfter, retryAfter.isFinite, retryAfter > length.inSeconds {
             length = min(.seconds(retryAfter), configuration.maximumPenalty)
@@ -265,13 +281,19 @@ public actor QuotaBucket {
         let configuration = self.configuration
         do {
             try shared.penalize { current in
-                QuotaPenalty(factor: max(configuration.minimumFactor, (current?.factor ?? 1) * configuration.penaltyFactor),
+                QuotaPenalty(factor: Self.penalized(factor: current?.factor, configuration),
                              remaining: max(current?.remaining ?? .zero, length))
             }
             ledgerWorked()
         } catch {
             ledgerFailed(error, at: now)
         }
+    }
+
+    /// The factor after one more 429, given the one in force (nil: none is).
+    static func penalized(factor current: Double?, _ configuration: Configuration) -> Double {
+        guard let current else { return max(configuration.minimumFactor, configuration.firstPenaltyFactor) }
+        return max(configuration.minimumFactor, current * configuration.penaltyFactor)
     }
 
     /// Units used per lane in the current window, the effective limits and the queue lengths.
@@ -429,7 +451,7 @@ public actor QuotaBucket {
         // halved three times is less than one `messages.send` (100 units).
         let floor = min(interactiveFloor, total / 4)
         let background = max(1, min(Int(Double(total) * configuration.backgroundShare), total - floor))
-        return Limits(total: total, background: background)
+        return Limits(total: total, background: background, ceiling: max(1, configuration.budget))
     }
 
     /// Units of every window background never takes: a send (100) and four `batchModify` (50).
@@ -437,6 +459,10 @@ public actor QuotaBucket {
 
     static func fits(_ units: Int, lane: QuotaLane, usage: (total: Int, background: Int), limits: Limits) -> Bool {
         if usage.total == 0 { return true }
+        // The reserve is the interactive lane's whatever background did before a 429 shrank
+        // the window under it: the person waiting is not held back by the backfill's units.
+        if lane == .interactive, usage.total - usage.background + units <= limits.interactiveReserve,
+           usage.total + units <= limits.ceiling { return true }
         guard usage.total + units <= limits.total else { return false }
         return lane == .interactive || usage.background + units <= limits.background
     }

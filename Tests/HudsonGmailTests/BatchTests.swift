@@ -123,7 +123,7 @@ struct BatchTests {
         #expect(clock.sleeps.count == 1)
         let stats = await quota.stats()
         #expect(stats.backgroundUnits == 4 * GmailMethod.messagesGet.units)
-        #expect(stats.effectiveBudget == 3_000)
+        #expect(stats.effectiveBudget == 4_800)
     }
 
     @Test("a sub-request failing with 5xx every time ends with its error after maxAttempts")

@@ -107,24 +107,53 @@ struct QuotaBucketTests {
         #expect(await quota.stats().totalUnits == 1)
     }
 
-    @Test("a 429 halves the effective budget until the window clears")
+    @Test("a 429 shrinks the effective budget by a fifth, and each further one while that lasts by half, until the window clears")
     func penaltyShrinksBudget() async throws {
         let clock = ManualClock(autoAdvance: false)
         let quota = bucket(clock)
         await quota.penalize(retryAfter: nil)
         var stats = await quota.stats()
-        #expect(stats.effectiveBudget == 50 && stats.backgroundBudget == 35)
-        try await quota.acquire(units: 50, lane: .interactive)
+        #expect(stats.effectiveBudget == 80 && stats.backgroundBudget == 56)
+        try await quota.acquire(units: 80, lane: .interactive)
         let waiting = Task { try await quota.acquire(units: 1, lane: .interactive) }
         try #require(await eventually { await quota.stats().waitingInteractive == 1 })
         await quota.penalize(retryAfter: 120)
-        #expect(await quota.stats().effectiveBudget == 25)
+        #expect(await quota.stats().effectiveBudget == 40)
         clock.advance(by: .seconds(60))
         _ = try await waiting.value
         stats = await quota.stats()
-        #expect(stats.effectiveBudget == 25)
+        #expect(stats.effectiveBudget == 40)
+        await quota.penalize(retryAfter: nil)
+        await quota.penalize(retryAfter: nil)
+        #expect(await quota.stats().effectiveBudget == 12, "compounding stops at the minimum factor, an eighth")
         clock.advance(by: .seconds(60))
         #expect(await quota.stats().effectiveBudget == 100)
+        await quota.penalize(retryAfter: nil)
+        #expect(await quota.stats().effectiveBudget == 80, "once a penalty ended, the next 429 is a first one again")
+    }
+
+    @Test("after a 429 shrank the window under background's units, an interactive request still finds what background never takes")
+    func penaltyKeepsInteractiveReserve() async throws {
+        let clock = ManualClock(autoAdvance: false)
+        let quota = bucket(clock)
+        try await quota.acquire(units: 70, lane: .background)
+        await quota.penalize(retryAfter: nil)
+        // 80 admitted now, 56 for background: 24 background never takes.
+        let reserved = Task { try await quota.acquire(units: 24, lane: .interactive) }
+        try #require(await eventually {
+            let stats = await quota.stats()
+            return stats.interactiveUnits == 24 || stats.waitingInteractive == 1
+        })
+        try #require(await quota.stats().waitingInteractive == 0, "the reserve was not held back by background's units")
+        try #require(await eventually { await quota.stats().interactiveUnits == 24 })
+        #expect(try await reserved.value == .zero)
+        let waiting = Task { try await quota.acquire(units: 1, lane: .interactive) }
+        try #require(await eventually { await quota.stats().waitingInteractive == 1 })
+        let background = Task { try await quota.acquire(units: 1, lane: .background) }
+        try #require(await eventually { await quota.stats().waitingBackground == 1 })
+        clock.advance(by: .seconds(60))
+        #expect(try await waiting.value == .seconds(60))
+        #expect(try await background.value == .seconds(60))
     }
 
     @Test("a timer wakes at its instant even when the clock passes it before the timer starts waiting")

@@ -219,7 +219,7 @@ struct RetryTests {
         #expect(server.requests.count == 2)
     }
 
-    @Test("a 429 halves what the quota bucket admits")
+    @Test("a 429 shrinks what the quota bucket admits by a fifth")
     func rateLimitPenalisesQuota() async throws {
         let server = try TestHTTPServer(script: [.json(429, Fixture.error(429, reason: "rateLimitExceeded")), .json(200, Fixture.profile)])
         defer { server.stop() }
@@ -227,7 +227,7 @@ struct RetryTests {
         let quota = QuotaBucket(clock: clock.scheduling)
         let client = try makeClient(server, clock: clock, quota: quota)
         _ = try await client.getProfile()
-        #expect(await quota.stats().effectiveBudget == 3_000)
+        #expect(await quota.stats().effectiveBudget == 4_800)
     }
 
     @Test("every attempt is charged to the client's lane before it is sent")

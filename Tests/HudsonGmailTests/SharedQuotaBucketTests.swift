@@ -174,7 +174,7 @@ struct SharedQuotaBucketTests {
         let first = bucket(clock, account.handle(owner: 1))
         let second = bucket(clock, account.handle(owner: 2))
         await first.penalize(retryAfter: nil)
-        try await second.acquire(units: 50, lane: .interactive)
+        try await second.acquire(units: 80, lane: .interactive)
         let waiting = Task { try await second.acquire(units: 1, lane: .interactive) }
         try #require(await eventually { await second.stats().waitingInteractive == 1 })
         try #require(await eventually { clock.pendingSleepers == 1 })
@@ -187,7 +187,7 @@ struct SharedQuotaBucketTests {
         await first.penalize(retryAfter: nil)
         await second.penalize(retryAfter: nil)
         let view = try account.handle(owner: 3).view(window: .seconds(60))
-        #expect(view.penalty?.factor == 0.25)
+        #expect(view.penalty?.factor == 0.4)
     }
 
     @Test("a request bigger than the budget is admitted only into a window empty in every process")
