@@ -19,6 +19,21 @@ static inline int hudson_sqlite3_disable_memstatus(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+// The bytes SQLite adds to each page of a page cache, to size the slots of
+// SQLITE_CONFIG_PAGECACHE (https://sqlite.org/c3ref/c_config_covering_index_scan.html,
+// SQLITE_CONFIG_PCACHE_HDRSZ); -1 once the library has initialized.
+static inline int hudson_sqlite3_pcache_header_size(void) {
+    int size = 0;
+    return sqlite3_config(SQLITE_CONFIG_PCACHE_HDRSZ, &size) == SQLITE_OK ? size : -1;
+}
+
+// Gives SQLite `slots` slots of `slot_size` bytes at `buffer` for every page cache of the
+// process (SQLITE_CONFIG_PAGECACHE); the memory must outlive the library's use. Like the
+// setting above, only before the library initializes.
+static inline int hudson_sqlite3_config_pagecache(void *buffer, int slot_size, int slots) {
+    return sqlite3_config(SQLITE_CONFIG_PAGECACHE, buffer, slot_size, slots);
+}
+
 // SQLITE_TRANSIENT is a macro over a cast of -1 that Swift cannot import.
 static inline sqlite3_destructor_type hudson_sqlite3_transient(void) {
     return SQLITE_TRANSIENT;

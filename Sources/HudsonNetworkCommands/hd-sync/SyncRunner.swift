@@ -143,8 +143,13 @@ public final class SyncRunner {
         // structure, rollups) are copied to the database once per checkpoint, not sixteen
         // times, and there are sixteen times fewer fsyncs.
         let catchUp = mode == .catchUp
+        let cacheKiB = catchUp ? Self.catchUpCacheKiB : Self.passCacheKiB
+        // The cache's memory, reserved before the first open: every `hd-mark` push (another
+        // process writing) empties the cache, and refilled from malloc it grew a catch-up by
+        // tens of MiB per refill (Store.reservePageCache).
+        Store.reservePageCache(kibibytes: cacheKiB)
         let database = SharedStore(try invocation.openStore(
-            .readWrite, cacheKiB: catchUp ? Self.catchUpCacheKiB : Self.passCacheKiB,
+            .readWrite, cacheKiB: cacheKiB,
             checkpointPages: catchUp ? Self.catchUpCheckpointPages : nil))
         let invocation = self.invocation
         let emails = try database.read { store in
