@@ -274,7 +274,21 @@ def main():
         if two_way:
             text.append(two_way)
         paced = load(os.path.join(d, "paced.json"))
-        if paced:
+        if paced and "windows" not in paced:
+            # A sampled run (--paced-sample-seconds): told by its samples and the fake's totals.
+            statuses = paced["fake_totals"]["status"]
+            during = sorted(p["seconds"] for p in paced.get("pushes_during_backfill", []))
+            after = sorted(p["seconds"] for p in paced.get("pushes_without_backfill", []))
+            median = lambda xs: statistics.median(xs) if xs else float("nan")  # noqa: E731
+            text.append("Paced backfill, sampled (%.0f s; fake at %s ms, %d units/min): **%.1f messages/s = %.0f %% of "
+                        "the quota** %s from the first minute on, %d responses 429, %d 5xx; `hd-sync` peak %.0f MiB; "
+                        "pushes meanwhile %.2f s median (%d), after it %.2f s (%d).\n" % (
+                            paced["seconds"], "–".join(str(x) for x in sorted(set(paced["latency_ms"]))),
+                            paced["quota_per_minute"], paced["steady_messages_per_second"],
+                            100 * paced["steady_quota_share"], "✓" if paced["steady_quota_share"] >= 0.9 else "✗",
+                            statuses.get("429", 0), sum(n for c, n in statuses.items() if c.startswith("5")),
+                            paced["peak_rss_kib"] / 1024, median(during), len(during), median(after), len(after)))
+        elif paced:
             per_window = ", ".join("%d gets (burst %.1f–%.1f s)" % (w["gets"], w["first"] or 0, w["last"] or 0)
                                    for w in paced["windows"])
             # One latency, or (since the backfill at Gmail's ceiling) a range drawn from.
