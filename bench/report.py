@@ -280,12 +280,14 @@ def main():
             during = sorted(p["seconds"] for p in paced.get("pushes_during_backfill", []))
             after = sorted(p["seconds"] for p in paced.get("pushes_without_backfill", []))
             median = lambda xs: statistics.median(xs) if xs else float("nan")  # noqa: E731
+            # A run too short for a steady stretch after its first minute has the whole run's figures only.
+            rate = paced.get("steady_messages_per_second", paced["messages_per_second"])
+            share = paced.get("steady_quota_share", paced["quota_share"])
             text.append("Paced backfill, sampled (%.0f s; fake at %s ms, %d units/min): **%.1f messages/s = %.0f %% of "
-                        "the quota** %s from the first minute on, %d responses 429, %d 5xx; `hd-sync` peak %.0f MiB; "
+                        "the quota** %s (after the first minute when the run is long enough), %d responses 429, %d 5xx; `hd-sync` peak %.0f MiB; "
                         "pushes meanwhile %.2f s median (%d), after it %.2f s (%d).\n" % (
                             paced["seconds"], "–".join(str(x) for x in sorted(set(paced["latency_ms"]))),
-                            paced["quota_per_minute"], paced["steady_messages_per_second"],
-                            100 * paced["steady_quota_share"], "✓" if paced["steady_quota_share"] >= 0.9 else "✗",
+                            paced["quota_per_minute"], rate, 100 * share, "✓" if share >= 0.9 else "✗",
                             statuses.get("429", 0), sum(n for c, n in statuses.items() if c.startswith("5")),
                             paced["peak_rss_kib"] / 1024, median(during), len(during), median(after), len(after)))
         elif paced:
