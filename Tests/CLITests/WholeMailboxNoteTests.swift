@@ -29,4 +29,23 @@ struct WholeMailboxNoteTests {
         let windowed = try g.connect(try FakeGmail(["--demo", "--demo-count", "5", "--demo-span-days", "10"]))
         #expect(!windowed.stderr.contains("whole mailbox"), "\(windowed)")
     }
+
+    @Test("a login that widens an account to the whole mailbox says what storing every body costs; a repeated login does not")
+    func widened() throws {
+        let f = CLIFixture()
+        let fake = try FakeGmail(["--demo", "--demo-count", "5", "--demo-span-days", "10"])
+        try f.connect(fake, lookbackDays: 30)
+        let login = { (days: [String]) in
+            try CommandRunner.run(BuiltProducts.executable("hd-auth"),
+                                  ["add", fake.email, "--client-secret", f.dir.path("client_secret.json"),
+                                   "--refresh-token-file", f.dir.path("refresh_token")] + days, environment: f.environment)
+        }
+        let again = try login([])
+        #expect(again.status == 0 && !again.stderr.contains("whole mailbox"), "\(again)")
+        let widened = try login(["--lookback-days", "0"])
+        #expect(widened.status == 0, "\(widened)")
+        #expect(widened.stderr.contains("backfill window widened to the whole mailbox")
+                && widened.stderr.contains("the whole mailbox: hd-sync stores the bodies of the last 90 days")
+                && widened.stderr.contains("hd-sync --catch-up --prefetch-days 0 stores every body"), "\(widened)")
+    }
 }

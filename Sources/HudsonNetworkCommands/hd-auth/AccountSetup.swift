@@ -47,18 +47,21 @@ public enum AccountSetup {
             if invocation.arguments.isGiven("lookback-days") && lookbackDays != existing.lookbackDays {
                 try store.widenBackfillWindow(accountID: existing.id, lookbackDays: lookbackDays)
                 invocation.warn("\(email): backfill window widened to \(lookbackDays == 0 ? "the whole mailbox" : "\(lookbackDays) days")")
+                if lookbackDays == 0 { warnWholeMailbox(email: email, invocation: invocation) }
             }
             return (try store.account(id: existing.id) ?? existing, false)
         }
         let account = try store.addAccount(
             email: email, consentedAt: Int64(Date().timeIntervalSince1970), lookbackDays: lookbackDays)
-        if lookbackDays == 0 {
-            // A whole mailbox gets the bodies of recent mail only: said now, not after a
-            // search of older mail quietly missed its words.
-            invocation.warn("\(email): the whole mailbox: hd-sync stores the bodies of the last 90 days"
-                            + " (--prefetch-days); older mail is searched by subject, addresses and snippet only; "
-                            + SearchNotes.bodyCost(messages: nil))
-        }
+        if lookbackDays == 0 { warnWholeMailbox(email: email, invocation: invocation) }
         return (account, true)
+    }
+
+    /// A whole mailbox gets the bodies of recent mail only: said when an account is added
+    /// with it or widened to it, not after a search of older mail quietly missed its words.
+    static func warnWholeMailbox(email: String, invocation: Invocation) {
+        invocation.warn("\(email): the whole mailbox: hd-sync stores the bodies of the last 90 days"
+                        + " (--prefetch-days); older mail is searched by subject, addresses and snippet only; "
+                        + SearchNotes.bodyCost(messages: nil))
     }
 }
