@@ -44,6 +44,11 @@ final class MCPTools {
             default: answer = try filtersDryRun(arguments)
             }
             return answer.json
+        } catch let fault as RPCFault where fault.code == JSONRPC.invalidParams {
+            // Arguments a tool cannot take are the tool's error, for the model to read and
+            // correct (MCP 2025-11-25, SEP-1303 "Input Validation Errors as Tool Execution
+            // Errors"); an unknown tool or a request of the wrong shape stays -32602.
+            return ToolAnswer(text: "invalid arguments: " + TerminalSafety.field(fault.message), isError: true).json
         } catch let fault as RPCFault {
             throw fault
         } catch let failure as ToolFailure {
@@ -117,6 +122,18 @@ final class MCPTools {
         ([record.id] + record.columns).map { TerminalSafety.field($0) }.joined(separator: "\t")
     }
 
+    /// A search's line for a thread: the line hd-search prints (id, date, messages,
+    /// participants, subject, labels), then Gmail's snippet of its newest message.
+    private static func searchLine(_ thread: ThreadSummary, labels: LabelNames) -> String {
+        line(Records.thread(thread, labels: labels)) + "\t" + TerminalSafety.field(thread.snippet)
+    }
+
+    /// `text` cut to at most `limit` characters, marked where it was cut.
+    private static func cut(_ text: String, to limit: Int) -> String {
+        guard BoundedText.count(text) > limit else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.prefix(max(0, limit - 1)))) + "…"
+    }
+
     // MARK: - Reads
 
     private func search(_ arguments: Arguments) throws -> ToolAnswer {
@@ -148,15 +165,19 @@ final class MCPTools {
         var shown: [String] = []
         var lastShown: String?
         for thread in threads.prefix(limit) {
-            let line = UntrustedFence.defused(Self.line(Records.thread(thread, labels: names)))
-            let size = BoundedText.count(line) + 1
-            if size > room && !shown.isEmpty { break }
-            room -= size
+            var line = UntrustedFence.defused(Self.searchLine(thread, labels: names))
+            if BoundedText.count(line) + 1 > room {
+                // A line longer than the whole bound (a huge subject) is cut; a later one
+                // waits for the next call.
+                guard shown.isEmpty else { break }
+                line = Self.cut(line, to: max(1, room - 1))
+            }
+            room -= BoundedText.count(line) + 1
             shown.append(line)
             lastShown = "thread:\(thread.threadID)"
         }
         let more = shown.count < threads.count
-        header += shown.isEmpty ? "no thread matches\n" : "\(shown.count) thread(s): id, date, messages, sender, subject, snippet\n"
+        header += shown.isEmpty ? "no thread matches\n" : "\(shown.count) thread(s): id, date, messages, participants, subject, labels, snippet\n"
         var answer = header
         if !shown.isEmpty { answer += fence.opening + shown.joined(separator: "\n") + fence.closing }
         let cursor = more ? lastShown : nil
@@ -273,8 +294,13 @@ final class MCPTools {
         } else {
             text = "nothing to change: the messages already are that way"
         }
-        for reference in result.unknownReferences { text += "\n\(reference): no such \(reference.kindName) in the store" }
-        return ToolAnswer(text: text, isError: result.actionID == nil && !result.unknownReferences.isEmpty)
+        // One line, bounded however many references were unknown.
+        let unknown = result.unknownReferences
+        if !unknown.isEmpty {
+            let named = unknown.prefix(5).map { "\($0)" }.joined(separator: ", ")
+            text += "; not in the store: \(named)\(unknown.count > 5 ? " and \(unknown.count - 5) more" : "")"
+        }
+        return ToolAnswer(text: Self.cut(text, to: configuration.defaultMaxChars), isError: result.actionID == nil && !unknown.isEmpty)
     }
 
     private func undo(_ arguments: Arguments) throws -> ToolAnswer {

@@ -55,8 +55,16 @@ struct MCPProtocolTests {
         #expect(!FileManager.default.fileExists(atPath: f.dir.path("nowhere")))
     }
 
-    @Test("bad JSON, an oversized line, unknown methods, wrong types and bad ids: JSON-RPC errors, and the next request is answered")
+    /// The text of a tools/call answer and its isError.
+    func toolText(_ answer: [String: Any]) -> (text: String, isError: Bool?)? {
+        guard let result = answer["result"] as? [String: Any] else { return nil }
+        let text = ((result["content"] as? [[String: Any]])?.first?["text"] as? String) ?? ""
+        return (text, result["isError"] as? Bool)
+    }
+
+    @Test("bad JSON, an oversized line, unknown methods and tools, requests of the wrong shape and bad ids: JSON-RPC errors; arguments a tool cannot take: the tool's one-line error (SEP-1303); the next request is answered")
     func errors() throws {
+        let toolError = 1  // an isError result, not a JSON-RPC error
         let huge = #"{"jsonrpc":"2.0","id":9,"method":"ping","params":{"x":""# + String(repeating: "x", count: 5 << 20) + #""}}"#
         let cases: [(String, Int?)] = [
             ("not json", -32700),
@@ -64,7 +72,7 @@ struct MCPProtocolTests {
             (huge, -32600),
             ("[1, 2]", -32600),
             (String(repeating: "[", count: 200_000), -32700),
-            (#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","cursor":"thread:"}}}"#, -32602),
+            (#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","cursor":"thread:"}}}"#, toolError),
             ("42", -32600),
             (#"{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}"#, -32600),
             (#"{"jsonrpc":"1.0","id":2,"method":"ping"}"#, -32600),
@@ -72,11 +80,11 @@ struct MCPProtocolTests {
             (#"{"jsonrpc":"2.0","id":4,"method":"resources/list"}"#, -32601),
             (#"{"jsonrpc":"2.0","id":5,"method":"ping","params":[1]}"#, -32602),
             (#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}"#, -32602),
-            (#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":5}}}"#, -32602),
-            (#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","limit":1e9}}}"#, -32602),
-            (#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"show","arguments":{"ref":"thread:a","bogus":1}}}"#, -32602),
-            (#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"mark","arguments":{"actions":[1],"refs":["thread:a"]}}}"#, -32602),
-            (#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"show","arguments":{"ref":"thread:a","max_chars":10}}}"#, -32602),
+            (#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"search","arguments":{"query":5}}}"#, toolError),
+            (#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"search","arguments":{"query":"x","limit":1e9}}}"#, toolError),
+            (#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"show","arguments":{"ref":"thread:a","bogus":1}}}"#, toolError),
+            (#"{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"mark","arguments":{"actions":[1],"refs":["thread:a"]}}}"#, toolError),
+            (#"{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"show","arguments":{"ref":"thread:a","max_chars":10}}}"#, toolError),
             (#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"search","arguments":"x"}}"#, -32602),
             (#"{"jsonrpc":"2.0","id":14,"method":"ping"}"#, nil),
         ]
@@ -84,6 +92,12 @@ struct MCPProtocolTests {
         #expect(result.status == 0, "\(result)")
         #expect(answers.count == cases.count, "\(result.stdout.prefix(2000))")
         for (answer, expected) in zip(answers, cases.map(\.1)) {
+            if expected == toolError {
+                let tool = toolText(answer)
+                #expect(tool?.isError == true && tool?.text.hasPrefix("invalid arguments: ") == true, "\(answer)")
+                #expect(tool.map { !$0.text.contains("\n") && $0.text.count < 400 } == true, "\(answer)")
+                continue
+            }
             #expect(code(answer) == expected, "\(answer)")
             if let message = (answer["error"] as? [String: Any])?["message"] as? String {
                 #expect(!message.contains("\n") && message.count < 400, "\(message)")
@@ -127,7 +141,7 @@ struct MCPProtocolTests {
         }
     }
 
-    @Test("generated tool arguments: every tool, every member with values of every type; a result or -32602, one line when an error")
+    @Test("generated tool arguments: every tool, every member with values of every type; a result, one line when isError")
     func generatedToolArguments() throws {
         let seed = UInt64.random(in: 1...UInt64.max)
         var random = SeededGenerator(seed: seed)
@@ -164,14 +178,65 @@ struct MCPProtocolTests {
         #expect(result.status == 0, "seed \(seed): \(result.stderr.prefix(500))")
         #expect(answers.count == lines.count, "seed \(seed)")
         for answer in answers {
-            if let error = answer["error"] as? [String: Any] {
-                #expect(error["code"] as? Int == -32602, "seed \(seed): \(answer)")
-            } else {
+            do {
+                #expect(answer["error"] == nil, "seed \(seed): arguments are the tool's error, not the protocol's: \(answer)")
                 let result = try #require(answer["result"] as? [String: Any], "seed \(seed): \(answer)")
                 let text = ((result["content"] as? [[String: Any]])?.first?["text"] as? String) ?? ""
                 if result["isError"] as? Bool == true { #expect(!text.contains("\n") && !text.isEmpty, "seed \(seed): \(text)") }
             }
         }
+    }
+
+    @Test("search answers each thread with the line hd-search prints and its snippet, says what was searched, and cuts a line longer than the bound")
+    func searchLines() throws {
+        let f = CLIFixture()
+        let fake = try demoFake([])
+        let subject = "Huge " + String(repeating: "subject ", count: 4000)
+        let raw = "From: Huge <huge@example.com>\r\nTo: demo@hudson.test\r\nSubject: \(subject)\r\nMessage-ID: <huge@example.com>\r\n\r\nBody.\r\n"
+        _ = try fake.admin("POST", "insert", ["raw_b64": Data(raw.utf8).base64EncodedString()])
+        try f.connect(fake)
+        #expect(try f.run("hd-sync", "--catch-up").status == 0)
+        let call = { (id: Int, arguments: String) in
+            #"{"jsonrpc":"2.0","id":\#(id),"method":"tools/call","params":{"name":"search","arguments":\#(arguments)}}"#
+        }
+        let (answers, result) = try exchange([
+            #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+            call(2, #"{"query":"in:anywhere -from:huge@example.com","limit":4}"#),
+            call(3, #"{"query":"from:huge@example.com","max_chars":1000}"#),
+        ], f)
+        #expect(result.status == 0 && answers.count == 3, "\(result)")
+        let search = try #require(toolText(answers[1]))
+        #expect(search.isError == false, "\(search.text)")
+        #expect(search.text.contains("searched: threads in every account of the local store"), "\(search.text)")
+        #expect(search.text.contains("4 thread(s): id, date, messages, participants, subject, labels, snippet"), "\(search.text)")
+        let json = try f.run("hd-search", "--json", "-n", "4", "in:anywhere", "-from:huge@example.com")
+        let records = json.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(records.count == 4, "\(json)")
+        let lines = search.text.split(separator: "\n").map(String.init)
+        for record in records {
+            let id = try #require(record["id"] as? String), snippet = try #require(record["snippet"] as? String)
+            #expect(!snippet.isEmpty)
+            let line = try #require(lines.first { $0.hasPrefix(id + "\t") }, "\(id): \(search.text)")
+            #expect(line.hasSuffix("\t" + snippet), "\(line)")
+        }
+        let huge = try #require(toolText(answers[2]))
+        #expect(huge.isError == false && huge.text.unicodeScalars.count <= 1000, "\(huge.text.unicodeScalars.count)")
+        #expect(huge.text.contains("1 thread(s)") && huge.text.contains("Huge subject subject") && huge.text.contains("…"), "\(huge.text)")
+    }
+
+    @Test("mark with many unknown references: one line naming the first few, within the bound")
+    func markUnknownReferences() throws {
+        let f = CLIFixture()
+        try f.connect(try demoFake([]))
+        let refs = (0..<500).map { String(format: "\"thread:%016x\"", 0x1000 + $0) }.joined(separator: ",")
+        let (answers, result) = try exchange([
+            #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+            #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mark","arguments":{"actions":["archive"],"refs":[\#(refs)]}}}"#,
+        ], f, arguments: ["--policy", "direct"])
+        #expect(result.status == 0 && answers.count == 2, "\(result)")
+        let mark = try #require(toolText(answers[1]))
+        #expect(mark.isError == true && !mark.text.contains("\n") && mark.text.count < 400, "\(mark.text)")
+        #expect(mark.text.contains("thread:0000000000001000") && mark.text.contains("and 495 more"), "\(mark.text)")
     }
 
     @Test("generated command lines: hd-mcp exits 0 (input closed) or 64 with one diagnostic line first; nothing on standard output but JSON")
