@@ -20,7 +20,8 @@ public enum MessageView {
         header("Reply-To", message.headers.replyTo)
         header("Date", message.headers.date ?? DateText.rfc3339UTC(milliseconds: message.internalDate))
         header("Subject", Records.orPlaceholder(message.headers.subject, Records.noSubject))
-        header("Labels", Records.labelList(labels.names(message.labels, account: message.accountID), separator: ", "))
+        header("Labels", Records.labelList(labels.names(message.labels, account: message.accountID), separator: ", ")
+                         + (message.held ? Records.heldMark : ""))
         for attachment in message.body?.attachments ?? [] where !attachment.isInline || !attachment.filename.isEmpty {
             let name = attachment.filename.isEmpty ? "(no name)" : attachment.filename
             lines.append("Attachment: \(TerminalSafety.field(attachment.partID)) \(TerminalSafety.field(name)) "
@@ -57,6 +58,7 @@ public enum MessageView {
                 ("references", optional(headers.references)), ("list_id", optional(headers.listID)),
                 ("labels", .array(labels.names(message.labels, account: message.accountID).map { .string($0) })),
                 ("label_ids", .array(message.labels.map { .string($0) })),
+                ("held", .bool(message.held)),
                 ("snippet", .string(message.snippet)),
                 ("size", .int(message.sizeEstimate)),
                 ("body_stored", .bool(message.body != nil)),

@@ -122,10 +122,11 @@ public enum Records {
                 ("has_attachment", .bool(thread.hasAttachment)),
                 ("labels", .array(labelNames.map { .string($0) })),
                 ("label_ids", .array(thread.labels.map { .string($0) })),
+                ("held", .bool(thread.held)),
             ],
             columns: [
                 shortDate(thread.lastMessageAt), count, orPlaceholder(thread.participants.joined(separator: ", "), noSender),
-                orPlaceholder(thread.subject, noSubject), labelList(labelNames),
+                orPlaceholder(thread.subject, noSubject), labelList(labelNames) + (thread.held ? heldMark : ""),
             ],
             emphasis: thread.unread ? .strong : .normal)
     }
@@ -159,7 +160,12 @@ public enum Records {
         writer.member("attachment_known", message.attachmentKnown)
         writer.member("labels", strings: labels.names(message.labels, account: message.accountID))
         writer.member("label_ids", strings: message.labels)
+        writer.member("held", message.held)
     }
+
+    /// What a text line adds after the labels of a thread or message with a change held
+    /// for the user's approval (issue 40): shown now, not sent until `hd-pending --approve`.
+    public static let heldMark = " [held]"
 }
 
 /// A message of a search as text, `message:ID  date  from  subject  labels`, written
@@ -186,7 +192,8 @@ public struct MessageLine: LineRecord {
         line.field(shortDateOf: message.internalDate, offsetSeconds: Records.localOffset(message.internalDate))
         line.field(Records.orPlaceholder(message.senderName, Records.noSender))
         line.field(Records.orPlaceholder(message.subject, Records.noSubject))
-        line.field(labels.joinedNames(message.labels, account: message.accountID))
+        let names = labels.joinedNames(message.labels, account: message.accountID)
+        line.field(message.held ? names + Records.heldMark : names)
     }
 }
 

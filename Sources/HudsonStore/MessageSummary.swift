@@ -23,4 +23,6 @@ public struct MessageSummary: Equatable, Sendable {
     /// Whether `hasAttachment` is Gmail's answer (the stored parts, or Gmail's own
     /// has:attachment) rather than a guess from the Content-Type (migration 028).
     public var attachmentKnown: Bool = true
+    /// A change to it is held for the user's approval (issue 40).
+    public var held: Bool = false
 }

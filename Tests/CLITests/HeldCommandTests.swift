@@ -65,6 +65,59 @@ struct HeldCommandTests {
         #expect(again.status == 2 && again.stderr == "hd-pending: action:999999: nothing held\n", "\(again)")
     }
 
+    @Test("every reading command marks a held change: hd-ls, hd-search (threads and messages), hd-show, text and JSON; approval or undo clears the mark")
+    func readersMarkHeld() throws {
+        let (f, _) = try synced()
+        let target = try firstThread(f)
+        let other = try #require(try f.run("hd-ls", "-n", "2").lines.last.map { String($0.split(separator: "\t")[0]) })
+        #expect(other != target)
+        let mark = try f.run("hd-mark", "--hold", "star", target)
+        #expect(mark.status == 0, "\(mark)")
+        // A pending (not held) change elsewhere marks nothing.
+        #expect(try f.run("hd-mark", "read", other).status == 0)
+
+        func threadLine(_ output: CommandResult, _ thread: String) -> String? { output.lines.first { $0.hasPrefix(thread + "\t") } }
+        func json(_ output: CommandResult, _ id: String) throws -> [String: Any]? {
+            try output.lines.compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .first { $0["id"] as? String == id || $0["thread"] as? String == id }
+        }
+        func expectMarked(_ held: Bool, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let list = try f.run("hd-ls", "-n", "0")
+            #expect(threadLine(list, target)?.hasSuffix(" [held]") == held, "\(list)", sourceLocation: sourceLocation)
+            #expect(threadLine(list, other)?.contains("[held]") == false, "\(list)", sourceLocation: sourceLocation)
+            #expect(try json(f.run("hd-ls", "--json", "-n", "0"), target)?["held"] as? Bool == held, sourceLocation: sourceLocation)
+            #expect(try json(f.run("hd-ls", "--json", "-n", "0"), other)?["held"] as? Bool == false, sourceLocation: sourceLocation)
+            let search = try f.run("hd-search", "-n", "0", "in:anywhere")
+            #expect(threadLine(search, target)?.hasSuffix(" [held]") == held, "\(search)", sourceLocation: sourceLocation)
+            #expect(try json(f.run("hd-search", "--json", "-n", "0", "in:anywhere"), target)?["held"] as? Bool == held,
+                    sourceLocation: sourceLocation)
+            let messages = try f.run("hd-search", "--messages", "--json", "-n", "0", "in:anywhere")
+            let own = try messages.lines.compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            // Marked: only messages of the target thread, at least one of them while held.
+            let marked = own.filter { $0["held"] as? Bool == true }
+            #expect(!own.isEmpty && own.allSatisfy { $0["held"] is Bool }, "\(messages)", sourceLocation: sourceLocation)
+            #expect(marked.allSatisfy { $0["thread"] as? String == target } && marked.isEmpty == !held, "\(messages)",
+                    sourceLocation: sourceLocation)
+            let text = try f.run("hd-search", "--messages", "-n", "0", "in:anywhere")
+            #expect(text.lines.filter { $0.hasSuffix(" [held]") }.count == marked.count, "\(text)", sourceLocation: sourceLocation)
+            let show = try f.run("hd-show", target)
+            let labels = show.lines.filter { $0.hasPrefix("Labels: ") || $0 == "Labels:" }
+            #expect(labels.filter { $0.hasSuffix(" [held]") }.count == marked.count, "\(show)", sourceLocation: sourceLocation)
+            let showJSON = try f.run("hd-show", "--json", target)
+            #expect(showJSON.lines.filter { $0.contains(#""held":true"#) }.count == marked.count, "\(showJSON)",
+                    sourceLocation: sourceLocation)
+        }
+        try expectMarked(true)
+        #expect(try f.run("hd-pending", "--approve", try actionID(f)).status == 0)
+        try expectMarked(false)
+
+        // Held again, then discarded by hd-undo: no mark either.
+        #expect(try f.run("hd-mark", "--hold", "unstar", target).status == 0)
+        try expectMarked(true)
+        #expect(try f.run("hd-undo").status == 0)
+        try expectMarked(false)
+    }
+
     @Test("killed right after the hold commits, and right after the approval commits: nothing sent before approval, sent once after")
     func killedBetweenHoldAndApprove() throws {
         let (f, fake) = try synced()

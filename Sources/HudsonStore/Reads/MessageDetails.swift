@@ -17,6 +17,8 @@ public struct MessageDetail: Equatable, Sendable {
     public var labels: [String]
     /// The stored body, or nil when it has not been fetched yet.
     public var body: MessageBody?
+    /// A change to it is held for the user's approval (issue 40).
+    public var held: Bool = false
 }
 
 extension Store {
@@ -58,6 +60,10 @@ extension Store {
             })
         else { return nil }
         detail.labels = try effectiveLabels(messageKey: key)
+        if try !queueIsEmpty() {
+            detail.held = try db.cached("SELECT EXISTS (SELECT 1 FROM mutation_queue WHERE message_id = ? AND held = 1)")
+                .first([key]) { $0.int(0) == 1 } ?? false
+        }
         detail.body = try body(gmailID: detail.messageID, accountID: detail.accountID)
         return detail
     }

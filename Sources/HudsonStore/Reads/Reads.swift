@@ -26,6 +26,9 @@ public struct ThreadSummary: Equatable, Sendable {
     public var hasAttachment: Bool
     /// Effective label ids of the thread, sorted.
     public var labels: [String]
+    /// A change to one of its messages is held for the user's approval (issue 40: shown by
+    /// every command, marked as held, not sent until approved).
+    public var held: Bool = false
 }
 
 /// Where the previous page ended: its last row's (last_message_at, thread_id).
@@ -108,11 +111,29 @@ extension Store {
 
     /// The rollup row of one thread.
     public func threadSummary(threadID: String, accountID: Int64) throws -> ThreadSummary? {
-        try db.first("""
+        var thread = try db.first("""
             SELECT \(Self.rollupColumns)
               FROM thread_rollup AS r JOIN messages AS m ON m.id = r.newest_message_id
              WHERE r.thread_id = ? AND r.account_id = ?
             """, threadID, accountID, transform: Self.threadSummary(from:))
+        if thread != nil, try !queueIsEmpty() { thread?.held = try hasHeldChange(threadID: threadID, accountID: accountID) }
+        return thread
+    }
+
+    /// Whether nothing is queued: then no thread or message has a held change, and a read
+    /// asks nothing more (one row of the queue's table read, at most).
+    func queueIsEmpty() throws -> Bool {
+        try db.cached(EffectiveLabels.queueIsEmptySQL).first([]) { $0.int(0) == 1 } ?? true
+    }
+
+    /// Whether a change to a message of the thread is held for the user's approval: the
+    /// thread's few messages by the thread index, each looked up in the queue by its key.
+    func hasHeldChange(threadID: String, accountID: Int64) throws -> Bool {
+        try db.cached("""
+            SELECT EXISTS (SELECT 1 FROM messages AS hm INDEXED BY messages_by_thread
+                             JOIN mutation_queue AS hq ON hq.message_id = hm.id
+                            WHERE hm.thread_id = ?1 AND hm.account_id = ?2 AND hq.held = 1)
+            """).first([threadID, accountID]) { $0.int(0) == 1 } ?? false
     }
 }
 
@@ -151,7 +172,13 @@ extension Store {
             if labels.count > 1 {
                 merged.sort { ($0.lastMessageAt, $0.threadID) > ($1.lastMessageAt, $1.threadID) }
             }
-            return Array(merged.prefix(limit))
+            var page = Array(merged.prefix(limit))
+            if try !queueIsEmpty() {
+                for index in page.indices {
+                    page[index].held = try hasHeldChange(threadID: page[index].threadID, accountID: page[index].accountID)
+                }
+            }
+            return page
         }
     }
 

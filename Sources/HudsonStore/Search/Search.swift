@@ -228,14 +228,18 @@ extension Store {
     }
 
     /// The columns `messageSummary(from:)` reads, from `messages AS m`: the effective
-    /// labels come as one space-separated list.
+    /// labels come as one space-separated list. Read from `message_labels` (nothing
+    /// queued), no change can be held, and the queue is not asked.
     static func messageSummaryColumns(labels source: String = EffectiveLabels.view, listing: Bool = false) -> String {
         """
         m.id, m.gmail_id, m.account_id, m.thread_id, m.internal_date, m.subject, m.sender,
         \(listing ? "NULL, ''" : "m.to_header, m.snippet"),
         m.size_estimate, m.has_attachment, m.body_state,
         (SELECT group_concat(el.label, ' ') FROM \(source) AS el WHERE el.message_id = m.id),
-        m.attachment_known
+        m.attachment_known,
+        \(source == EffectiveLabels.view
+            ? "EXISTS (SELECT 1 FROM mutation_queue AS hq WHERE hq.message_id = m.id AND hq.held = 1)"
+            : "0")
         """
     }
 
@@ -246,7 +250,7 @@ extension Store {
             accountID: row.int64(2), messageID: row.string(1), threadID: row.string(3), internalDate: row.int64(4),
             subject: row.optionalString(5), sender: sender, senderName: displaySenderCached(sender),
             to: row.optionalString(7), snippet: row.string(8), sizeEstimate: row.int64(9), hasAttachment: row.bool(10),
-            hydrated: row.int(11) == 1, labels: labels, attachmentKnown: row.bool(13))
+            hydrated: row.int(11) == 1, labels: labels, attachmentKnown: row.bool(13), held: row.bool(14))
     }
 
     /// A space-separated label list, split and sorted, once per distinct list.
