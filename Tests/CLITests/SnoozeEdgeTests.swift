@@ -180,6 +180,32 @@ struct SnoozeEdgeTests {
         let woken = try serverThread(fake, thread.id)
         #expect(woken.values.contains { $0.contains("INBOX") } && woken.values.allSatisfy { !$0.contains(snoozed) })
     }
+
+    // MARK: - a reminder whose reply came first
+
+    @Test("hd-send --remind: a reply already there when sync first stores the thread cancels the reminder; the reply stays in the inbox")
+    func remindAnsweredBeforeStored() throws {
+        let (f, fake) = try synced()
+        try schedule(f, "remind-answered", ["--remind", "+3d"])
+        let sentMessage = try #require(try sent(fake, containing: "remind-answered").first, "sent at once")
+        let raw = "From: Friend <friend@example.org>\r\nTo: demo@hudson.test\r\nSubject: Re: remind-answered\r\n"
+            + "Message-ID: <answer-\(UUID().uuidString)@example.org>\r\n\r\nanswered\r\n"
+        let inserted = try fake.admin("POST", "insert", ["raw": raw, "labelIds": ["INBOX", "UNREAD"], "threadId": sentMessage.thread,
+                                                         "internalDate": Int64(Date().timeIntervalSince1970 * 1000) + 60_000])
+        let reply = try #require((inserted as? [String: Any])?["id"] as? String)
+        #expect(try f.run("hd-sync", environment: at(120)).status == 0)
+        let ref = "thread:\(sentMessage.thread)"
+        #expect(try snoozedThreads(f).isEmpty, "no reminder: it was answered")
+        #expect(try inInbox(f, ref), "the reply is in the inbox")
+        #expect(try serverThread(fake, sentMessage.thread)[reply]?.contains("INBOX") == true)
+        let snoozedLabel = try labelID(fake, named: "Snoozed")
+        #expect(try serverThread(fake, sentMessage.thread).values.allSatisfy { snoozedLabel == nil || !$0.contains(snoozedLabel!) })
+        // At the reminder's time: nothing to bring back, nothing done.
+        #expect(try f.run("hd-sync", environment: at(4 * 86_400)).status == 0)
+        #expect(try wakeActions(f).isEmpty)
+        #expect(!(try f.run("hd-undo", "--list").stdout.contains("remind until")), "no reminder action was recorded")
+        #expect(try inInbox(f, ref))
+    }
 }
 
 extension CLIFixture {
