@@ -99,6 +99,68 @@ struct SnoozeEdgeTests {
         return try #require(result.lines.first { $0.hasPrefix("outbox:") }, "\(result)")
     }
 
+    // MARK: - kill -9 at each step
+
+    @Test("kill -9 of hd-snooze wake after each commit (its own, its hd-sync pass's, its push's): the next wake and sync wake the thread once and send the due message once")
+    func wakeKilledAtEachStep() throws {
+        let (f, fake) = try synced()
+        let thread = try inboxThread(f)
+        var kills = 0
+        for commit in 1...10 {
+            let base = Int64(commit) * 20_000, marker = "wake-kill-\(commit)-"
+            #expect(try f.run("hd-mark", "snooze=+1h", thread.ref, environment: at(base)).status == 0)
+            try schedule(f, marker, offset: base)
+            #expect(try drafts(fake, containing: marker) == 1, "step \(commit): saved as a draft")
+            let sendsBefore = try draftSends(fake)
+            let crashed = try f.run("hd-snooze", "wake", environment: killed(base + 3700, afterCommit: commit))
+            if crashed.status != 0 || crashed.stderr.contains("queued") { kills += 1 }
+            let again = try f.run("hd-snooze", "wake", environment: at(base + 3700))
+            #expect(again.status == 0, "step \(commit): \(again)")
+            #expect(try wakeActions(f).count == commit, "step \(commit): woken once")
+            #expect(try inInbox(f, thread.ref) && snoozedThreads(f).isEmpty, "step \(commit)")
+            #expect(try sent(fake, containing: marker).count == 1, "step \(commit): sent by the next wake")
+            #expect(try draftSends(fake) == sendsBefore + 1, "step \(commit): one drafts.send")
+            #expect(try drafts(fake, containing: marker) == 0, "step \(commit)")
+            let snoozed = try #require(try labelID(fake, named: "Snoozed"))
+            let server = try serverThread(fake, thread.id)
+            #expect(server.values.contains { $0.contains("INBOX") } && server.values.allSatisfy { !$0.contains(snoozed) },
+                    "step \(commit): Gmail agrees after the next wake: \(server)")
+            // Nothing more happens later.
+            #expect(try f.run("hd-sync", environment: at(base + 7200)).status == 0)
+            let pending = try f.run("hd-pending")
+            #expect(pending.stdout.isEmpty, "step \(commit): \(pending)")
+            #expect(try wakeActions(f).count == commit && sent(fake, containing: marker).count == 1, "step \(commit)")
+        }
+        #expect(kills >= 5, "the hook killed something at most steps (\(kills))")
+    }
+
+    @Test("kill -9 of hd-snooze release outbox:N after each commit: the next release and wake check send the held message exactly once")
+    func releaseKilledAtEachStep() throws {
+        let (f, fake) = try synced()
+        var kills = 0
+        for commit in 1...8 {
+            let base = Int64(commit) * 20_000, marker = "release-kill-\(commit)-"
+            let outbox = try schedule(f, marker, offset: base)
+            let late = try f.run("hd-sync", environment: at(base + 3 * 3600))
+            #expect(late.stderr.contains("\(outbox): over an hour late, held"), "step \(commit): \(late)")
+            let sendsBefore = try draftSends(fake)
+            let crashed = try f.run("hd-snooze", "release", outbox, environment: killed(base + 3 * 3600, afterCommit: commit))
+            if crashed.status != 0 || crashed.stderr.contains("queued") { kills += 1 }
+            let again = try f.run("hd-snooze", "release", outbox, environment: at(base + 3 * 3600))
+            // Released already (65: not held any more), or not: then sent by this run.
+            #expect([0, 65].contains(again.status), "step \(commit): \(again)")
+            // A released message left unsent is sent by the next wake check (a cron job's).
+            #expect(try f.run("hd-snooze", "wake", environment: at(base + 3 * 3600)).status == 0)
+            #expect(try sent(fake, containing: marker).count == 1, "step \(commit): sent by the next run: \(again)")
+            for _ in 0..<2 { #expect(try f.run("hd-sync", environment: at(base + 4 * 3600)).status == 0) }
+            #expect(try sent(fake, containing: marker).count == 1, "step \(commit): once")
+            #expect(try draftSends(fake) == sendsBefore + 1, "step \(commit): one drafts.send")
+            #expect(try drafts(fake, containing: marker) == 0, "step \(commit)")
+            #expect(!(try f.run("hd-pending").stdout.contains(marker)), "step \(commit)")
+        }
+        #expect(kills >= 3, "the hook killed something at several steps (\(kills))")
+    }
+
     // MARK: - hd-sync --watch sends at the time
 
     @Test("hd-sync --watch sends a scheduled message when its time comes during the watch, once")
