@@ -161,6 +161,27 @@ struct SnoozeEdgeTests {
         #expect(kills >= 3, "the hook killed something at several steps (\(kills))")
     }
 
+    @Test("kill -9 of hd-undo outbox:N (a scheduled send) after each commit: the next undo deletes its draft; it is never sent")
+    func undoOutboxKilledAtEachStep() throws {
+        let (f, fake) = try synced()
+        var kills = 0
+        for commit in 1...6 {
+            let base = Int64(commit) * 20_000, marker = "undo-kill-\(commit)-"
+            let outbox = try schedule(f, marker, offset: base)
+            #expect(try drafts(fake, containing: marker) == 1)
+            let crashed = try f.run("hd-undo", outbox, environment: killed(base, afterCommit: commit))
+            if crashed.status != 0 { kills += 1 }
+            let again = try f.run("hd-undo", outbox, environment: at(base))
+            #expect(again.status == 0, "step \(commit): \(again)")
+            #expect(try drafts(fake, containing: marker) == 0, "step \(commit): its Gmail draft deleted by the next undo: \(again)")
+            for _ in 0..<2 { #expect(try f.run("hd-sync", environment: at(base + 3660)).status == 0) }
+            #expect(try sent(fake, containing: marker).isEmpty, "step \(commit): never sent")
+            #expect(!(try f.run("hd-pending").stdout.contains(marker)), "step \(commit)")
+        }
+        #expect(try draftSends(fake) == 0)
+        #expect(kills >= 1)
+    }
+
     // MARK: - hd-sync --watch sends at the time
 
     @Test("hd-sync --watch sends a scheduled message when its time comes during the watch, once")

@@ -271,7 +271,8 @@ extension Store {
             else { return nil }
             switch ScheduledSendState(rawValue: row.state) {
             case .released?: throw ScheduledSendError.alreadyReleased(draftEntry: id, sendEntry: row.sendEntry ?? 0)
-            case .cancelled?: return (false, nil)
+            // Its draft again: an undo killed before it deleted the draft leaves that to this one.
+            case .cancelled?: return (false, row.draftID)
             default: break
             }
             try setScheduledState(id, .cancelled)
