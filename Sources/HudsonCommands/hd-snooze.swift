@@ -56,10 +56,17 @@ public func hdSnooze() -> Never { Main.run(spec) { cli in
         let now = TimerOperand.now(cli) * 1000
         let sink = cli.makeSink()
         var deltas: [TriageDelta] = []
-        var sending: [String] = []
+        var sending: [String] = [], unpushed: [Account] = []
         for account in accounts {
             let release = try store.releaseDueScheduledSends(accountID: account.id, now: now)
-            if !release.released.isEmpty { sending.append(account.email) }
+            // Also what an earlier check released or woke but did not get to send (killed,
+            // offline): nothing else of a cron-only setup would ever send it.
+            let unsent = try store.pendingOutbox(accountID: account.id)
+                .contains { $0.kind == .draftSend && ($0.state == .queued || $0.state == .sending) }
+            if !release.released.isEmpty || unsent { sending.append(account.email) }
+            if try store.queuedMutations(accountID: account.id).contains(where: { !$0.held && $0.state == .pending }) {
+                unpushed.append(account)
+            }
             for id in release.heldLate {
                 cli.warn("outbox:\(id): over an hour late, held (--if-late hold): hd-snooze release outbox:\(id) sends it, hd-undo outbox:\(id) drops it")
             }
@@ -76,6 +83,9 @@ public func hdSnooze() -> Never { Main.run(spec) { cli in
             for email in sending where !cli.runSyncPass(accountEmail: email) { cli.warn("queued; the next hd-sync will send it") }
             let pushed = deltas.filter { delta in !sending.contains { (try? store.account(id: delta.accountID)?.email) == $0 } }
             if !pushed.isEmpty { cli.pushQueuedChanges(for: pushed, in: store) }
+            for account in unpushed where !sending.contains(account.email) && !pushed.contains(where: { $0.accountID == account.id }) {
+                cli.pushQueuedChanges(account: account)
+            }
         }
     default:
         let store = try cli.store()

@@ -271,7 +271,8 @@ extension Store {
             else { return nil }
             switch ScheduledSendState(rawValue: row.state) {
             case .released?: throw ScheduledSendError.alreadyReleased(draftEntry: id, sendEntry: row.sendEntry ?? 0)
-            case .cancelled?: return (false, nil)
+            // Its draft again: an undo killed before it deleted the draft leaves that to this one.
+            case .cancelled?: return (false, row.draftID)
             default: break
             }
             try setScheduledState(id, .cancelled)
@@ -324,23 +325,34 @@ extension Store {
 
     /// The reminders whose message Gmail has and whose thread the store has now become
     /// reminders on that thread (`snooze(.remind…)`, one action each); those whose message
-    /// will never go (failed, cancelled) are dropped. Run before the wake check.
+    /// will never go (failed, cancelled), or whose thread already has a reply, are dropped.
+    /// Run before the wake check.
     public func settleSendReminders(accountID: Int64, describe: (Int64) -> String) throws {
         try db.write {
             let rows = try db.map("""
                 SELECT r.outbox_entry, r.wake_at, o.state, o.gmail_thread_id,
-                       EXISTS (SELECT 1 FROM thread_rollup AS t WHERE t.thread_id = o.gmail_thread_id AND t.account_id = r.account_id)
+                       EXISTS (SELECT 1 FROM thread_rollup AS t WHERE t.thread_id = o.gmail_thread_id AND t.account_id = r.account_id),
+                       -- Answered already: a message from someone else after the sent one.
+                       EXISTS (SELECT 1 FROM messages AS s JOIN messages AS n ON n.account_id = s.account_id AND n.thread_id = s.thread_id
+                                WHERE s.account_id = r.account_id AND s.gmail_id = o.gmail_id AND n.internal_date > s.internal_date
+                                  AND NOT EXISTS (SELECT 1 FROM message_labels AS nl
+                                                   WHERE nl.message_id = n.id AND nl.label IN ('SENT', 'DRAFT')))
                   FROM send_reminders AS r JOIN outbox AS o ON o.id = r.outbox_entry
                  WHERE r.account_id = ?
                 """, accountID) {
-                (entry: $0.int64(0), wakeAt: $0.int64(1), state: $0.string(2), thread: $0.optionalString(3), stored: $0.bool(4))
+                (entry: $0.int64(0), wakeAt: $0.int64(1), state: $0.string(2), thread: $0.optionalString(3), stored: $0.bool(4),
+                 answered: $0.bool(5))
             }
             for row in rows {
                 if row.state == OutboxState.failed.rawValue || row.state == OutboxState.cancelled.rawValue {
                     try db.execute("DELETE FROM send_reminders WHERE outbox_entry = ?", row.entry)
                 } else if row.state == OutboxState.sent.rawValue, let thread = row.thread, row.stored {
-                    try snooze(.remind, until: row.wakeAt, on: [.thread(thread)], accountID: accountID,
-                               description: "remind until \(describe(row.wakeAt))")
+                    // A reply that came before the thread was stored cancels the reminder as
+                    // one after would: the thread is not archived, the reply stays in the inbox.
+                    if !row.answered {
+                        try snooze(.remind, until: row.wakeAt, on: [.thread(thread)], accountID: accountID,
+                                   description: "remind until \(describe(row.wakeAt))")
+                    }
                     try db.execute("DELETE FROM send_reminders WHERE outbox_entry = ?", row.entry)
                 }
             }
