@@ -239,6 +239,62 @@ struct MCPProtocolTests {
         #expect(mark.text.contains("thread:0000000000001000") && mark.text.contains("and 495 more"), "\(mark.text)")
     }
 
+    @Test("the changing tools' answers: filters_dry_run lists what the rules would change and changes nothing; drafts update replaces a saved draft; direct sends at once to someone the account wrote to")
+    func changingTools() throws {
+        let f = CLIFixture()
+        let fake = try demoFake([])
+        try f.connect(fake)
+        #expect(try f.run("hd-sync", "--catch-up").status == 0)
+        let initialize = #"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#
+        func call(_ name: String, _ arguments: String, policy: String = "hold") throws -> (text: String, isError: Bool?) {
+            let (answers, result) = try exchange([
+                initialize, #"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"\#(name)","arguments":\#(arguments)}}"#,
+            ], f, arguments: ["--policy", policy])
+            #expect(result.status == 0 && answers.count == 2, "\(result)")
+            return try #require(answers.count == 2 ? toolText(answers[1]) : nil)
+        }
+
+        // filters_dry_run: the rules' changes as hd-filters' dry run counts them, nothing queued.
+        try "[att] has:attachment => +Work star\n".write(toFile: f.dir.path("config/rules"), atomically: true, encoding: .utf8)
+        let planned = try f.run("hd-filters", "rules", "apply", "--dry-run")
+        #expect(planned.status == 0 && !planned.lines.isEmpty, "\(planned)")
+        let dryRun = try call("filters_dry_run", "{}")
+        #expect(dryRun.isError == false, "\(dryRun.text)")
+        #expect(dryRun.text.hasPrefix("\(planned.lines.count) change(s) the rules would make; nothing was changed"), "\(dryRun.text)")
+        #expect(try f.run("hd-pending", "--count").stdout == "0\n")
+
+        // drafts: create, saved by hd-sync, then updated in place.
+        let created = try call("drafts", #"{"action":"create","to":["ada@example.com"],"subject":"First idea","body":"Later."}"#)
+        #expect(created.isError == false && created.text.contains("draft queued"), "\(created.text)")
+        #expect(try f.run("hd-sync").status == 0)
+        let list = try call("drafts", #"{"action":"list"}"#)
+        let draftID = try #require(list.text.split(separator: "\n").first { $0.contains("First idea") }?
+            .split(separator: "\t").first.map(String.init), "\(list.text)")
+        #expect(draftID.hasPrefix("draft:"), "\(list.text)")
+        try fake.clearRequests()
+        let updated = try call("drafts", #"{"action":"update","draft":"\#(draftID)","to":["ada@example.com"],"subject":"Second idea","body":"Sooner."}"#)
+        #expect(updated.isError == false && updated.text.contains("draft queued"), "\(updated.text)")
+        #expect(try f.run("hd-sync").status == 0)
+        let id = String(draftID.dropFirst("draft:".count))
+        let requests = try fake.requests()
+        #expect(requests.contains { $0.method == "PUT" && $0.path.hasSuffix("/drafts/" + id) && $0.status == 200 }, "\(requests)")
+        let drafts = try f.run("hd-drafts", "list")
+        #expect(drafts.stdout.contains("Second idea") && !drafts.stdout.contains("First idea"), "\(drafts)")
+
+        // send under a direct ceiling, to someone the account has written to: not held, sent once.
+        #expect(try f.run("hd-auth", "set", "demo@hudson.test", "agent-policy", "direct").status == 0)
+        let book = try f.run("hd-address", "--json")
+        let known = try #require(book.lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .first { ($0["sent"] as? Int ?? 0) > 0 }?["id"] as? String, "\(book)")
+        try fake.clearRequests()
+        let sent = try call("send", #"{"to":["\#(known)"],"subject":"Hello again","body":"Hi."}"#, policy: "direct")
+        #expect(sent.isError == false && sent.text.contains("queued; the next hd-sync sends it"), "\(sent.text)")
+        #expect(try f.run("hd-pending", "--held").lines.isEmpty)
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try f.run("hd-sync").status == 0)
+        #expect(try fake.requests().filter { $0.method == "POST" && $0.path.hasSuffix("/messages/send") }.count == 1)
+    }
+
     @Test("generated command lines: hd-mcp exits 0 (input closed) or 64 with one diagnostic line first; nothing on standard output but JSON")
     func generatedCommandLines() throws {
         let seed = UInt64.random(in: 1...UInt64.max)
