@@ -157,6 +157,64 @@ struct ExportTwoWayRenameTests {
         #expect(after[altered]!.labels.contains("STARRED") && !after[altered]!.labels.contains("TRASH"))
     }
 
+    /// A directory's modification time, to set back after a rename: the rename then looks
+    /// to the export as if it came after its read-back began.
+    func mtime(_ path: String) throws -> timespec {
+        var info = stat()
+        try #require(stat(path, &info) == 0)
+        return info.st_mtim
+    }
+
+    func setMtime(_ path: String, _ time: timespec?) throws {
+        var times = [time ?? timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1 /* UTIME_NOW */), time ?? timespec(tv_sec: 0, tv_nsec: (1 << 30) - 1 /* UTIME_NOW */)]
+        try #require(utimensat(AT_FDCWD, path, &times, 0) == 0)
+    }
+
+    @Test("a file a client renames while a run writes it: that run leaves it, the next reads the client's change back and writes Gmail's, once")
+    func renamedDuringRun() throws {
+        let (f, fake, out) = try exported()
+        defer { withExtendedLifetime(fake) {} }
+        let gmail = try twoWay.stored(f, fake)
+        let target = try #require(gmail.keys.sorted().first {
+            gmail[$0]!.contains("INBOX") && gmail[$0]!.contains("UNREAD") && !gmail[$0]!.contains("STARRED") && !gmail[$0]!.contains("TRASH")
+        })
+        // A run with nothing to do once the directories have settled records their times,
+        // so the next run's read-back reads nothing unless they change.
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(try f.run("hd-export", out).stderr.isEmpty)
+        // Gmail stars the message: the next run renames its file (flag F).
+        try fake.modify(target, add: ["STARRED"])
+        #expect(try f.run("hd-sync").status == 0)
+        // The client marks it read (a new name with S) just after that run's read-back: the
+        // directories' times are as the read-back saw them.
+        let before = try #require(files(out)[target]?.first)
+        let (cur, new) = (try mtime(out + "/cur"), try mtime(out + "/new"))
+        try move(out, before, clientName("cur", flags(before) + "S"))
+        try setMtime(out + "/cur", cur)
+        try setMtime(out + "/new", new)
+
+        let during = try f.run("hd-export", out)
+        #expect(during.status == 0 && during.stderr.isEmpty, "nothing read back, nothing written over the client's file: \(during)")
+        let state = try String(contentsOfFile: out + "/.hudson-export", encoding: .utf8)
+        #expect(state.contains("\nR \(target)\n"), "written again next run: \(state)")
+        #expect(files(out)[target]?.count == 1 && flags(files(out)[target]![0]) == flags(before) + "S", "\(files(out))")
+
+        // The rename's own time, as it would have been had it come during the run.
+        try setMtime(out + "/cur", nil)
+        let next = try f.run("hd-export", out)
+        #expect(next.status == 0 && next.stderr.contains("1 change(s) read back"), "the client's read: \(next)")
+        let now = files(out)
+        #expect(now[target]?.count == 1 && now[target].map { flags($0[0]) } == "FS", "Gmail's star and the client's read, in one file: \(now)")
+        #expect(try !String(contentsOfFile: out + "/.hudson-export", encoding: .utf8).contains("\nR \(target)\n"))
+        #expect(try f.run("hd-sync").status == 0)
+        let after = try fake.messages()
+        #expect(after[target]!.labels == gmail[target]!.union(["STARRED"]).subtracting(["UNREAD"]), "\(after[target]!.labels)")
+        for _ in 0..<2 {
+            let again = try f.run("hd-export", out)
+            #expect(again.status == 0 && again.stderr.isEmpty, "no flip-flop: \(again)")
+        }
+    }
+
     func exported() throws -> (CLIFixture, FakeGmail, String) { try twoWay.exported() }
 
     @Test("two Gmail messages with one Message-ID (a message sent to oneself), both files renamed by a client and without X-Hudson-Id: neither is read back as trash")
