@@ -1,5 +1,5 @@
-// hd-send's --to, --cc and --bcc complete from hd-address in bash and fish (issue 42), and
-// the zsh script loads; the wrong-recipient warning.
+// hd-send's --to, --cc and --bcc complete from hd-address in bash, zsh and fish (issue
+// 42); the wrong-recipient warning.
 import Foundation
 import HudsonTestSupport
 import Testing
@@ -45,6 +45,35 @@ struct AddressCompletionTests {
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh") {
             let zsh = try f.shell("zsh -n \(root)/completions/zsh/_hd-send && echo ok")
             #expect(zsh.stdout == "ok\n", "\(zsh)")
+        }
+    }
+
+    @Test("zsh: the --to, --cc and --bcc actions of _hd-send offer hd-address's addresses, and keep a list before a comma",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/zsh"), "zsh is not installed (apt-get install zsh)"))
+    func zsh() throws {
+        let f = try fixture()
+        let script = try String(contentsOfFile: FakeGmail.repositoryRoot.path + "/completions/zsh/_hd-send", encoding: .utf8)
+        for option in ["to", "cc", "bcc"] {
+            // The action as the script declares it: '--to[...]:ADDRESS:{ACTION}'.
+            let line = try #require(script.split(separator: "\n").first { $0.contains("'--\(option)[") && $0.contains(":ADDRESS:{") })
+            let start = try #require(line.range(of: ":ADDRESS:{"))
+            let end = try #require(line.range(of: "}'", options: .backwards))
+            let action = String(line[start.upperBound..<end.lowerBound])
+            // Run in a real zsh with the two completion builtins it calls stood in for:
+            // compset -P moves the longest matching prefix to IPREFIX, compadd -a prints
+            // what would be inserted.
+            func offered(_ prefix: String) throws -> [String] {
+                let result = try f.shell("""
+                    zsh -f -c 'compset() { local p=${(M)PREFIX##$~2}; IPREFIX+=$p; PREFIX=${PREFIX#$p} }
+                    compadd() { local -a items; items=("${(@P)2}"); (( $#items )) && print -rl -- $IPREFIX${^items}; return 0 }
+                    PREFIX=$1 IPREFIX=; \(action.replacingOccurrences(of: "'", with: "'\\''"))' zsh '\(prefix)'
+                    """)
+                #expect(result.status == 0 && result.stderr.isEmpty, "\(option): \(result)")
+                return result.lines
+            }
+            #expect(try offered("ali") == ["alice@example.net"], "--\(option)")
+            #expect(try offered("x@example.org,ali") == ["x@example.org,alice@example.net"], "--\(option)")
+            #expect(try offered("zzz").isEmpty, "--\(option)")
         }
     }
 
