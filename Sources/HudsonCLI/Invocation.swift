@@ -86,6 +86,13 @@ public final class Invocation {
                                        writeError("\(name): upgrading the store to this Hudson: \(migration) (\(number) of \(count))\n")
                                    } : nil,
                                    upgradeProgress: Terminal.stderrIsTerminal ? Self.upgradeProgressLine(name) : nil)
+        if Terminal.stderrIsTerminal, store.upgradeReadListHeaders,
+           let unknown = try? store.listHeaderCoverage(accountID: nil).unknown, unknown > 0 {
+            // Migration 035 fills list headers from kept sources only (issue 42): say how
+            // many it could not, once, when it ran on a store that had mail.
+            writeError("\(name): \(unknown) stored message(s) have no kept source to read List-Unsubscribe from: "
+                       + "hd-senders shows their senders' methods as unknown\n")
+        }
         if checkpointAfterExit && access != .readOnly {
             precondition(CheckpointHelper.isDeclared(by: spec),
                          "\(name) starts a checkpoint helper but does not declare its option")

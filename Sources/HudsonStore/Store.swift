@@ -119,6 +119,7 @@ public final class Store {
             throw StoreError.unusable(path: path, reason: reason)
         }
         let store = Store(db: db, path: path, clock: clock)
+        store.upgradedNow = migrated
         // Migrations write every page they touch to the WAL, once per migration: a new
         // store's WAL held 630 KB of them before its first message. Emptied at once (if no
         // reader holds it within the wait), the store starts at its size, not twice it.
@@ -130,6 +131,16 @@ public final class Store {
         self.db = db
         self.path = path
         self.clock = clock
+    }
+
+    /// The migrations this open applied (Migrator.migrate): empty unless it upgraded the
+    /// store, so a command can say what an upgrade left to do.
+    public private(set) var upgradedNow: [String] = []
+
+    /// Whether this open filled list headers from kept sources (migration 035) in a store
+    /// made before it, not a new one.
+    public var upgradeReadListHeaders: Bool {
+        upgradedNow.contains("035_list_headers") && !upgradedNow.contains("001_initial")
     }
 
     /// The current time from the injected clock, in epoch milliseconds.

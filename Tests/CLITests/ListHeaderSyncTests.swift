@@ -57,4 +57,37 @@ struct ListHeaderSyncTests {
         let unknown = try f.shell("sqlite3 \"$HUDSON_DB\" 'SELECT count(*) FROM messages WHERE list_headers_known = 0'")
         #expect(unknown.stdout == "0\n")
     }
+
+    @Test("the upgrade that fills list headers from kept sources says on a terminal how many it could not, once; not to a script (hd-sync, a writer, upgrades)",
+          .enabled(if: ManPages.tool("script") != nil && ManPages.tool("sqlite3") != nil, "script(1) and sqlite3 are needed"))
+    func upgradeSaysUnknown() throws {
+        for terminal in [true, false] {
+            let f = CLIFixture()
+            let fake = try FakeGmail(["--demo", "--demo-count", "12", "--demo-span-days", "10"])
+            try f.connect(fake)
+            let sync = try f.run("hd-sync", "--catch-up")
+            #expect(sync.status == 0, "\(sync)")
+            let messages = try #require(Int(try f.run("hd-search", "--count", "--messages", "in:anywhere").stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)))
+            // Back to a store as a Hudson before migration 035 left it (no source kept).
+            let rolledBack = try f.shell("""
+                sqlite3 "$HUDSON_DB" "DROP TABLE unsubscribes;
+                  ALTER TABLE messages DROP COLUMN list_unsubscribe; ALTER TABLE messages DROP COLUMN list_unsubscribe_post;
+                  ALTER TABLE messages DROP COLUMN authentication_results; ALTER TABLE messages DROP COLUMN dkim_signatures;
+                  ALTER TABLE messages DROP COLUMN list_headers_known;
+                  DELETE FROM hudson_migrations WHERE id = '035_list_headers';"
+                """)
+            #expect(rolledBack.status == 0, "\(rolledBack)")
+            let note = "hd-sync: \(messages) stored message(s) have no kept source to read List-Unsubscribe from: hd-senders shows their senders' methods as unknown"
+            if terminal {
+                let upgraded = try f.shell("script -qec 'hd-sync' /dev/null </dev/null")
+                #expect(upgraded.status == 0 && upgraded.stdout.contains(note), "\(upgraded)")
+                let again = try f.shell("script -qec 'hd-sync' /dev/null </dev/null")
+                #expect(again.status == 0 && !again.stdout.contains("no kept source"), "once: \(again)")
+            } else {
+                let upgraded = try f.run("hd-sync")
+                #expect(upgraded.status == 0 && !upgraded.stderr.contains("no kept source"), "\(upgraded)")
+            }
+        }
+    }
 }
