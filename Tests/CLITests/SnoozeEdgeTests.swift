@@ -9,35 +9,24 @@ import Testing
 /// a held-late message dropped; `hd-undo` of a wake; a reminder whose reply came first.
 @Suite(.serialized)
 struct SnoozeEdgeTests {
-    let start = Int64(Date().timeIntervalSince1970)
+    /// SnoozeCommandTests' fixture: its clock (`start`, `at`), synced store, inbox threads,
+    /// label ids and snooze list.
+    let snooze = SnoozeCommandTests()
 
-    func at(_ offsetSeconds: Int64) -> [String: String] { ["HUDSON_TEST_NOW": String(start + offsetSeconds)] }
+    func at(_ offsetSeconds: Int64) -> [String: String] { snooze.at(offsetSeconds) }
 
     /// `at(offset)`, killed (SIGKILL) right after the process's `commit`th write commit.
     func killed(_ offsetSeconds: Int64, afterCommit commit: Int) -> [String: String] {
         at(offsetSeconds).merging(["HUDSON_TEST_CRASH_AFTER_COMMIT": String(commit)]) { $1 }
     }
 
-    func synced() throws -> (CLIFixture, FakeGmail) {
-        let f = CLIFixture()
-        let fake = try demoFake()
-        try f.connect(fake)
-        let sync = try f.run("hd-sync", "--catch-up")
-        #expect(sync.status == 0, "\(sync)")
-        return (f, fake)
-    }
+    func synced() throws -> (CLIFixture, FakeGmail) { try snooze.synced() }
 
     func inboxThread(_ f: CLIFixture, index: Int = 0) throws -> (ref: String, id: String) {
-        let lines = try f.run("hd-ls", "-n", "5").lines
-        let ref = String(try #require(lines.dropFirst(index).first).split(separator: "\t")[0])
-        return (ref, String(ref.dropFirst("thread:".count)))
+        try snooze.inboxThread(f, index: index)
     }
 
-    func labelID(_ fake: FakeGmail, named name: String) throws -> String? {
-        let state = try fake.admin("GET", "state") as? [String: Any]
-        let labels = state?["labels"] as? [[String: Any]] ?? []
-        return labels.first { $0["name"] as? String == name }?["id"] as? String
-    }
+    func labelID(_ fake: FakeGmail, named name: String) throws -> String? { try snooze.labelID(fake, named: name) }
 
     /// The thread's messages at the fake: id → labels.
     func serverThread(_ fake: FakeGmail, _ id: String) throws -> [String: Set<String>] {
@@ -48,9 +37,7 @@ struct SnoozeEdgeTests {
         try f.run("hd-ls", "-n", "0").lines.contains { $0.hasPrefix(ref + "\t") }
     }
 
-    func snoozedThreads(_ f: CLIFixture) throws -> [String] {
-        try f.run("hd-snooze", "list").lines.map { String($0.split(separator: "\t")[0]) }
-    }
+    func snoozedThreads(_ f: CLIFixture) throws -> [String] { try snooze.snoozedThreads(f) }
 
     /// The recorded wake actions (`action:N`), newest first.
     func wakeActions(_ f: CLIFixture) throws -> [String] {
