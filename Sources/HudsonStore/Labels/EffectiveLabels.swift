@@ -119,6 +119,12 @@ extension Store {
         return try db.map("SELECT label FROM message_labels WHERE message_id = ? ORDER BY label", key) { $0.string(0) }
     }
 
+    /// Whether nothing is queued (`EffectiveLabels.queueIsEmptySQL`): then the effective
+    /// labels are `message_labels` and no change is held, so a read asks nothing more.
+    func queueIsEmpty() throws -> Bool {
+        try db.cached(EffectiveLabels.queueIsEmptySQL).first([]) { $0.int(0) == 1 } ?? true
+    }
+
     func messageKey(gmailID: String, accountID: Int64) throws -> Int64? {
         try db.scalarInt("SELECT id FROM messages WHERE account_id = ? AND gmail_id = ?", accountID, gmailID)
     }

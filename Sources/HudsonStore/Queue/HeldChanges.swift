@@ -18,6 +18,14 @@
  */
 import SQLite
 
+enum HeldChanges {
+    /// The SQL condition "a change to message `messageColumn` is held for the user's
+    /// approval": a seek of the queue by its (message_id, label) key.
+    static func isHeld(messageColumn: String) -> String {
+        "EXISTS (SELECT 1 FROM mutation_queue AS hq WHERE hq.message_id = \(messageColumn) AND hq.held = 1)"
+    }
+}
+
 /// Who made an action or queued a message, when it was not the user at a command.
 public enum ActionOrigin: String, Sendable, Equatable {
     case agent

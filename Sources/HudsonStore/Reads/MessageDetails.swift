@@ -61,8 +61,7 @@ extension Store {
         else { return nil }
         detail.labels = try effectiveLabels(messageKey: key)
         if try !queueIsEmpty() {
-            detail.held = try db.cached("SELECT EXISTS (SELECT 1 FROM mutation_queue WHERE message_id = ? AND held = 1)")
-                .first([key]) { $0.int(0) == 1 } ?? false
+            detail.held = try db.cached("SELECT \(HeldChanges.isHeld(messageColumn: "?"))").first([key]) { $0.int(0) == 1 } ?? false
         }
         detail.body = try body(gmailID: detail.messageID, accountID: detail.accountID)
         return detail

@@ -120,19 +120,12 @@ extension Store {
         return thread
     }
 
-    /// Whether nothing is queued: then no thread or message has a held change, and a read
-    /// asks nothing more (one row of the queue's table read, at most).
-    func queueIsEmpty() throws -> Bool {
-        try db.cached(EffectiveLabels.queueIsEmptySQL).first([]) { $0.int(0) == 1 } ?? true
-    }
-
     /// Whether a change to a message of the thread is held for the user's approval: the
     /// thread's few messages by the thread index, each looked up in the queue by its key.
     func hasHeldChange(threadID: String, accountID: Int64) throws -> Bool {
         try db.cached("""
             SELECT EXISTS (SELECT 1 FROM messages AS hm INDEXED BY messages_by_thread
-                             JOIN mutation_queue AS hq ON hq.message_id = hm.id
-                            WHERE hm.thread_id = ?1 AND hm.account_id = ?2 AND hq.held = 1)
+                            WHERE hm.thread_id = ?1 AND hm.account_id = ?2 AND \(HeldChanges.isHeld(messageColumn: "hm.id")))
             """).first([threadID, accountID]) { $0.int(0) == 1 } ?? false
     }
 }

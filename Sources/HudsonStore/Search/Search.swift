@@ -16,11 +16,11 @@ extension Store {
         let keysFollowDates = try db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM message_key_exceptions)") == 1
         let userLabels = Set(labels.filter { $0.type == "user" }.map(\.id))
         // Read in the caller's transaction, as the search that uses it is.
-        let queueIsEmpty = try db.scalarInt(EffectiveLabels.queueIsEmptySQL) == 1
+        let labelSource = EffectiveLabels.source(queueIsEmpty: try queueIsEmpty())
         let db = self.db
         return SearchCompiler(
             options: options, ownAddresses: own, keysFollowDates: keysFollowDates,
-            isUserLabel: { userLabels.contains($0) }, labelSource: EffectiveLabels.source(queueIsEmpty: queueIsEmpty),
+            isUserLabel: { userLabels.contains($0) }, labelSource: labelSource,
             isRareSize: { bytes in
                 // Counted on the size index, stopping one past the limit.
                 let larger = try? db.scalarInt("""
@@ -238,7 +238,7 @@ extension Store {
         (SELECT group_concat(el.label, ' ') FROM \(source) AS el WHERE el.message_id = m.id),
         m.attachment_known,
         \(source == EffectiveLabels.view
-            ? "EXISTS (SELECT 1 FROM mutation_queue AS hq WHERE hq.message_id = m.id AND hq.held = 1)"
+            ? HeldChanges.isHeld(messageColumn: "m.id")
             : "0")
         """
     }

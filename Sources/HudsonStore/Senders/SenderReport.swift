@@ -81,8 +81,7 @@ extension Store {
     /// and that sent mail after it, newest unsubscribe first.
     public func sendersAfterUnsubscribe(accountID: Int64?, limit: Int) throws -> [SenderSummary] {
         try db.read {
-            let queueIsEmpty = try db.scalarInt(EffectiveLabels.queueIsEmptySQL) == 1
-            let labels = EffectiveLabels.source(queueIsEmpty: queueIsEmpty)
+            let labels = EffectiveLabels.source(queueIsEmpty: try queueIsEmpty())
             // The mail of each recorded sender after its newest unsubscribe.
             let selection = """
                 SELECT m.id FROM messages AS m

@@ -39,14 +39,14 @@ extension Store {
     /// The groups (as `hd-senders` makes them) of the referenced messages and threads.
     public func senders(gmailIDs: [String], threadIDs: [String], accountID: Int64?) throws -> [SenderSummary] {
         try db.read {
-            let queueIsEmpty = try db.scalarInt(EffectiveLabels.queueIsEmptySQL) == 1
+            let labels = EffectiveLabels.source(queueIsEmpty: try queueIsEmpty())
             let selection = """
                 SELECT m.id FROM messages AS m
                  WHERE (?1 IS NULL OR m.account_id = ?1)
                    AND (m.gmail_id IN (SELECT value FROM json_each(?2)) OR m.thread_id IN (SELECT value FROM json_each(?3)))
                 """
             let statement = try db.prepare("""
-                \(Self.senderGroupsSQL(selection: selection, labels: EffectiveLabels.source(queueIsEmpty: queueIsEmpty)))
+                \(Self.senderGroupsSQL(selection: selection, labels: labels))
                  ORDER BY s.n_messages DESC, s.key
                 """)
             return try statement.map([accountID, Self.jsonArray(gmailIDs), Self.jsonArray(threadIDs)]) { senderSummary($0) }
