@@ -4,7 +4,8 @@
  below 1000: Snapshots.allocateMessageKey), so search seeks it instead of scanning
  every message (SearchCompiler). Two things can break the rule for a message: a
  thousand messages in one millisecond, or a snapshot that changes the date. Triggers
- list such messages here, and while any is listed search compares dates only.
+ list such messages here, and search widens its key ranges by how far they stray
+ (Store.messageKeyDisplacement).
  */
 extension Schema {
     static let messageKeyExceptions = """

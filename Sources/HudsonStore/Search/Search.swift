@@ -13,13 +13,13 @@ extension Store {
             SELECT id, name, type FROM \(Store.shownLabels) WHERE ?1 IS NULL OR account_id = ?1
             """, options.accountID) { (id: $0.string(0), name: $0.optionalString(1), type: $0.optionalString(2)) }
         let own = try db.map("SELECT email FROM accounts WHERE ?1 IS NULL OR id = ?1", options.accountID) { $0.string(0) }
-        let keysFollowDates = try db.scalarInt("SELECT NOT EXISTS (SELECT 1 FROM message_key_exceptions)") == 1
+        let keyDisplacement = try messageKeyDisplacement()
         let userLabels = Set(labels.filter { $0.type == "user" }.map(\.id))
         // Read in the caller's transaction, as the search that uses it is.
         let labelSource = EffectiveLabels.source(queueIsEmpty: try queueIsEmpty())
         let db = self.db
         return SearchCompiler(
-            options: options, ownAddresses: own, keysFollowDates: keysFollowDates,
+            options: options, ownAddresses: own, keyDisplacement: keyDisplacement,
             isUserLabel: { userLabels.contains($0) }, labelSource: labelSource,
             isRareSize: { bytes in
                 // Counted on the size index, stopping one past the limit.
@@ -47,6 +47,31 @@ extension Store {
     }
 
     /// `EXPLAIN QUERY PLAN` of the search, one line per step, for `--explain`.
+    /// How far message keys stand from their date's first key (SearchCompiler.keyDisplacement):
+    /// 0...999, widened by the listed exceptions, read in the caller's transaction. Too many
+    /// exceptions to read at each search, or one too far off, and dates are compared alone.
+    func messageKeyDisplacement() throws -> ClosedRange<Int64>? {
+        let most = Self.messageKeyExceptionsRead
+        let listed = try db.scalarInt("SELECT count(*) FROM (SELECT 1 FROM message_key_exceptions LIMIT ?)", most + 1) ?? 0
+        if listed == 0 { return 0...999 }
+        if listed > most { return nil }
+        var lowest: Int64 = 0
+        var highest: Int64 = 999
+        let pairs = try db.map("""
+            SELECT m.id, m.internal_date FROM message_key_exceptions AS e JOIN messages AS m ON m.id = e.message_id
+            """) { (key: $0.int64(0), date: $0.int64(1)) }
+        for pair in pairs {
+            let (displacement, overflow) = pair.key.subtractingReportingOverflow(SearchCompiler.key(milliseconds: pair.date))
+            guard !overflow, displacement.magnitude <= SearchCompiler.keyDisplacementLimit.magnitude else { return nil }
+            lowest = min(lowest, displacement)
+            highest = max(highest, displacement)
+        }
+        return lowest...highest
+    }
+
+    /// At most this many exceptions are read per search (under a millisecond's work).
+    static let messageKeyExceptionsRead = 4_096
+
     public func searchPlan(_ query: Query, options: SearchOptions) throws -> [String] {
         let compiled = try compileSearch(query, options: options)
         let statement = try db.prepare(

@@ -111,9 +111,12 @@ struct SearchCompiler {
     let resolveLabel: (LabelName) throws -> [String]
     /// The account addresses `from:me`/`to:me` stand for.
     let ownAddresses: [String]
-    /// Whether every message key follows its date (no row in `message_key_exceptions`),
-    /// so that a date range can be searched as a key range.
-    let keysFollowDates: Bool
+    /// How far message keys stand from their date's first key (key − date in ms × 1000):
+    /// 0...999 when every key follows its date, wider when `message_key_exceptions` lists
+    /// messages that stray (a crowded millisecond, a date changed by a later snapshot).
+    /// A date range is then searched as the key range widened by that much, and the
+    /// dates themselves still compared; nil searches dates without a key range.
+    let keyDisplacement: ClosedRange<Int64>?
     /// Whether a label id is a user label (small, as a rule: worth listing).
     let isUserLabel: (String) -> Bool
     /// Where effective labels are read from (EffectiveLabels.source).
@@ -139,7 +142,7 @@ struct SearchCompiler {
     private var keyBounds: (lower: Int64?, upper: Int64?)?
 
     init(
-        options: SearchOptions, ownAddresses: [String], keysFollowDates: Bool = false,
+        options: SearchOptions, ownAddresses: [String], keyDisplacement: ClosedRange<Int64>? = nil,
         isUserLabel: @escaping (String) -> Bool = { _ in false }, labelSource: String = EffectiveLabels.view,
         isRareSize: @escaping (Int64) -> Bool = { $0 >= SearchCompiler.rareSize },
         resolveLabel: @escaping (LabelName) throws -> [String]
@@ -148,7 +151,7 @@ struct SearchCompiler {
         self.isRareSize = isRareSize
         self.options = options
         self.ownAddresses = ownAddresses
-        self.keysFollowDates = keysFollowDates
+        self.keyDisplacement = keyDisplacement
         self.isUserLabel = isUserLabel
         self.resolveLabel = resolveLabel
     }
@@ -182,7 +185,7 @@ struct SearchCompiler {
             }
         }
         let match = matchParts.isEmpty ? nil : matchParts.joined(separator: " AND ")
-        keyBounds = keysFollowDates ? Self.keyBounds(of: conjuncts, in: self) : nil
+        keyBounds = keyDisplacement.flatMap { Self.keyBounds(of: conjuncts, in: self, displacement: $0) }
         var conditions: [String] = []
         var from = "FROM messages AS m"
         // Without full text, a top-level exact address drives the query from its index
@@ -339,9 +342,14 @@ struct SearchCompiler {
 
     /// The message-key bounds of the top-level date conjuncts: `after:`/`newer_than:`
     /// give a lower bound (inclusive), `before:`/`older_than:` an upper one (exclusive);
-    /// several of a kind intersect. A date d in ms is the key range [d × 1000, d × 1000 +
-    /// 999], so "date >= a" is "key >= a × 1000" and "date < b" is "key < b × 1000".
-    private static func keyBounds(of conjuncts: [QueryNode], in compiler: SearchCompiler) -> (lower: Int64?, upper: Int64?)? {
+    /// several of a kind intersect. A message of date d (ms) has a key in d × 1000 +
+    /// `displacement`, so "date >= a" implies "key >= a × 1000 + displacement's lower end"
+    /// and "date < b" (date <= b − 1) implies "key < b × 1000 + upper end − 999"; with the
+    /// usual 0...999 the bounds are exact. A bound at the clamp of absurd dates is dropped,
+    /// where keys stop following dates in order.
+    private static func keyBounds(
+        of conjuncts: [QueryNode], in compiler: SearchCompiler, displacement: ClosedRange<Int64>
+    ) -> (lower: Int64?, upper: Int64?)? {
         var compiler = compiler
         var lower: Int64?
         var upper: Int64?
@@ -357,13 +365,29 @@ struct SearchCompiler {
             default: continue
             }
         }
-        guard lower != nil || upper != nil else { return nil }
-        return (lower.map(key(milliseconds:)), upper.map(key(milliseconds:)))
+        let limit = keyLimit
+        let lowerKey = lower.map(key(milliseconds:)).flatMap { key -> Int64? in
+            guard abs(key) < limit else { return nil }
+            return key + min(0, displacement.lowerBound)
+        }
+        let upperKey = upper.map(key(milliseconds:)).flatMap { key -> Int64? in
+            guard abs(key) < limit else { return nil }
+            return key + max(0, displacement.upperBound - 999)
+        }
+        guard lowerKey != nil || upperKey != nil else { return nil }
+        return (lowerKey, upperKey)
     }
+
+    /// Keys of dates beyond this (about 285,000 years from 1970) are clamped to it.
+    static let keyLimit: Int64 = 9_000_000_000_000_000
+
+    /// Displacements farther than this from a date's key give no useful range (and the
+    /// widened bound must not overflow): such a store searches dates without key ranges.
+    static let keyDisplacementLimit: Int64 = 1_000_000_000_000_000
 
     /// A date in ms as a message key (`allocateMessageKey`'s clamp for absurd dates).
     static func key(milliseconds: Int64) -> Int64 {
-        let limit: Int64 = 9_000_000_000_000_000
+        let limit = keyLimit
         let (product, overflow) = milliseconds.multipliedReportingOverflow(by: 1000)
         if overflow { return milliseconds < 0 ? -limit : limit }
         return max(-limit, min(limit, product))

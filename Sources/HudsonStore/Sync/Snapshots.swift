@@ -266,9 +266,7 @@ extension Store {
     /// first free tie-breaker. The full-text index's rowid is this key, so newest-first
     /// search is a backwards walk of the doclist (sqlite-notes.md, FTS5 measurements).
     func allocateMessageKey(internalDate: Int64) throws -> Int64 {
-        let limit: Int64 = 9_000_000_000_000_000
-        let base = max(-limit, min(limit, internalDate.multipliedReportingOverflow(by: 1000).overflow
-            ? (internalDate < 0 ? -limit : limit) : internalDate * 1000))
+        let base = SearchCompiler.key(milliseconds: internalDate)
         let candidate = (try db.scalarInt("SELECT max(id) + 1 FROM messages WHERE id BETWEEN ? AND ?", base, base + 999)) ?? base
         if try db.scalarInt("SELECT 1 FROM messages WHERE id = ?", candidate) == nil {
             return candidate
