@@ -57,8 +57,10 @@ extension Store {
         if listed > most { return nil }
         var lowest: Int64 = 0
         var highest: Int64 = 999
+        // CROSS JOIN: the exceptions first (few), each message by its key, where the planner
+        // would otherwise walk every message and look each up in the list.
         let pairs = try db.map("""
-            SELECT m.id, m.internal_date FROM message_key_exceptions AS e JOIN messages AS m ON m.id = e.message_id
+            SELECT e.message_id, m.internal_date FROM message_key_exceptions AS e CROSS JOIN messages AS m ON m.id = e.message_id
             """) { (key: $0.int64(0), date: $0.int64(1)) }
         for pair in pairs {
             let (displacement, overflow) = pair.key.subtractingReportingOverflow(SearchCompiler.key(milliseconds: pair.date))
