@@ -207,12 +207,12 @@ struct ExportState: Equatable {
     /// Whether `path` is where this format writes message `id`: `cur/` or `new/` and a
     /// name of Hudson's for it (MaildirNames), `YYYY/MM/ID.eml`, or `-` in an mbox.
     static func isPath(_ path: String, of id: String, in format: ExportFormat) -> Bool {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         func digits(_ text: String, _ count: Int) -> Bool { text.utf8.count == count && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
         switch format {
         case .mbox:
             return path == "-"
         case .eml:
+            let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
             return parts.count == 3 && digits(parts[0], 4) && digits(parts[1], 2) && parts[2] == id + ".eml"
         case .maildir:
             // On bytes: every entry of a 100,000-message state is checked on every run.

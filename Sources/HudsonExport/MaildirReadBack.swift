@@ -122,18 +122,21 @@ extension Exporter {
         state.writingAhead = [:]
         if state.scanned == times && times.cur != 0 && times.new != 0 { return result }
 
-        let missing = state.entries.filter { $0.value.status == .live && !layout.exists($0.value.path) }
+        // cur/ and new/ listed once (a stat of every exported file costs more at 100,000):
+        // a message whose file is not listed is missing, a listed file no message has is unknown.
+        var listed = Set<String>()
+        for directory in ["cur", "new"] {
+            for name in try layout.names(in: directory) { listed.insert(directory + "/" + name) }
+        }
+        var missing: [String: ExportState.Entry] = [:]
+        for (id, entry) in state.entries where entry.status == .live && !listed.contains(entry.path) {
+            missing[id] = entry
+        }
         guard !missing.isEmpty else { return result }
         // Where each missing message is now (MaildirIdentity): among the files whose names the
         // export does not know, by Hudson's unique part, then by what the file says it is.
-        let known = Set(state.entries.values.map(\.path))
-        var unknown: [String] = []
-        for directory in ["cur", "new"] {
-            for name in try layout.names(in: directory) {
-                let relative = directory + "/" + name
-                if !known.contains(relative) { unknown.append(relative) }
-            }
-        }
+        for entry in state.entries.values { listed.remove(entry.path) }
+        let unknown = listed.sorted()
         var candidates: [String: [String]] = [:]
         var byUnique: [String: [String]] = [:]
         for path in unknown {
