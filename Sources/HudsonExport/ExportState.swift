@@ -104,7 +104,10 @@ struct ExportState: Equatable {
         var state = ExportState(format: .maildir, email: "")
         var first = true
         let space = UInt8(ascii: " ")
-        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+        let lines = bytes.split(separator: UInt8(ascii: "\n"))
+        // Nearly every line is an entry: sized once, not grown (and rehashed) as they come.
+        state.entries.reserveCapacity(lines.count)
+        for line in lines {
             if first {
                 guard line.elementsEqual(Self.magic.utf8) else { return nil }
                 first = false

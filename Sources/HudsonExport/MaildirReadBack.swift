@@ -124,7 +124,7 @@ extension Exporter {
 
         // cur/ and new/ listed once (a stat of every exported file costs more at 100,000):
         // a message whose file is not listed is missing, a listed file no message has is unknown.
-        var listed = Set<String>()
+        var listed = Set<String>(minimumCapacity: state.entries.count + 64)
         for directory in ["cur", "new"] {
             for name in try layout.names(in: directory) { listed.insert(directory + "/" + name) }
         }
