@@ -46,7 +46,6 @@ extension Store {
         return try compiler.compile(query)
     }
 
-    /// `EXPLAIN QUERY PLAN` of the search, one line per step, for `--explain`.
     /// How far message keys stand from their date's first key (SearchCompiler.keyDisplacement):
     /// 0...999, widened by the listed exceptions, read in the caller's transaction. Too many
     /// exceptions to read at each search, or one too far off, and dates are compared alone.
@@ -71,9 +70,10 @@ extension Store {
         return lowest...highest
     }
 
-    /// At most this many exceptions are read per search (under a millisecond's work).
+    /// At most this many exceptions are read per search (a few milliseconds' work at most).
     static let messageKeyExceptionsRead = 4_096
 
+    /// `EXPLAIN QUERY PLAN` of the search, one line per step, for `--explain`.
     public func searchPlan(_ query: Query, options: SearchOptions) throws -> [String] {
         let compiled = try compileSearch(query, options: options)
         let statement = try db.prepare(
