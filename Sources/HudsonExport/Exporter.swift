@@ -257,6 +257,24 @@ public final class Exporter {
                 if items.isEmpty { break }
             }
             if retrying { for item in items { state.relabelAgain.remove(item.gmailID) } }
+            if state.twoWay != .off {
+                // The names this batch's relabels will give files, saved once before any is
+                // given: a killed run's renames are then the export's, not a client's.
+                for item in items where !item.deleted {
+                    guard let existing = state.entries[item.gmailID], existing.status == .live else { continue }
+                    let name = "cur/" + maildirName(item, keepingFlagsOf: existing.path)
+                    if name != existing.path { state.writingAhead[item.gmailID] = name }
+                    // What notmuch holds until this batch tags it: a kill before then leaves
+                    // it there, and the next read-back must not take the difference as a client's.
+                    // An entry a killed run left is kept: notmuch still has those tags, and
+                    // the file may already say the new ones (a second kill before tagging).
+                    if notmuchMode, state.taggedBefore[item.gmailID] == nil,
+                       let file = try? layout.readPrefix(existing.path, count: MaildirIdentity.headerLimit) {
+                        state.taggedBefore[item.gmailID] = MaildirNames.tagsWritten(file)
+                    }
+                }
+                if !state.writingAhead.isEmpty || !state.taggedBefore.isEmpty { try saveState(state, layout) }
+            }
             // Sources: stored, or fetched 500 at a time (at most that many in memory).
             for part in stride(from: 0, to: items.count, by: 500).map({ items[$0..<min($0 + 500, items.count)] }) {
                 var missing: [String] = []
@@ -279,24 +297,6 @@ public final class Exporter {
                     if account.keepRaw {
                         try store.saveSources(fetched.map { (gmailID: $0.key, source: $0.value) }, accountID: account.id)
                     }
-                }
-                if state.twoWay != .off {
-                    // The names this part's relabels will give files, saved before any is
-                    // given: a killed run's renames are then the export's, not a client's.
-                    for item in part where !item.deleted {
-                        guard let existing = state.entries[item.gmailID], existing.status == .live else { continue }
-                        let name = "cur/" + maildirName(item, keepingFlagsOf: existing.path)
-                        if name != existing.path { state.writingAhead[item.gmailID] = name }
-                        // What notmuch holds until this batch tags it: a kill before then leaves
-                        // it there, and the next read-back must not take the difference as a client's.
-                        // An entry a killed run left is kept: notmuch still has those tags, and
-                        // the file may already say the new ones (a second kill before tagging).
-                        if notmuchMode, state.taggedBefore[item.gmailID] == nil,
-                           let file = try? layout.readPrefix(existing.path, count: MaildirIdentity.headerLimit) {
-                            state.taggedBefore[item.gmailID] = MaildirNames.tagsWritten(file)
-                        }
-                    }
-                    if !state.writingAhead.isEmpty || !state.taggedBefore.isEmpty { try saveState(state, layout) }
                 }
                 for item in part {
                     if item.deleted {
