@@ -47,6 +47,10 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The sqlite3 shell for set-up and checks (never a timed row): it waits for a lock another
+# process holds for a moment (a command's checkpoint helper finishing its WAL) instead of
+# failing at once with "database is locked".
+SQLITE_CLI = ["sqlite3", "-cmd", ".timeout 30000"]
 MKCORPUS = os.path.join(ROOT, "bench", "mkcorpus.py")
 ACCOUNT = "alex.hudson@example.com"
 # QuotaBucket's defaults (Sources/HudsonGmail/QuotaBucket.swift): background may use 95 %.
@@ -250,8 +254,8 @@ class Bench:
         wall, rss = time_v(result.stderr)
         report = json.loads(result.stdout.strip().splitlines()[-1])
         db = self.env["HUDSON_DB"]
-        run(["sqlite3", db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture=True)
-        counts = run(["sqlite3", db, "SELECT count(*), sum(body_state) FROM messages;"], capture=True).stdout.split("|")
+        run(SQLITE_CLI + [db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture=True)
+        counts = run(SQLITE_CLI + [db, "SELECT count(*), sum(body_state) FROM messages;"], capture=True).stdout.split("|")
         messages = int(counts[0])
         requests = self.fake.admin("requests")
         data = {
@@ -296,8 +300,8 @@ class Bench:
         sys.stderr.write(result.stderr[-1500:])
         wall, rss = time_v(result.stderr)
         db = self.env["HUDSON_DB"]
-        run(["sqlite3", db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture=True)
-        messages = int(run(["sqlite3", db, "SELECT count(*) FROM messages;"], capture=True).stdout)
+        run(SQLITE_CLI + [db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture=True)
+        messages = int(run(SQLITE_CLI + [db, "SELECT count(*) FROM messages;"], capture=True).stdout)
         data = {"messages": messages, "bodies": messages, "seconds": wall, "messages_per_second": messages / wall,
                 "peak_rss_kib": rss, "direct_import": True, "store_bytes": os.path.getsize(db)}
         write_json(os.path.join(self.results, "ingest.json"), data)
@@ -506,7 +510,7 @@ class Bench:
             ("mu", mu + ["tag:" + q["label"].lower(), "date:%s..%s" % (compact(q["after"]), day_before.replace("-", ""))]),
         ]))
         # hd-show: the newest thread of 20 messages (or the longest there is).
-        thread = run(["sqlite3", "-readonly", db, """
+        thread = run(SQLITE_CLI + ["-readonly", db, """
             SELECT r.thread_id, r.message_count, m.message_id_header FROM thread_rollup AS r
               JOIN messages AS m ON m.id = r.newest_message_id
              ORDER BY abs(r.message_count - 20), r.last_message_at DESC LIMIT 1;"""], capture=True).stdout.strip().split("|")
@@ -632,7 +636,7 @@ class Bench:
              ORDER BY fts_messages.rowid DESC;""" % (match, outside)
         # larger: a size that about one message in 200 exceeds (the generated corpus has
         # no megabyte mail; the issue's corpus had), in KiB as Gmail's operator takes it.
-        sizes = run(["sqlite3", "-readonly", db, "SELECT size_estimate FROM messages ORDER BY size_estimate DESC "
+        sizes = run(SQLITE_CLI + ["-readonly", db, "SELECT size_estimate FROM messages ORDER BY size_estimate DESC "
                      "LIMIT 1 OFFSET (SELECT count(*) / 200 FROM messages);"], capture=True).stdout.strip()
         larger = "%dK" % max(1, int(sizes or 1024) // 1024)
         # The 5,000th inbox thread, newest first: where a deep page starts.
@@ -913,7 +917,7 @@ class Bench:
             requests = self.fake.admin("requests")
             api = [r for r in requests if not r.get("batch") and not r["path"].startswith("/token")]
             flush = [r for r in api if "modify" in r["path"].lower() or r["path"].endswith("/profile")]
-            pending = run(["sqlite3", "-readonly", env["HUDSON_DB"], "SELECT count(*) FROM mutation_queue;"],
+            pending = run(SQLITE_CLI + ["-readonly", env["HUDSON_DB"], "SELECT count(*) FROM mutation_queue;"],
                           capture=True).stdout.strip()
             data = {"action": action, "threads": threads, "changes": changes, "flush_requests": len(flush),
                     "flush_calls": [(r["method"], r["path"]) for r in flush], "sync_requests": len(api),
@@ -1119,7 +1123,7 @@ class Bench:
             if started_fake:
                 connect_account(env, work, fake)
             run(["hd-auth", "set", ACCOUNT, "keep-raw", "on"], env=env)
-            run(["sqlite3", env["HUDSON_DB"], "DELETE FROM message_sources;"], capture=True)
+            run(SQLITE_CLI + [env["HUDSON_DB"], "DELETE FROM message_sources;"], capture=True)
 
             def timed(name, argv):
                 result = run(["/usr/bin/time", "-v"] + argv, env=env, capture=True, stderr=subprocess.PIPE)
@@ -1129,10 +1133,10 @@ class Bench:
                 return {"seconds": wall, "peak_rss_kib": rss, "report": line}
 
             fetched_dir = os.path.join(work, "fetched")
-            data = {"messages": int(run(["sqlite3", "-readonly", env["HUDSON_DB"], "SELECT count(*) FROM messages;"],
+            data = {"messages": int(run(SQLITE_CLI + ["-readonly", env["HUDSON_DB"], "SELECT count(*) FROM messages;"],
                                         capture=True).stdout)}
             data["fetching"] = timed("fetching every source", ["hd-export", fetched_dir])
-            sources = run(["sqlite3", "-readonly", env["HUDSON_DB"],
+            sources = run(SQLITE_CLI + ["-readonly", env["HUDSON_DB"],
                            "SELECT count(*), coalesce(sum(length(source)), 0) FROM message_sources;"],
                           capture=True).stdout.strip().split("|")
             data["sources"] = {"count": int(sources[0]), "bytes": int(sources[1])}
@@ -1177,8 +1181,8 @@ class Bench:
         source_db = os.path.join(self.work, "hudson", "hudson.sqlite3")
         store_db = os.path.join(paths["store"], "hudson.sqlite3")
         # A consistent copy, the original left as it is (other steps time it).
-        run(["sqlite3", "-readonly", source_db, ".backup %s" % quote(store_db)], capture=True)
-        ready = {"messages": int(run(["sqlite3", "-readonly", store_db, "SELECT count(*) FROM messages;"],
+        run(SQLITE_CLI + ["-readonly", source_db, ".backup %s" % quote(store_db)], capture=True)
+        ready = {"messages": int(run(SQLITE_CLI + ["-readonly", store_db, "SELECT count(*) FROM messages;"],
                                      capture=True).stdout)}
         fake = self.fake or Fake(base, self.paths["ndjson"], self.paths["labels_json"])
         try:
@@ -1193,7 +1197,7 @@ class Bench:
                 fake.stop()
         if notmuch:
             os.makedirs(paths["notmuch_store"])
-            run(["sqlite3", "-readonly", store_db,
+            run(SQLITE_CLI + ["-readonly", store_db,
                  ".backup %s" % quote(os.path.join(paths["notmuch_store"], "hudson.sqlite3"))], capture=True)
             shutil.copytree(os.path.join(paths["store"], "config"), os.path.join(paths["notmuch_store"], "config"))
             with open(paths["notmuch_config"], "w") as f:
@@ -1362,8 +1366,8 @@ class Bench:
 
     def sizes(self):
         db = self.env["HUDSON_DB"]
-        run(["sqlite3", db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture=True)
-        tables = run(["sqlite3", "-readonly", db,
+        run(SQLITE_CLI + [db, "PRAGMA wal_checkpoint(TRUNCATE);"], capture=True)
+        tables = run(SQLITE_CLI + ["-readonly", db,
                       "SELECT name, sum(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC;"],
                      capture=True, check=False).stdout
         data = {"messages": self.size, "hudson_bytes": os.path.getsize(db),
@@ -1420,7 +1424,7 @@ class PacedSampler:
     def stored(self):
         if not os.path.exists(self.db):
             return 0
-        out = subprocess.run(["sqlite3", "-readonly", self.db, "SELECT count(*) FROM messages;"],
+        out = subprocess.run(SQLITE_CLI + ["-readonly", self.db, "SELECT count(*) FROM messages;"],
                              capture_output=True, text=True).stdout.strip()
         return int(out) if out.isdigit() else None
 
