@@ -50,17 +50,16 @@ extension Store {
     /// 0...999, widened by the listed exceptions, read in the caller's transaction. Too many
     /// exceptions to read at each search, or one too far off, and dates are compared alone.
     func messageKeyDisplacement() throws -> ClosedRange<Int64>? {
-        let most = Self.messageKeyExceptionsRead
-        let listed = try db.scalarInt("SELECT count(*) FROM (SELECT 1 FROM message_key_exceptions LIMIT ?)", most + 1) ?? 0
-        if listed == 0 { return 0...999 }
-        if listed > most { return nil }
-        var lowest: Int64 = 0
-        var highest: Int64 = 999
+        // One read, stopping one past the most: more than that and dates are compared alone.
         // CROSS JOIN: the exceptions first (few), each message by its key, where the planner
         // would otherwise walk every message and look each up in the list.
         let pairs = try db.map("""
             SELECT e.message_id, m.internal_date FROM message_key_exceptions AS e CROSS JOIN messages AS m ON m.id = e.message_id
-            """) { (key: $0.int64(0), date: $0.int64(1)) }
+             LIMIT ?
+            """, Self.messageKeyExceptionsRead + 1) { (key: $0.int64(0), date: $0.int64(1)) }
+        if pairs.count > Self.messageKeyExceptionsRead { return nil }
+        var lowest: Int64 = 0
+        var highest: Int64 = 999
         for pair in pairs {
             let (displacement, overflow) = pair.key.subtractingReportingOverflow(SearchCompiler.key(milliseconds: pair.date))
             guard !overflow, displacement.magnitude <= SearchCompiler.keyDisplacementLimit.magnitude else { return nil }
