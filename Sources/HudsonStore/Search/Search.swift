@@ -261,7 +261,7 @@ extension Store {
         m.id, m.gmail_id, m.account_id, m.thread_id, m.internal_date, m.subject, m.sender,
         \(listing ? "NULL, ''" : "m.to_header, m.snippet"),
         m.size_estimate, m.has_attachment, m.body_state,
-        (SELECT group_concat(el.label, ' ') FROM \(source) AS el WHERE el.message_id = m.id),
+        \(EffectiveLabels.list(messageColumn: "m.id", separator: "' '", source: source)),
         m.attachment_known,
         \(source == EffectiveLabels.view
             ? HeldChanges.isHeld(messageColumn: "m.id")
