@@ -106,6 +106,12 @@ public final class Exporter {
     /// A --notmuch database's UUID and the revision taken before this run tagged anything,
     /// recorded when the run completes: set while the export has not yet tagged it whole.
     var notmuchOnCompletion: (uuid: String, revision: Int64)?
+    /// notmuch's tags of the messages this run read back, as its dump gave them (by notmuch
+    /// id): a batch's line that would leave them as they are is not sent (NotmuchBridge).
+    var notmuchTagsKnown: [String: Set<String>] = [:]
+    /// What the read-back left in memory and not yet in the state file: it queued, and the
+    /// file holds the pending read-back a rerun adopts, so the next save may carry it.
+    var stateOwed = false
     /// Called at the named points of a run (the reliability suite's kill -9 seam; the CLI
     /// wires it to TestHooks): `read-back-saved`, `read-back-queued`, `batch-written`.
     public var checkpoint: @MainActor (String) -> Void = { _ in }
@@ -417,6 +423,7 @@ public final class Exporter {
             (state.notmuchUUID, state.notmuchRevision) = notmuch
             try saveState(state, layout)
         }
+        if stateOwed { try saveState(state, layout) }
         try layout.root.remove(marker)
         return report
     }
@@ -518,6 +525,12 @@ public final class Exporter {
         }
         var lines: [UInt8] = []
         for (id, tags) in tagsByID.sorted(by: { $0.key < $1.key }) {
+            // A message whose tags already say it (the client's own change, read back and
+            // now Gmail's): the line would add what it has and remove what it lacks.
+            if let known = notmuchTagsKnown[id], tags.isSubset(of: known), known.isDisjoint(with: managedTags.subtracting(tags)) {
+                continue
+            }
+            notmuchTagsKnown[id] = nil
             lines += Array(NotmuchBatch.line(messageID: id, tags: tags, managed: managedTags).utf8)
         }
         return lines
@@ -617,6 +630,7 @@ public final class Exporter {
     func saveState(_ state: ExportState, _ layout: Layout) throws {
         layout.root.flush()
         try layout.root.writeAtomically(state.bytes, to: layout.stateName, temporary: layout.stateName + ".tmp", in: layout.root)
+        stateOwed = false
     }
 
     /// Opens the mbox for appending, cut back to the length the state recorded (what a

@@ -5,7 +5,8 @@
 
  - After each batch the export runs `notmuch new` for the files it wrote and gives them
    Gmail's labels as tags itself (`notmuch tag --batch`, NotmuchBatch's lines): no tag file
-   is left for the user. A message without a Message-ID is named by the id notmuch gives
+   is left for the user. A message whose tags this run's read-back saw already equal
+   them (a client's change, now Gmail's) gets no line: its file's new flags say the same. A message without a Message-ID is named by the id notmuch gives
    it, `notmuch-sha1-<SHA-1 of the file>`; two Gmail messages with one Message-ID are one
    notmuch message, tagged with the union of their tags.
  - Each run reads back the messages whose tags changed since the database revision the
@@ -164,6 +165,7 @@ extension Exporter {
         let dump = try runNotmuch(["dump", "--format=batch-tag", "--", "lastmod:\(state.notmuchRevision + 1)..\(revision)"])
         let messages = NotmuchTags.parseDump(dump)
         guard !messages.isEmpty else { return [:] }
+        for message in messages { notmuchTagsKnown[message.id] = message.tags }
         // notmuch id → Gmail ids: by Message-ID through the store, by SHA-1 through the state.
         var bySHA: [String: [String]] = [:]
         for (gmailID, sha) in state.notmuchSHA1 { bySHA["notmuch-sha1-" + sha, default: []].append(gmailID) }

@@ -300,4 +300,51 @@ struct ExportNotmuchTests {
         let usage = try w.export("--notmuch", "--one-way", target)
         #expect(usage.status == 64, "\(usage)")
     }
+
+    @Test("a tag change read back is not tagged again (its tags already say it); a Gmail change in the same run is")
+    func readBackNotTaggedAgain() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let s = try setUp()
+        defer { withExtendedLifetime(s.fake) {} }
+        let gmail = try stored(s)
+        let candidates = gmail.keys.sorted().filter {
+            gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains("STARRED") && s.messageIDs[$0] != nil
+        }
+        try #require(candidates.count >= 2 && s.messageIDs[candidates[0]] != s.messageIDs[candidates[1]])
+        let (client, server) = (candidates[0], candidates[1])
+        // notmuch as the export runs it, each command and the tag batch's lines logged.
+        let wrappers = s.f.dir.path("wrappers")
+        try FileManager.default.createDirectory(atPath: wrappers, withIntermediateDirectories: true)
+        let log = s.f.dir.path("notmuch.log")
+        try """
+            #!/bin/sh
+            echo "$1" >> \(log)
+            if [ "$1" = tag ]; then tee -a \(log).batch | /usr/bin/notmuch "$@"; exit $?; fi
+            exec /usr/bin/notmuch "$@"
+            """.write(toFile: wrappers + "/notmuch", atomically: true, encoding: .utf8)
+        #expect(chmod(wrappers + "/notmuch", 0o755) == 0)
+        let env = s.env.merging(["PATH": wrappers + ":/usr/bin:/bin"]) { $1 }
+
+        #expect(try s.notmuch("tag", "+flagged", "--", "id:\(s.messageIDs[client]!)").status == 0)
+        try s.fake.modify(server, add: ["STARRED"])
+        #expect(try s.f.run("hd-sync").status == 0)
+        let run = try s.f.run("hd-export", s.out, environment: env)
+        #expect(run.status == 0 && run.stderr.hasPrefix("hd-export: action "), "\(run)")
+        let commands = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(commands.contains("new") && commands.contains("tag"), "\(commands)")
+        // One line, the server's change: the client's message already has the tags it would set.
+        let batch = try String(contentsOfFile: log + ".batch", encoding: .utf8).split(separator: "\n")
+        #expect(batch.count == 1 && batch.first?.hasSuffix("id:\"\(s.messageIDs[server]!)\"") == true, "\(batch)")
+        #expect(try s.tags(client).contains("flagged") && s.tags(server).contains("flagged"))
+        let files = try FileManager.default.contentsOfDirectory(atPath: s.out + "/cur")
+        for id in [client, server] {
+            let name = try #require(files.first { $0.contains(".hudson-" + id) })
+            #expect(name.hasSuffix("F") || name.split(separator: ",").last?.contains("F") == true, "\(name)")
+        }
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.fake.messages()[client]!.labels.contains("STARRED"))
+        let again = try s.export()
+        #expect(again.status == 0 && again.stderr.isEmpty, "nothing read back twice: \(again)")
+        #expect(try s.tags(client).contains("flagged"))
+    }
 }
