@@ -107,6 +107,9 @@ struct ExportState: Equatable {
         let lines = bytes.split(separator: UInt8(ascii: "\n"))
         // Nearly every line is an entry: sized once, not grown (and rehashed) as they come.
         state.entries.reserveCapacity(lines.count)
+        // Entries whose path is not one Hudson writes: allowed only as a two-way export's
+        // client names, known once the whole file is read (its two-way lines come last).
+        var clientPaths: [String] = []
         for line in lines {
             if first {
                 guard line.elementsEqual(Self.magic.utf8) else { return nil }
@@ -119,11 +122,13 @@ struct ExportState: Equatable {
             switch key.count == 1 ? key.first! : 0 {
             case UInt8(ascii: "M"), UInt8(ascii: "K"):
                 guard let second = rest.firstIndex(of: space) else { return nil }
-                let id = String(decoding: rest[rest.startIndex..<second], as: UTF8.self)
+                let idBytes = rest[rest.startIndex..<second], pathBytes = rest[(second + 1)...]
+                let id = String(decoding: idBytes, as: UTF8.self)
                 guard MaildirNames.isUsableID(id) else { return nil }
-                state.entries[id] = Entry(
-                    status: key.first == UInt8(ascii: "M") ? .live : .kept,
-                    path: String(decoding: rest[(second + 1)...], as: UTF8.self))
+                // Checked on the bytes as read (every entry of a 100,000-message state, every run).
+                let path = String(decoding: pathBytes, as: UTF8.self)
+                if format.map({ !Self.isPath(pathBytes, of: idBytes, in: $0) }) ?? true { clientPaths.append(id) }
+                state.entries[id] = Entry(status: key.first == UInt8(ascii: "M") ? .live : .kept, path: path)
                 continue
             case UInt8(ascii: "F"), UInt8(ascii: "G"), UInt8(ascii: "R"):
                 let id = String(decoding: rest, as: UTF8.self)
@@ -164,7 +169,10 @@ struct ExportState: Equatable {
             }
             let value = String(decoding: rest, as: UTF8.self)
             switch String(decoding: key, as: UTF8.self) {
-            case "format": guard let known = ExportFormat(rawValue: value) else { return nil }; format = known
+            case "format":
+                // Once: the entries after it were checked against it.
+                guard format == nil, let known = ExportFormat(rawValue: value) else { return nil }
+                format = known
             case "account":
                 guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return nil }
                 email = value
@@ -196,7 +204,7 @@ struct ExportState: Equatable {
         func allowed(_ path: String, _ id: String) -> Bool {
             Self.isPath(path, of: id, in: format) || clientNames && MaildirIdentity.isClientPath(path)
         }
-        for (id, entry) in state.entries where !allowed(entry.path, id) { return nil }
+        for id in clientPaths where !allowed(state.entries[id]!.path, id) { return nil }
         for (id, path) in state.writingAhead where !Self.isPath(path, of: id, in: format) { return nil }
         for (id, path) in state.pendingBaseline { if let path, !allowed(path, id) { return nil } }
         // A two-way export is a Maildir's, and has its id (the store's read-backs are kept by it).
@@ -218,17 +226,31 @@ struct ExportState: Equatable {
             let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
             return parts.count == 3 && digits(parts[0], 4) && digits(parts[1], 2) && parts[2] == id + ".eml"
         case .maildir:
-            // On bytes: every entry of a 100,000-message state is checked on every run.
-            let bytes = Array(path.utf8)
-            guard bytes.count > 4, bytes[3] == UInt8(ascii: "/"),
-                  bytes[0..<3].elementsEqual("cur".utf8) || bytes[0..<3].elementsEqual("new".utf8) else { return false }
-            let name = bytes[4...]
-            guard !name.contains(where: { $0 == UInt8(ascii: "/") || $0 < 0x20 || $0 == 0x7F }),
-                  let range = MaildirNames.uniqueRange(of: name) else { return false }
-            let suffix = Array((".hudson-" + id).utf8)
-            return range.count >= suffix.count && bytes[(range.upperBound - suffix.count)..<range.upperBound].elementsEqual(suffix)
+            return isPath(Array(path.utf8)[...], of: Array(id.utf8)[...], in: format)
         }
     }
+
+    /// `isPath` on bytes, for the parser: no string is made to check a path.
+    static func isPath(_ path: ArraySlice<UInt8>, of id: ArraySlice<UInt8>, in format: ExportFormat) -> Bool {
+        guard format == .maildir else {
+            return isPath(String(decoding: path, as: UTF8.self), of: String(decoding: id, as: UTF8.self), in: format)
+        }
+        let start = path.startIndex
+        guard path.count > 4, path[start + 3] == UInt8(ascii: "/"),
+              path[start..<(start + 3)].elementsEqual("cur".utf8) || path[start..<(start + 3)].elementsEqual("new".utf8)
+        else { return false }
+        let name = path[(start + 4)...]
+        guard !name.contains(where: { $0 == UInt8(ascii: "/") || $0 < 0x20 || $0 == 0x7F }),
+              let range = MaildirNames.uniqueRange(of: name) else { return false }
+        // The unique part ends in the whole `.hudson-ID`.
+        let marker = markerBytes
+        guard range.count >= marker.count + id.count else { return false }
+        let idStart = range.upperBound - id.count
+        return path[idStart..<range.upperBound].elementsEqual(id)
+            && path[(idStart - marker.count)..<idStart].elementsEqual(marker)
+    }
+
+    private static let markerBytes = Array(".hudson-".utf8)
 
     /// The file's bytes (entries in no particular order).
     var bytes: [UInt8] {

@@ -94,5 +94,18 @@ struct TwoWayRulesTests {
         #expect(!ExportState.isPath("cur/1700.hudson-a1:2,S\u{1B}", of: "a1", in: .maildir))
         #expect(!ExportState.isPath("cur/", of: "a1", in: .maildir) && !ExportState.isPath("cur", of: "a1", in: .maildir))
         #expect(!ExportState.isPath("cur/1700.hudson-xa1", of: "a1", in: .maildir), "the whole .hudson-ID suffix, as hasSuffix was")
+        #expect(!ExportState.isPath("cur/hudson-a1", of: "a1", in: .maildir))
+        #expect(ExportState.isPath("cur/1.hudson-a1", of: "a1", in: .maildir))
+    }
+
+    @Test("entries are checked against the format they are read under: a format line comes once, and an entry before it is checked at the end")
+    func entriesAgainstTheirFormat() {
+        let header = "hudson-export 1\naccount ann@example.com\nseq 1\nmbox-size 0\n"
+        let eml = "M a1 2024/05/a1.eml\n", maildir = "M a1 cur/1700.hudson-a1:2,S\n"
+        #expect(ExportState(parsing: Array((header + "format maildir\n" + maildir).utf8))?.entries["a1"]?.path == "cur/1700.hudson-a1:2,S")
+        #expect(ExportState(parsing: Array((header + maildir + "format maildir\n").utf8)) != nil, "an entry before the format line")
+        #expect(ExportState(parsing: Array((header + eml + "format maildir\n").utf8)) == nil, "an .eml path in a Maildir, read before the format")
+        #expect(ExportState(parsing: Array((header + "format eml\n" + eml + "format maildir\n").utf8)) == nil, "a second format line")
+        #expect(ExportState(parsing: Array((header + "format maildir\n" + "M a1 cur/1700.hudson-b1:2,S\n").utf8)) == nil, "another message's name")
     }
 }

@@ -62,6 +62,8 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     let report: ExportReport
     do {
         let exporter = try Exporter(store: store, account: account, format: format, path: cli.arguments.operands[0], mirror: mirror)
+        // Kept to the exit: the process ends with the run, and needs not free its state.
+        exporterKeptToExit = exporter
         exporter.twoWayRequest = twoWay
         exporter.dryRun = dryRun
         exporter.notmuch = NotmuchProcess(environment: cli.environment)
@@ -113,6 +115,8 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     if report.failed.count > 10 { cli.warn("... and \(report.failed.count - 10) more not exported; the next run tries them again") }
     return report.failed.isEmpty ? .success : .partialFailure
 }}
+
+@MainActor private var exporterKeptToExit: Exporter?
 
 /// A source not fetched because of --no-fetch.
 private struct NotFetched: Error, CustomStringConvertible {
