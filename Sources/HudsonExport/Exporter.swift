@@ -54,6 +54,12 @@ public enum ExportError: Error, CustomStringConvertible {
     }
 }
 
+/// An export's state as a run left it (`Exporter.stateLeft`), opaque.
+public final class ExportStateLeft {
+    let state: ExportState
+    init(_ state: ExportState) { self.state = state }
+}
+
 public struct ExportReport: Equatable, Sendable {
     /// Messages written for the first time.
     public var written = 0
@@ -112,10 +118,10 @@ public final class Exporter {
     /// What the read-back left in memory and not yet in the state file: it queued, and the
     /// file holds the pending read-back a rerun adopts, so the next save may carry it.
     var stateOwed = false
-    /// The state as the run left it, kept while the exporter lives: a command that ends
-    /// with the run can keep the exporter to its exit and not spend the time a 100,000-entry
-    /// state takes to free (a sixth of an idle run at 100,000 messages).
-    var stateLeft: ExportState?
+    /// The state as the run left it: a command that ends with the run can keep it to its
+    /// exit and not spend the time a 100,000-entry state takes to free (with the heap
+    /// consolidation it leaves for SQLite's close, a sixth of an idle run at 100,000).
+    public private(set) var stateLeft: ExportStateLeft?
     /// Called at the named points of a run (the reliability suite's kill -9 seam; the CLI
     /// wires it to TestHooks): `read-back-saved`, `read-back-queued`, `batch-written`.
     public var checkpoint: @MainActor (String) -> Void = { _ in }
@@ -213,7 +219,7 @@ public final class Exporter {
         let (layout, lock, initial) = try open(target)
         defer { close(lock) }
         var state = initial
-        defer { stateLeft = state }
+        defer { stateLeft = ExportStateLeft(state) }
         try readBack(layout, &state, &report)
         if dryRun { return report }
         var tagLines: [UInt8] = []

@@ -6,8 +6,9 @@
  - After each batch the export runs `notmuch new` for the files it wrote and gives them
    Gmail's labels as tags itself (`notmuch tag --batch`, NotmuchBatch's lines): no tag file
    is left for the user. A message whose tags this run's read-back saw already equal
-   them (a client's change, now Gmail's) gets no line: its file's new flags say the same. A message without a Message-ID is named by the id notmuch gives
-   it, `notmuch-sha1-<SHA-1 of the file>`; two Gmail messages with one Message-ID are one
+   them (a client's change, now Gmail's) gets no line: its file's new flags say the same.
+   A message without a Message-ID is named by the id notmuch gives it,
+   `notmuch-sha1-<SHA-1 of the file>`; two Gmail messages with one Message-ID are one
    notmuch message, tagged with the union of their tags.
  - Each run reads back the messages whose tags changed since the database revision the
    last run recorded (`lastmod:` of notmuch-search-terms(7)), taken before that run tagged

@@ -330,6 +330,8 @@ struct ExportNotmuchTests {
         #expect(try s.f.run("hd-sync").status == 0)
         let run = try s.f.run("hd-export", s.out, environment: env)
         #expect(run.status == 0 && run.stderr.hasPrefix("hd-export: action "), "\(run)")
+        // The store was closed at the exit (its state is kept to the exit, the store is not).
+        #expect(!FileManager.default.fileExists(atPath: s.f.storePath + "-wal"))
         let commands = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         #expect(commands.contains("new") && commands.contains("tag"), "\(commands)")
         // One line, the server's change: the client's message already has the tags it would set.

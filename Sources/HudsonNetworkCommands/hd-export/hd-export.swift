@@ -62,8 +62,6 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     let report: ExportReport
     do {
         let exporter = try Exporter(store: store, account: account, format: format, path: cli.arguments.operands[0], mirror: mirror)
-        // Kept to the exit: the process ends with the run, and needs not free its state.
-        exporterKeptToExit = exporter
         exporter.twoWayRequest = twoWay
         exporter.dryRun = dryRun
         exporter.notmuch = NotmuchProcess(environment: cli.environment)
@@ -72,6 +70,9 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
         report = try await exporter.run(
             fetch: { ids in mayFetch ? try await fetch.sources(ids) : Dictionary(uniqueKeysWithValues: ids.map { ($0, .failure(NotFetched())) }) },
             progress: { done, fetched in progress.update("\(account.email): \(done) changes exported · \(fetched) fetched from Gmail") })
+        // Kept to the exit: the process ends with the run and need not free it (the store
+        // is closed as always, so its WAL is checkpointed and removed).
+        stateKeptToExit = exporter.stateLeft
     } catch let error as ExportError {
         progress.finish()
         // What the user named and what the file system holds, escaped (one line, no terminal control).
@@ -116,7 +117,7 @@ public func hdExport() async -> Never { await Main.run(spec, classifiers: [Netwo
     return report.failed.isEmpty ? .success : .partialFailure
 }}
 
-@MainActor private var exporterKeptToExit: Exporter?
+@MainActor private var stateKeptToExit: ExportStateLeft?
 
 /// A source not fetched because of --no-fetch.
 private struct NotFetched: Error, CustomStringConvertible {
