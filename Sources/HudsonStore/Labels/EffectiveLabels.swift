@@ -17,6 +17,19 @@ enum EffectiveLabels {
         "EXISTS (SELECT 1 FROM \(source) AS el WHERE el.message_id = \(messageColumn) AND el.label = \(label))"
     }
 
+    /// `carries` for a label few messages carry (spam and trash, which Gmail empties after
+    /// 30 days), tested on many: read from `message_labels`, the seek goes through the
+    /// label's index (label, message), whose few pages serve every message tested, where the
+    /// primary key (message, label) reads each message's own page of labels (a page of 50
+    /// threads of `label:Work` at 2,000,000 messages read 81 more pages that way, of 275).
+    /// Through the view, as `carries`.
+    static func carriesFew(messageColumn: String, label: String = "?", source: String = view) -> String {
+        guard let table = labelIndexTable(source: source) else {
+            return carries(messageColumn: messageColumn, label: label, source: source)
+        }
+        return "EXISTS (SELECT 1 FROM \(table) AS el INDEXED BY message_labels_by_label WHERE el.label = \(label) AND el.message_id = \(messageColumn))"
+    }
+
     /// The same rule for one (message, label) whose `message_labels` row and live queue row
     /// are already joined, each NULL when absent (`canonicalPresent` an expression true when
     /// the first exists, `queuedOp` the second's op): a queued op decides, else canonical.
@@ -42,6 +55,14 @@ enum EffectiveLabels {
     /// what reading the labels did (issue 19).
     static func source(queueIsEmpty: Bool) -> String {
         queueIsEmpty ? "message_labels" : view
+    }
+
+    /// The table whose index of one label's members (`message_labels_by_label`: label,
+    /// message) a search may walk as the effective members of that label, when it reads
+    /// labels from `source`: `message_labels` itself, which then is the effective labels
+    /// row for row (nothing queued); through the view, nil (its queued adds are in no index).
+    static func labelIndexTable(source: String) -> String? {
+        source == "message_labels" ? source : nil
     }
 
     /// The SQL answering whether the queue is empty, for `source(queueIsEmpty:)`.

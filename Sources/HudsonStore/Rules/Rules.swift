@@ -100,10 +100,12 @@ extension Store {
         var compiled = try compileSearch(combined, options: options)
         var arguments: [any SQLiteBindable] = compiled.arguments
         if let within {
-            compiled.require("m.id IN (SELECT c0 FROM hudson_rows(?))")
+            // On the driving index's key: the label's index seeks each listed key, where a
+            // condition on `m` would walk every member of the label (SearchCompiler).
+            compiled.require("\(compiled.keyColumn) IN (SELECT c0 FROM hudson_rows(?))")
             arguments.append(within)
         }
-        let statement = try db.prepare("SELECT m.gmail_id \(compiled.fromAndWhere) ORDER BY m.id DESC")
+        let statement = try db.prepare("SELECT m.gmail_id \(compiled.fromAndWhere) ORDER BY \(compiled.keyColumn) DESC")
         return try statement.map(arguments) { .message($0.string(0)) }
     }
 }

@@ -28,6 +28,12 @@ extension Store {
                                            WHERE size_estimate > ? LIMIT ?)
                     """, bytes, SearchCompiler.rareSizeMessages + 1)
                 return (larger ?? Int64.max) <= Int64(SearchCompiler.rareSizeMessages)
+            },
+            labelMessages: { label in
+                // The kept counts (migration 016), read only for a query that asks for a label.
+                (try? db.scalarInt("""
+                    SELECT coalesce(sum(messages), 0) FROM label_counts WHERE label = ? AND (?2 IS NULL OR account_id = ?2)
+                    """, label, options.accountID)) ?? 0
             }
         ) { wanted in
             var ids: [String] = []
