@@ -139,7 +139,7 @@ struct BackfillTests {
     @Test("r10_garbled_message_response_is_not_skipped_by_backfill: a message whose answer is garbled or a 5xx every time is parked with its page, and fetched once due",
           arguments: [GmailError.invalidResponse("body is not valid JSON"), GmailError.server(status: 500)])
     func r10_garbled_message_response_is_not_skipped_by_backfill(_ failure: GmailError) async throws {
-        let f = try SyncFixture()
+        let f = try SyncFixture(storeClock: SyncFixture.stoppedClock())
         for i in 0..<4 { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
         f.gmail.setHook { call in
             if case .getMessage("m1", "metadata") = call { throw failure }

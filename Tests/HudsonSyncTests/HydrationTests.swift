@@ -33,7 +33,7 @@ struct HydrationTests {
 
     @Test("one bad message does not stall hydration of the other 24")
     func badMessageDoesNotStall() async throws {
-        let f = try SyncFixture()
+        let f = try SyncFixture(storeClock: SyncFixture.stoppedClock())
         for i in 0..<25 { f.gmail.seed(String(format: "m%02d", i), daysAgo: Double(i) + 1) }
         let engine = f.engine()
         f.gmail.setHook { call in

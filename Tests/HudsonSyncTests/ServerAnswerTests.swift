@@ -187,7 +187,7 @@ struct ServerAnswerTests {
 
     @Test("a parked message that Gmail later calls invalid leaves the parked set, confirmed gone", arguments: gone)
     func parkedThenGone(_ failure: GmailError) async throws {
-        let (f, engine) = try await synced()
+        let (f, engine) = try await SyncFixture.synced(storeClock: SyncFixture.stoppedClock())
         f.gmail.deliver("bad")
         f.gmail.setHook { call in if case .getMessage("bad", _) = call { throw GmailError.server(status: 500) } }
         #expect(try await engine.syncOnce().parked == 1)
@@ -239,7 +239,7 @@ struct ServerAnswerTests {
 
     @Test("5xx for ever on one listed message: the rest completes, it is parked and keeps the account from being caught up until dropped; history naming it fetches it again")
     func failingForeverThenDropped() async throws {
-        let f = try SyncFixture()
+        let f = try SyncFixture(storeClock: SyncFixture.stoppedClock())
         for i in 0..<4 { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
         f.gmail.setHook { call in if case .getMessage("m1", _) = call { throw GmailError.server(status: 500) } }
         let engine = f.engine(pageSize: 2)

@@ -166,7 +166,7 @@ struct TrustTests {
     @Test("a new message Gmail answers with an error every time is parked; the cursor advances and later mail arrives",
           arguments: [GmailError.server(status: 500), GmailError.invalidResponse("not JSON")])
     func badNewMessageParked(_ failure: GmailError) async throws {
-        let (f, engine) = try await synced()
+        let (f, engine) = try await SyncFixture.synced(storeClock: SyncFixture.stoppedClock())
         f.gmail.deliver("bad")
         f.gmail.deliver("good")
         f.gmail.setHook { call in if case .getMessage("bad", _) = call { throw failure } }

@@ -23,6 +23,14 @@ final class SyncFixture: @unchecked Sendable {
         database = SharedStore(store)
     }
 
+    /// A store clock stopped at the time it is made: a test that parks a message and then
+    /// checks it is not yet due must not depend on how long a busy machine takes between
+    /// the two (the back-off is a minute of this clock; `makeParkedDue` moves it on).
+    static func stoppedClock() -> Store.Clock {
+        let stopped = Store.systemClock()
+        return { stopped }
+    }
+
     var now: Date { Date(timeIntervalSince1970: Double(clock.withLock { $0 }) / 1000) }
 
     func advance(days: Double) { clock.withLock { $0 += Int64(days * 86_400_000) } }
@@ -73,8 +81,8 @@ final class SyncFixture: @unchecked Sendable {
     }
 
     /// A synced mailbox of `count` one-message threads, all in the inbox, and its engine.
-    static func synced(_ count: Int = 3) async throws -> (SyncFixture, SyncEngine) {
-        let f = try SyncFixture()
+    static func synced(_ count: Int = 3, storeClock: @escaping Store.Clock = Store.systemClock) async throws -> (SyncFixture, SyncEngine) {
+        let f = try SyncFixture(storeClock: storeClock)
         for i in 0..<count { f.gmail.seed("m\(i)", daysAgo: Double(i) + 1) }
         let engine = f.engine()
         try await f.syncUntilComplete(engine)
