@@ -194,6 +194,19 @@ def connect_account(env, work, fake):
          "--lookback-days", "0"], env=env)
 
 
+def threads_page(walk):
+    """The best the sqlite3 CLI does for "the first 50 threads, newest first": `walk`
+    (FROM ... WHERE ... ORDER BY a key DESC) read from its newest end, distinct threads,
+    stop at 50, then each thread's rollup row and newest message."""
+    return """
+        SELECT r.thread_id, r.last_message_at, n.subject, r.sender, r.labels
+          FROM (SELECT DISTINCT m.thread_id, m.account_id
+                  %s LIMIT 50) AS t
+          JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id
+          JOIN messages AS n ON n.id = r.newest_message_id;
+        """ % walk
+
+
 # --------------------------------------------------------------------------- steps
 
 
@@ -432,19 +445,12 @@ class Bench:
             return ["sqlite3", "-readonly", db, ".read " + self.sql_file(name, sql)]
 
         def fts_threads(match):
-            # The best the sqlite3 CLI does for "threads matching X, newest first": walk the
-            # FTS doclist backwards (rowid follows the date), distinct threads, stop at 50.
-            return """
-                SELECT r.thread_id, r.last_message_at, n.subject, r.sender, r.labels
-                  FROM (SELECT DISTINCT m.thread_id, m.account_id
-                          FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid
+            # The FTS doclist walked backwards (rowid follows the date).
+            return threads_page("""FROM fts_messages JOIN messages AS m ON m.id = fts_messages.rowid
                          WHERE fts_messages MATCH '%s'
                            AND NOT EXISTS (SELECT 1 FROM message_labels AS l
                                             WHERE l.message_id = m.id AND l.label IN ('SPAM', 'TRASH'))
-                         ORDER BY fts_messages.rowid DESC LIMIT 50) AS t
-                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id
-                  JOIN messages AS n ON n.id = r.newest_message_id;
-                """ % match.replace("'", "''")
+                         ORDER BY fts_messages.rowid DESC""" % match.replace("'", "''"))
 
         rows = []
         rows.append(("startup", "start-up", [
@@ -483,31 +489,28 @@ class Bench:
             ]))
         rows.append(("search-from", "hd-search from:%s" % q["sender"], [
             ("hudson", ["hd-search", "-n", "50", "from:" + q["sender"]]),
-            ("sqlite3", sqlite("search-from", """
-                SELECT r.thread_id, r.last_message_at, n.subject, r.sender, r.labels
-                  FROM (SELECT DISTINCT m.thread_id, m.account_id
-                          FROM message_addresses AS a JOIN messages AS m ON m.id = a.message_id
+            ("sqlite3", sqlite("search-from", threads_page("""FROM message_addresses AS a JOIN messages AS m ON m.id = a.message_id
                          WHERE a.address = '%s' AND a.role = 'from'
-                         ORDER BY a.message_id DESC LIMIT 50) AS t
-                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id
-                  JOIN messages AS n ON n.id = r.newest_message_id;
-                """ % q["sender"])),
+                         ORDER BY a.message_id DESC""" % q["sender"]))),
             ("notmuch", nm + ["from:" + q["sender"]]),
             ("mu", mu + ["from:" + q["sender"]]),
         ]))
         rows.append(("search-label-date", "hd-search label:%s after:%s before:%s" % (q["label"], q["after"], q["before"]), [
             ("hudson", ["hd-search", "-n", "50", "label:" + q["label"], "after:" + q["after"], "before:" + q["before"]]),
-            ("sqlite3", sqlite("search-label-date", """
-                SELECT r.thread_id, r.last_message_at, n.subject, r.sender, r.labels
-                  FROM (SELECT DISTINCT m.thread_id, m.account_id
-                          FROM message_labels AS l JOIN messages AS m ON m.id = l.message_id
+            ("sqlite3", sqlite("search-label-date", threads_page("""FROM message_labels AS l JOIN messages AS m ON m.id = l.message_id
                          WHERE l.label = '%s' AND l.message_id >= %d AND l.message_id < %d
-                         ORDER BY l.message_id DESC LIMIT 50) AS t
-                  JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id
-                  JOIN messages AS n ON n.id = r.newest_message_id;
-                """ % (q["label_id"], after * 1000 * 1000, before * 1000 * 1000))),
+                         ORDER BY l.message_id DESC""" % (q["label_id"], after * 1000 * 1000, before * 1000 * 1000)))),
             ("notmuch", nm + ["tag:" + q["label"].lower(), "date:%s..%s" % (iso(q["after"]), day_before)]),
             ("mu", mu + ["tag:" + q["label"].lower(), "date:%s..%s" % (compact(q["after"]), day_before.replace("-", ""))]),
+        ]))
+        # The same label alone: its first page, from every member it has.
+        rows.append(("search-label", "hd-search label:%s (no dates)" % q["label"], [
+            ("hudson", ["hd-search", "-n", "50", "label:" + q["label"]]),
+            ("sqlite3", sqlite("search-label", threads_page("""FROM message_labels AS l JOIN messages AS m ON m.id = l.message_id
+                         WHERE l.label = '%s'
+                         ORDER BY l.message_id DESC""" % q["label_id"]))),
+            ("notmuch", nm + ["tag:" + q["label"].lower()]),
+            ("mu", mu + ["tag:" + q["label"].lower()]),
         ]))
         # hd-show: the newest thread of 20 messages (or the longest there is).
         thread = run(SQLITE_CLI + ["-readonly", db, """
@@ -675,14 +678,9 @@ class Bench:
             ]),
             ("larger", "hd-search larger:%s (one message in 200), first 50" % larger, [
                 ("hudson", ["hd-search", "-n", "50", "larger:" + larger]),
-                ("sqlite3", sqlite("larger", """
-                    SELECT r.thread_id, r.last_message_at, n.subject, r.sender, r.labels
-                      FROM (SELECT DISTINCT m.thread_id, m.account_id FROM messages AS m
+                ("sqlite3", sqlite("larger", threads_page("""FROM messages AS m
                              WHERE m.size_estimate > %d AND %s
-                             ORDER BY m.id DESC LIMIT 50) AS t
-                      JOIN thread_rollup AS r ON r.thread_id = t.thread_id AND r.account_id = t.account_id
-                      JOIN messages AS n ON n.id = r.newest_message_id;""" % (
-                    int(larger[:-1]) * 1024, outside))),
+                             ORDER BY m.id DESC""" % (int(larger[:-1]) * 1024, outside)))),
                 ("mu", ["mu", "find", "--muhome=" + self.mu_home(), "--maxnum=50", "--sortfield=date", "--reverse",
                         "size:%s.." % larger]),
             ]),

@@ -12,7 +12,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 ROW_ORDER = ["startup", "ls", "search-common", "search-rare", "search-prefix", "search-from",
-             "search-label-date", "search-phrase", "show", "mark", "labels", "count-common", "count-threads", "larger",
+             "search-label-date", "search-label", "search-phrase", "show", "mark", "labels", "count-common", "count-threads", "larger",
              "stream-common", "stream-json", "changed", "first-line", "deep-page", "mcp-initialize", "mcp-search"]
 
 # Targets as (÷ sqlite3, ÷ notmuch, ÷ mu) limits, None for none (issues 9, 19 and 43).
