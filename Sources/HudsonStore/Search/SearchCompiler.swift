@@ -309,17 +309,10 @@ struct SearchCompiler {
             : labelDriver.map { "FROM \($0.table) AS ld" } ?? from
         let countReadsMessages = from != drivingFrom && (options.accountID != nil || !rest.isEmpty)
         let countFromAndWhere = countReadsMessages ? nil : drivingFrom + whereClause(listScopedConditions)
-        let orderBy: String
+        // The driving index's key is m.id's order, read off that index.
         let direction = options.sort == .oldest ? "ASC" : "DESC"
-        if match != nil {
-            orderBy = options.sort == .relevance ? "bm25(fts_messages), fts_messages.rowid DESC" : "fts_messages.rowid \(direction)"
-        } else if addressDriver != nil {
-            orderBy = "a.message_id \(direction)"  // the same order as m.id, read off the index
-        } else if labelDriver != nil {
-            orderBy = "ld.message_id \(direction)"
-        } else {
-            orderBy = "m.id \(direction)"
-        }
+        let orderBy = match != nil && options.sort == .relevance ? "bm25(fts_messages), fts_messages.rowid DESC"
+            : "\(keyColumn) \(direction)"
         return CompiledSearch(fromAndWhere: from + whereClause(conditions), arguments: arguments, match: match,
                               orderBy: orderBy, keyColumn: keyColumn, labelSource: labelSource,
                               everyMatchFromAndWhere: from + whereClause(listScopedConditions),

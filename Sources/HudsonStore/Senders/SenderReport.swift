@@ -121,7 +121,7 @@ extension Store {
     /// flattening it into the grouping, which evaluated the key three times and the unread
     /// test twice per message (SQLite's query flattener, rule 9). A group is of one
     /// account, so its threads are counted by id alone, not by a text joined for each
-    /// message. Together: 770 to 537 ms at 1,000,000 messages (docs/performance.md).
+    /// message. Together: 770 to 505 ms at 1,000,000 messages, whole process (docs/performance.md).
     static func senderGroupsSQL(selection: String, labels: String, unsubscribedAt: Bool = false) -> String {
         func carries(_ label: String) -> String {
             EffectiveLabels.carries(messageColumn: "m.id", label: "'\(label)'", source: labels)
