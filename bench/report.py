@@ -261,13 +261,16 @@ def main():
         export = load(os.path.join(d, "export.json"))
         if export:
             # hd-export (issue 24 §2): the incremental rerun against the whole export, same run.
-            text.append("`hd-export` to a Maildir, %d messages, whole process: fetching every source from the fake "
-                        "(keep-raw on) **%.1f s**; from the kept sources, no network, **%.1f s** (Maildir %.0f MB, "
-                        "sources %.0f MB in the store); the rerun after %d changes **%.2f s** = %s of the offline "
-                        "export %s.\n" % (
-                            export["messages"], export["fetching"]["seconds"], export["offline"]["seconds"],
+            fetching = export.get("fetching")
+            text.append("`hd-export` to a Maildir, %d messages, whole process: %sfrom the kept sources, no network, "
+                        "**%.1f s**, peak %.0f MiB (Maildir %.0f MB, sources %.0f MB in the store); the rerun after %d "
+                        "changes **%.2f s**, peak %.0f MiB = %s of the offline export %s.\n" % (
+                            export["messages"],
+                            "fetching every source from the fake (keep-raw on) **%.1f s**, peak %.0f MiB; " % (
+                                fetching["seconds"], (fetching.get("peak_rss_kib") or 0) / 1024) if fetching else "",
+                            export["offline"]["seconds"], (export["offline"].get("peak_rss_kib") or 0) / 1024,
                             export["maildir_bytes"] / 1e6, export["sources"]["bytes"] / 1e6, export["changes"],
-                            export["incremental"]["seconds"],
+                            export["incremental"]["seconds"], (export["incremental"].get("peak_rss_kib") or 0) / 1024,
                             "%.1f %%" % (100 * export["incremental"]["seconds"] / max(export["offline"]["seconds"], 0.001)),
                             "✓" if export["incremental"]["seconds"] <= max(5.0, 0.1 * export["offline"]["seconds"]) else "✗"))
         two_way = two_way_text(d)
