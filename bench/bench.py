@@ -181,6 +181,17 @@ def hudson_env(binaries, work, fake, quota_per_minute):
     return env
 
 
+def offline_env(binaries, work):
+    """The environment of Hudson commands on the store in `work` with no Gmail at all."""
+    env = dict(os.environ)
+    env.update({"PATH": binaries + os.pathsep + env.get("PATH", ""),
+                "HUDSON_DB": os.path.join(work, "hudson.sqlite3"),
+                "HUDSON_CONFIG_DIR": os.path.join(work, "config")})
+    for name in ("HUDSON_ACCOUNT", "HUDSON_GMAIL_URL", "HUDSON_OAUTH_TOKEN_URL"):
+        env.pop(name, None)
+    return env
+
+
 def connect_account(env, work, fake):
     secret = os.path.join(work, "client_secret.json")
     write_json(secret, {"installed": {
@@ -1132,15 +1143,8 @@ class Bench:
         if fake is None and not from_corpus:  # a store built earlier: a fake to fetch from
             fake = started_fake = Fake(work, self.paths["ndjson"], self.paths["labels_json"])
         try:
-            if fake is not None:
-                env = hudson_env(self.binaries, store_work, fake, 100_000_000)
-            else:  # no Gmail: every command here works offline
-                env = dict(os.environ)
-                env.update({"PATH": self.binaries + os.pathsep + env.get("PATH", ""),
-                            "HUDSON_DB": os.path.join(store_work, "hudson.sqlite3"),
-                            "HUDSON_CONFIG_DIR": os.path.join(store_work, "config")})
-                for name in ("HUDSON_ACCOUNT", "HUDSON_GMAIL_URL", "HUDSON_OAUTH_TOKEN_URL"):
-                    env.pop(name, None)
+            # Without a fake, every command here works offline.
+            env = hudson_env(self.binaries, store_work, fake, 100_000_000) if fake else offline_env(self.binaries, store_work)
             if started_fake:
                 connect_account(env, work, fake)
             if not from_corpus:
@@ -1225,7 +1229,7 @@ class Bench:
             shutil.copytree(os.path.join(paths["store"], "config"), os.path.join(paths["notmuch_store"], "config"))
             with open(paths["notmuch_config"], "w") as f:
                 # hd-export(1): database.path is the Maildir; its own files are not mail.
-                f.write("[database]\npath=%s\n[new]\ntags=\nignore=.hudson-export;.hudson-export.lock;.hudson-export-journal;notmuch-tags\n"
+                f.write("[database]\npath=%s\n[new]\ntags=\nignore=.hudson-export;.hudson-export.lock;notmuch-tags\n"
                         "[maildir]\nsynchronize_flags=true\n" % paths["notmuch_maildir"])
             env = self.two_way_env(notmuch=True)
             # --notmuch wants an export and a database on it: a one-way export first, indexed
@@ -1248,13 +1252,8 @@ class Bench:
     def two_way_env(self, notmuch):
         """The environment of a two-way row's Hudson commands: its own store, no Gmail."""
         paths = self.two_way_paths
-        work = paths["notmuch_store" if notmuch else "store"]
-        env = dict(os.environ)
-        env.update({"PATH": self.binaries + os.pathsep + env.get("PATH", ""),
-                    "HUDSON_DB": os.path.join(work, "hudson.sqlite3"),
-                    "HUDSON_CONFIG_DIR": os.path.join(work, "config"), "NOTMUCH_CONFIG": paths["notmuch_config"]})
-        for name in ("HUDSON_ACCOUNT", "HUDSON_GMAIL_URL", "HUDSON_OAUTH_TOKEN_URL"):
-            env.pop(name, None)
+        env = offline_env(self.binaries, paths["notmuch_store" if notmuch else "store"])
+        env["NOTMUCH_CONFIG"] = paths["notmuch_config"]
         return env
 
     def two_way(self):
