@@ -39,12 +39,17 @@ public struct ConnectionOptions: Sendable {
     /// that must first check whose file it is (the store: another program's database is
     /// refused, never changed) opens with this and configures after the check.
     public var deferWriteSetup: Bool
+    /// `SQLITE_OPEN_NOFOLLOW`: a file that is a symbolic link is refused, not followed
+    /// (a file in a directory someone else may write, as an export's state).
+    public var refusesSymbolicLink: Bool
 
     public init(
         access: Access, busyTimeoutMilliseconds: Int32 = 5_000, synchronous: Synchronous = .normal, cacheKiB: Int? = nil,
-        checkpointPages: Int? = nil, testing: TestingHooks = TestingHooks(), deferWriteSetup: Bool = false
+        checkpointPages: Int? = nil, testing: TestingHooks = TestingHooks(), deferWriteSetup: Bool = false,
+        refusesSymbolicLink: Bool = false
     ) {
         self.deferWriteSetup = deferWriteSetup
+        self.refusesSymbolicLink = refusesSymbolicLink
         self.access = access
         self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         self.synchronous = synchronous
@@ -97,6 +102,7 @@ public final class Connection {
         case .readWrite: flags |= SQLITE_OPEN_READWRITE
         case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
         }
+        if options.refusesSymbolicLink { flags |= SQLITE_OPEN_NOFOLLOW }
         var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
