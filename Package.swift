@@ -9,7 +9,7 @@
 //   HudsonStore, HudsonGmail, HudsonMail, HudsonQuery, GmailIDShape <- HudsonSync
 //   HudsonOutput, HudsonStore, HudsonMail <- HudsonCLI
 //   SQLite, HudsonGmail <- HudsonQuotaLedger
-//   HudsonStore, HudsonMail, GmailIDShape <- HudsonExport
+//   SQLite, HudsonStore, HudsonMail, GmailIDShape <- HudsonExport
 //   HudsonCLI <- HudsonCommands
 //   HudsonCLI, HudsonGmail, HudsonSync, HudsonQuotaLedger, HudsonExport <- HudsonNetworkCommands
 //   HudsonCLI, HudsonStore, HudsonMail, HudsonQuery, HudsonOutput <- HudsonMCP <- HudsonCommands (hd-mcp)
@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "HudsonMail", "SQLite"]),
         // hd-export's engine (issue 24 §2): Maildir, mboxrd and .eml exports, incremental by
         // the change sequence; the sources it lacks come from its caller.
-        .target(name: "HudsonExport", dependencies: ["HudsonStore", "HudsonMail", "GmailIDShape"]),
+        .target(name: "HudsonExport", dependencies: ["SQLite", "HudsonStore", "HudsonMail", "GmailIDShape"]),
 
         // hd-mcp's protocol and tools (issue 40): MCP over stdio, each tool a thin layer over
         // what the commands call. Local, like them: it links no network code.
@@ -158,7 +158,7 @@ let package = Package(
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail", "GmailIDShape"]),
         .testTarget(name: "HudsonQuotaLedgerTests", dependencies: ["HudsonQuotaLedger", "HudsonGmail", "SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonQuery", "HudsonTestSupport", "GmailIDShape", "HudsonMail"]),
-        .testTarget(name: "CLITests", dependencies: ["HudsonStore", "HudsonMail", "HudsonTestSupport"], exclude: ["Snapshots"]),
+        .testTarget(name: "CLITests", dependencies: ["SQLite", "HudsonStore", "HudsonMail", "HudsonTestSupport"], exclude: ["Snapshots"]),
         // Concurrency, crash, fault, file and hostile-input suites (docs/reliability.md).
         .testTarget(name: "ReliabilityTests", dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"]),
         .testTarget(

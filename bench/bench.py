@@ -1147,6 +1147,8 @@ class Bench:
             env = hudson_env(self.binaries, store_work, fake, 100_000_000) if fake else offline_env(self.binaries, store_work)
             if started_fake:
                 connect_account(env, work, fake)
+            # The states of the exports removed above (hd-export keeps them beside the store).
+            shutil.rmtree(env["HUDSON_DB"] + ".exports", ignore_errors=True)
             if not from_corpus:
                 run(["hd-auth", "set", ACCOUNT, "keep-raw", "on"], env=env)
                 run(SQLITE_CLI + [env["HUDSON_DB"], "DELETE FROM message_sources;"], capture=True)

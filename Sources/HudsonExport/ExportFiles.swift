@@ -95,6 +95,23 @@ final class ExportDirectory {
 
     func child(_ name: String) -> String { path == "/" ? "/" + name : path + "/" + name }
 
+    /// `name` here, by the path the directory has now, with no link in it: for a library
+    /// that opens files by path (SQLite, refusing links), the directory this one is.
+    func resolvedChild(_ name: String) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/fd/\(fd)", &buffer, Int(PATH_MAX))
+        guard length > 0, buffer[0] == CChar(UInt8(ascii: "/")) else { return child(name) }
+        let directory = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return directory == "/" ? "/" + name : directory + "/" + name
+    }
+
+    /// This directory's device and inode: the same after a rename, another in a copy.
+    var identity: String {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return "?" }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
     /// The subdirectory `name` (one component), not followed if a link; created (0700)
     /// when missing and `create`, nil when missing otherwise.
     func subdirectory(_ name: String, create: Bool) throws -> ExportDirectory? {
@@ -201,6 +218,11 @@ final class ExportDirectory {
             unlinkat(temporaryDirectory.fd, temporary, 0)
             throw ExportFileError(child(name), errno: code)
         }
+    }
+
+    /// Renames `name` to `newName` here, replacing what is there.
+    func rename(_ name: String, to newName: String) throws {
+        guard renameat(fd, name, fd, newName) == 0 else { throw ExportFileError(child(newName)) }
     }
 
     /// Removes `name` (a link itself, never what it points to); nothing there is fine.

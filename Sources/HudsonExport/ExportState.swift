@@ -30,8 +30,12 @@
      intake-revision N        the revision the pending read-back reached
      H GMAIL-ID SHA1          a message without Message-ID: notmuch names it notmuch-sha1-SHA1
 
- It is replaced whole (temporary file, rename) after each batch, once what the batch
- wrote is on disk.
+ This is the state's text form: earlier versions kept the whole state so in the export's
+ directory, and it is still read there. A run keeps the state in an SQLite file beside
+ the store (ExportStateDatabase), named by a marker in the export (ExportMarker): the
+ lines above but `M` and `K` as one text, and the `M` and `K` entries in a table, so that
+ a run holds one batch's changes in memory, not the whole export; each batch's save is
+ one transaction, once what the batch wrote is on disk.
  */
 
 /// Whether an export reads back what mail clients change (issue 39).
@@ -56,7 +60,7 @@ struct ExportState: Equatable {
     var email: String
     var seq: Int64 = 0
     var mboxSize: Int64 = 0
-    var entries: [String: Entry] = [:]
+    var entries = ExportEntries()
     var failed: Set<String> = []
 
     /// What a two-way export also does (issue 39).
@@ -93,8 +97,11 @@ struct ExportState: Equatable {
 
     static let magic = "hudson-export 1"
 
-    /// Parses a state file; nil when it is not one. On bytes, a line at a time: the
-    /// state of a 100,000-message export is read on every run (6 MB). The file is
+    /// Whether an entry may name a file by a name a mail client chose (a two-way Maildir's).
+    var allowsClientPaths: Bool { format == .maildir && !exportID.isEmpty }
+
+    /// Parses a state's text form; nil when it is not one. On bytes, a line at a time (a
+    /// text state of 100,000 messages, as earlier versions wrote, is 6 MB). The file is
     /// untrusted (issue 37 §3): every line must be of the documented form, every id one
     /// that can name a file, and every path one this format writes, inside the export
     /// (`--mirror` removes what the state names, so `K ID ../../x` must never be read).
@@ -105,8 +112,6 @@ struct ExportState: Equatable {
         var first = true
         let space = UInt8(ascii: " ")
         let lines = bytes.split(separator: UInt8(ascii: "\n"))
-        // Nearly every line is an entry: sized once, not grown (and rehashed) as they come.
-        state.entries.reserveCapacity(lines.count)
         // Entries whose path is not one Hudson writes: allowed only as a two-way export's
         // client names, known once the whole file is read (its two-way lines come last).
         var clientPaths: [String] = []
@@ -252,11 +257,11 @@ struct ExportState: Equatable {
 
     private static let markerBytes = Array(".hudson-".utf8)
 
-    /// The file's bytes (entries in no particular order).
+    /// The state's text form, entries and all (in no particular order).
     var bytes: [UInt8] {
-        var output = Array("\(Self.magic)\nformat \(format.rawValue)\naccount \(email)\nseq \(seq)\nmbox-size \(mboxSize)\n".utf8)
+        var output = header
         output.reserveCapacity(output.count + entries.count * 64)
-        for (id, entry) in entries {
+        try? entries.forEach { id, entry in
             output.append(entry.status == .live ? UInt8(ascii: "M") : UInt8(ascii: "K"))
             output.append(UInt8(ascii: " "))
             output += id.utf8
@@ -264,6 +269,18 @@ struct ExportState: Equatable {
             output += entry.path.utf8
             output.append(UInt8(ascii: "\n"))
         }
+        return output + rest
+    }
+
+    /// The text form without the entries: what the state's database keeps as text.
+    var textPart: [UInt8] { header + rest }
+
+    private var header: [UInt8] {
+        Array("\(Self.magic)\nformat \(format.rawValue)\naccount \(email)\nseq \(seq)\nmbox-size \(mboxSize)\n".utf8)
+    }
+
+    private var rest: [UInt8] {
+        var output: [UInt8] = []
         for id in failed { output += Array("F \(id)\n".utf8) }
         if twoWay != .off || !exportID.isEmpty {
             output += Array("two-way \(twoWay.rawValue)\nexport-id \(exportID)\nintake \(intake)\nscanned \(scanned.cur) \(scanned.new)\n".utf8)
@@ -280,5 +297,17 @@ struct ExportState: Equatable {
         for id in removedByClient { output += Array("G \(id)\n".utf8) }
         for id in relabelAgain { output += Array("R \(id)\n".utf8) }
         return output
+    }
+
+    /// Reads a state's database (ExportStateDatabase): its text part, checked as a text
+    /// state is, and the directory it was made for; nil when it does not hold a state. The
+    /// entries are read as the run needs them, each checked as it is read.
+    static func read(database: ExportStateDatabase) throws -> (state: ExportState, directory: String)? {
+        guard let (text, directory) = try database.text(), var state = ExportState(parsing: text),
+              state.entries.count == 0 else { return nil }
+        database.format = state.format
+        database.allowsClientPaths = state.allowsClientPaths
+        state.entries = try ExportEntries(database: database)
+        return (state, directory)
     }
 }

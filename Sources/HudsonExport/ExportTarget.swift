@@ -21,8 +21,10 @@
  - an export's own files, each by kind: `cur`, `new` and `tmp` are directories, the state
    and its lock are regular files, none a link (a link inside would point the export's
    writes, or `--mirror`'s removals, outside it);
- - the state file, as untrusted text (ExportState): bounded in size, every line of the
-   documented form, every path one an export writes (`cur/NAME`, `YYYY/MM/ID.eml`, `-`).
+ - the state file, as untrusted: a marker (ExportMarker) naming a state beside the store
+   that was made for this very directory (ExportStateDatabase), or a whole state in the
+   earlier text form (ExportState), bounded, every line of the documented form, every
+   path one an export writes (`cur/NAME`, `YYYY/MM/ID.eml`, `-`).
  */
 import Glibc
 
@@ -41,7 +43,7 @@ struct ExportTarget {
     /// The export's state, when the target already holds an export.
     let state: ExportState?
 
-    /// The state file's largest size: a million messages take about 60 MB.
+    /// A text state's largest size (it is read whole): a million messages take about 60 MB.
     static let stateLimit: Int64 = 256 << 20
 
     /// The names an export of this format may hold without a state file: what the run that
@@ -72,7 +74,7 @@ struct ExportTarget {
 
     /// Inspects `path` for an export of `email`'s mail in `format`; `storePath` is the
     /// store's file. Throws `ExportError` when the target must not be used.
-    static func inspect(_ given: String, format: ExportFormat, email: String, storePath: String?) throws -> ExportTarget {
+    static func inspect(_ given: String, format: ExportFormat, email: String, storePath: String?, states: String) throws -> ExportTarget {
         guard !given.isEmpty else { throw ExportError.badTarget(path: given, reason: "an empty name") }
         guard given != "-" else {
             throw ExportError.badTarget(path: given, reason: "an export is read back by the next run, so it cannot go to standard output; name a file or directory")
@@ -151,9 +153,9 @@ struct ExportTarget {
 
         let state: ExportState?
         if format == .mbox && missingParents.isEmpty {
-            state = try inspectMbox(path: path, parent: parent, name: name, exists: kind != nil, email: email, given: given)
+            state = try inspectMbox(path: path, parent: parent, name: name, exists: kind != nil, email: email, states: states, given: given)
         } else if kind != nil {
-            state = try inspectDirectory(path: path, format: format, email: email, given: given)
+            state = try inspectDirectory(path: path, format: format, email: email, states: states, given: given)
         } else {
             state = nil
         }
@@ -188,6 +190,15 @@ struct ExportTarget {
         if realPath(path) == storeDirectory {
             throw ExportError.unusableTarget(path: given, reason: "the store's directory")
         }
+        // Nor inside the store's export states (ExportStateDatabase): the nearest directory
+        // above the target that exists is not that one, nor in it.
+        if let states = realPath(ExportStateDatabase.directory(forStore: storePath)) {
+            var above = parent
+            while realPath(above) == nil, split(above).parent != above { above = split(above).parent }
+            if let real = realPath(above), real == states || real.hasPrefix(states + "/") {
+                throw ExportError.unusableTarget(path: given, reason: "inside the store's export states (\(states))")
+            }
+        }
         guard realPath(parent) == storeDirectory else { return }
         let names = format == .mbox ? [name] + mboxCompanions(name) : [name]
         if names.contains(where: { $0.hasPrefix(storeName) }) {
@@ -210,7 +221,7 @@ struct ExportTarget {
 
     /// An existing directory: an export of this account in this format, or empty but for
     /// what a killed first run left.
-    static func inspectDirectory(path: String, format: ExportFormat, email: String, given: String) throws -> ExportState? {
+    static func inspectDirectory(path: String, format: ExportFormat, email: String, states: String, given: String) throws -> ExportState? {
         let directory: ExportDirectory
         let names: [String]
         do {
@@ -254,11 +265,11 @@ struct ExportTarget {
             }
             return nil
         }
-        return try readState(directory, Exporter.stateFileName, format: format, email: email, given: given)
+        return try readState(directory, Exporter.stateFileName, format: format, email: email, states: states, given: given)
     }
 
     /// An mbox: its state beside it (`NAME.hudson-export`) says how long it was.
-    static func inspectMbox(path: String, parent: String, name: String, exists: Bool, email: String,
+    static func inspectMbox(path: String, parent: String, name: String, exists: Bool, email: String, states: String,
                             given: String) throws -> ExportState? {
         let directory: ExportDirectory
         do {
@@ -278,7 +289,7 @@ struct ExportTarget {
             }
             return nil
         }
-        let state = try readState(directory, mboxCompanions(name)[0], format: .mbox, email: email, given: given)
+        let state = try readState(directory, mboxCompanions(name)[0], format: .mbox, email: email, states: states, given: given)
         let size = directory.size(name) ?? 0
         if size < state.mboxSize {
             throw ExportError.notThisExport(path: given, detail: exists ? "shorter than its export recorded: changed by another program"
@@ -287,20 +298,56 @@ struct ExportTarget {
         return state
     }
 
-    /// Reads and checks a state file (a regular file, bounded, of this format and account).
+    /// Reads and checks an export's state: the marker `name` in `directory` and the state
+    /// database it names in `states` (ExportMarker, ExportStateDatabase), or a whole state
+    /// in the earlier text form (bounded); of this format and account either way.
     static func readState(_ directory: ExportDirectory, _ name: String, format: ExportFormat, email: String,
-                          given: String) throws -> ExportState {
-        let bytes: [UInt8]
+                          states: String, given: String) throws -> ExportState {
+        let unreadable = { (reason: String) in
+            ExportError.notThisExport(path: given, detail: "\(directory.child(name)) cannot be read as an export's state\(reason)")
+        }
         // Taken before the read: a file replaced after it has another stamp, and is read again.
         let stamp = directory.stamp(name)
+        var parsed: ExportState?
+        var statePath = directory.child(name)
         do {
-            bytes = try directory.read(name, limit: stateLimit)
+            let magic = Array((ExportMarker.magic + "\n").utf8)
+            if try directory.readPrefix(name, count: magic.count) == magic {
+                guard let marker = ExportMarker(parsing: try directory.read(name, limit: ExportMarker.limit)) else { throw unreadable("") }
+                guard marker.format == format else {
+                    throw ExportError.notThisExport(path: given, detail: "holds a \(marker.format.rawValue) export, not \(format.rawValue)")
+                }
+                guard marker.email.lowercased() == email.lowercased() else {
+                    throw ExportError.notThisExport(path: given, detail: "holds the export of \(marker.email)")
+                }
+                statePath = states + "/" + marker.stateID
+                guard let statesDirectory = try ExportStateLocation.openStates(states, create: false),
+                      statesDirectory.exists(marker.stateID) else {
+                    throw ExportError.notThisExport(path: given, detail: "its state (\(statePath)) is not with this store: "
+                        + "export with the store that made it, or into a new directory")
+                }
+                guard let database = try ExportStateDatabase.open(statesDirectory.resolvedChild(marker.stateID)),
+                      let (state, made) = try ExportState.read(database: database),
+                      state.format == marker.format, state.email == marker.email else {
+                    throw ExportError.notThisExport(path: given, detail: "\(statePath) cannot be read as an export's state")
+                }
+                // A marker in another directory than the one the state was made for: a copy or
+                // a restore (the state would describe files that are not there), or a marker
+                // made to borrow another export's state.
+                guard made == directory.identity + "/" + name else {
+                    throw ExportError.notThisExport(path: given, detail: "a copy of an export made in another directory (its state, "
+                        + "\(statePath), describes that one's files): export into a new directory")
+                }
+                parsed = state
+            } else {
+                parsed = ExportState(parsing: try directory.read(name, limit: stateLimit))
+            }
         } catch let error as ExportFileError {
             throw ExportError.notThisExport(path: given, detail: "\(error.path) cannot be read as an export's state: \(error.reason)")
+        } catch let failure as ExportStateFailure {
+            throw failure.exportError(path: given)
         }
-        guard var state = ExportState(parsing: bytes) else {
-            throw ExportError.notThisExport(path: given, detail: "\(directory.child(name)) cannot be read as an export's state")
-        }
+        guard var state = parsed else { throw unreadable("") }
         guard state.format == format else {
             throw ExportError.notThisExport(path: given, detail: "holds a \(state.format.rawValue) export, not \(format.rawValue)")
         }

@@ -100,8 +100,8 @@ public final class Exporter {
     let mirror: Bool
     let labelNames: [String: String]
     /// Items read from the change sequence at a time, at least: a batch grows with the
-    /// export (an eighth of what it holds, at most 5,000), since the state, saved after
-    /// each, is rewritten whole (a 100,000-message export saves it about 25 times, not 200).
+    /// export (an eighth of what it holds, at most 5,000), so that a large export saves its
+    /// state (a transaction, and a flush of what it wrote) about 25 times per 100,000, not 200.
     public var batchSize = 500
     /// `--two-way`, `--notmuch` or `--one-way`: the mode recorded from this run on; nil keeps the state's.
     public var twoWayRequest: TwoWayMode?
@@ -119,9 +119,8 @@ public final class Exporter {
     /// file holds the pending read-back a rerun adopts, so the next save may carry it.
     var stateOwed = false
     /// The state as the run left it: a command that ends with the run can keep it to its
-    /// exit and not spend the time a 100,000-entry state takes to free (with the heap
-    /// consolidation it leaves for SQLite's close, about 100 ms of a 310 ms idle run at
-    /// 100,000 messages).
+    /// exit and not spend the time a large state takes to free (a text state read whole:
+    /// about 100 ms of a 310 ms idle run at 100,000 messages).
     public private(set) var stateLeft: ExportStateLeft?
     /// Called at the named points of a run (the reliability suite's kill -9 seam; the CLI
     /// wires it to TestHooks): `read-back-saved`, `read-back-queued`, `batch-written`.
@@ -179,7 +178,14 @@ public final class Exporter {
         }
 
         /// The directory holding the file at `relative` (`cur/NAME`), and the file's name.
+        /// Every component a name (`.` and `..` are refused: nothing a state says is reached
+        /// outside the export, whatever checked it before).
         func place(_ relative: String, create: Bool) throws -> (ExportDirectory, String)? {
+            guard !relative.isEmpty, !relative.split(separator: "/", omittingEmptySubsequences: false).contains(where: {
+                $0.isEmpty || $0 == "." || $0 == ".."
+            }) else {
+                throw ExportFileError(root.child(relative), "not a name inside the export")
+            }
             guard let slash = relative.lastIndex(of: "/") else { return (root, relative) }
             guard let directory = try directory(String(relative[..<slash]), create: create) else { return nil }
             return (directory, String(relative[relative.index(after: slash)...]))
@@ -208,9 +214,20 @@ public final class Exporter {
     /// Runs the export. `fetch` gets the sources the store does not have; `progress` is
     /// told the messages done so far and the sources fetched.
     public func run(fetch: Fetch, progress: (_ done: Int, _ fetched: Int) -> Void = { _, _ in }) async throws -> ExportReport {
+        do {
+            return try await runExport(fetch: fetch, progress: progress)
+        } catch let failure as ExportStateFailure {
+            throw failure.exportError(path: path)
+        }
+    }
+
+    /// `STORE.exports`: where the store keeps its exports' states (ExportStateDatabase).
+    var statesPath: String { ExportStateDatabase.directory(forStore: store.path) }
+
+    private func runExport(fetch: Fetch, progress: (_ done: Int, _ fetched: Int) -> Void) async throws -> ExportReport {
         var report = ExportReport()
         // Checked before anything is created: a refused run leaves the file system as it was.
-        let target = try ExportTarget.inspect(path, format: format, email: account.email, storePath: store.path)
+        let target = try ExportTarget.inspect(path, format: format, email: account.email, storePath: store.path, states: statesPath)
         if dryRun && target.state?.twoWay ?? .off == .off && (twoWayRequest ?? .off) == .off {
             throw ExportError.notThisExport(path: path, detail: "not a two-way export: --dry-run shows what a two-way export would read back")
         }
@@ -291,12 +308,13 @@ public final class Exporter {
                         state.taggedBefore[item.gmailID] = MaildirNames.tagsWritten(file)
                     }
                 }
-                if !state.writingAhead.isEmpty || !state.taggedBefore.isEmpty { try saveState(state, layout) }
+                if !state.writingAhead.isEmpty || !state.taggedBefore.isEmpty { try saveState(&state, layout) }
             }
             // Sources: stored, or fetched 500 at a time (at most that many in memory).
             for part in stride(from: 0, to: items.count, by: 500).map({ items[$0..<min($0 + 500, items.count)] }) {
                 var missing: [String] = []
-                for item in part where !item.deleted && state.entries[item.gmailID] == nil && !item.sourceStored
+                // The cheap tests first: a lookup in the state is a read of its file.
+                for item in part where !item.deleted && !item.sourceStored && state.entries[item.gmailID] == nil
                     && MaildirNames.isUsableID(item.gmailID) && !isLeftOut(item, state) {
                     missing.append(item.gmailID)
                 }
@@ -373,8 +391,9 @@ public final class Exporter {
                     // Maildir and .eml files end their lines in LF, as Unix mail tools write them
                     // (mboxrd's entries do too: Mbox).
                     if format != .mbox { source = UnixLines.from(source) }
-                    let relative = try write(item, source: &source, mbox: mbox, layout: layout, state: &state, maildirFiles: &maildirFiles)
-                    state.entries[item.gmailID] = ExportState.Entry(status: .live, path: relative)
+                    let relative = try write(item, existing: existing, source: &source, mbox: mbox, layout: layout, state: state,
+                                             maildirFiles: &maildirFiles)
+                    state.entries.set(item.gmailID, to: ExportState.Entry(status: .live, path: relative), was: existing)
                     if existing == nil { report.written += 1 } else { report.relabelled += 1 }
                     if notmuchMode {
                         taggedInBatch.insert(item.gmailID)
@@ -418,24 +437,25 @@ public final class Exporter {
             for id in taggedInBatch { state.taggedBefore[id] = nil }
             taggedInBatch = []
             checkpoint("batch-written")
-            try saveState(state, layout)
+            try saveState(&state, layout)
             progress(done, report.fetched)
         }
         if mirror && format != .mbox {
             // Messages kept by earlier runs without --mirror.
-            for (id, entry) in state.entries where entry.status == .kept {
+            for id in try state.entries.ids(status: .kept) {
+                guard let entry = state.entries[id] else { continue }
                 try layout.remove(entry.path)
                 state.entries[id] = nil
                 report.removed += 1
             }
-            try saveState(state, layout)
+            try saveState(&state, layout)
         }
         if let notmuch = notmuchOnCompletion, state.twoWay == .notmuch {
             // Every message is tagged: from this revision on, what changes is the client's.
             (state.notmuchUUID, state.notmuchRevision) = notmuch
-            try saveState(state, layout)
+            try saveState(&state, layout)
         }
-        if stateOwed { try saveState(state, layout) }
+        if stateOwed { try saveState(&state, layout) }
         try layout.root.remove(marker)
         return report
     }
@@ -500,16 +520,22 @@ public final class Exporter {
         do {
             // Under the lock: another run may have written the state since it was inspected.
             if layout.root.exists(layout.stateName) {
-                // The state inspect read, unless another run replaced it since (a 100,000-message
-                // state takes longer to parse than the rest of an idle run).
-                if let known = target.state, let stamp = known.stamp, layout.root.stamp(layout.stateName) == stamp {
+                // A text state inspect read, unless another run replaced it since (a 100,000-message
+                // one takes longer to parse than the rest of an idle run). A state beside the store
+                // is read again: its text part is small, and another run's saves leave the marker as it was.
+                if let known = target.state, !known.entries.isInDatabase, let stamp = known.stamp,
+                   layout.root.stamp(layout.stateName) == stamp {
+                    stateOwed = true
                     return (layout, lock, known)
                 }
-                let state = try ExportTarget.readState(layout.root, layout.stateName, format: format, email: account.email, given: path)
+                let state = try ExportTarget.readState(layout.root, layout.stateName, format: format, email: account.email,
+                                                       states: statesPath, given: path)
+                // A state in the earlier text form is kept as a database by this run, whatever it does.
+                if !state.entries.isInDatabase { stateOwed = true }
                 return (layout, lock, state)
             }
-            let state = ExportState(format: format, email: account.email)
-            try saveState(state, layout)
+            var state = ExportState(format: format, email: account.email)
+            try saveState(&state, layout)
             return (layout, lock, state)
         } catch {
             close(lock)
@@ -599,13 +625,14 @@ public final class Exporter {
         MaildirNames.tag(labelID: $0, names: labelNames)
     })
 
-    /// Writes one message; returns its path relative to the export.
-    func write(_ item: ExportItem, source: inout [UInt8], mbox: Int32, layout: Layout, state: inout ExportState,
-               maildirFiles: inout [String: [String]]) throws -> String {
+    /// Writes one message (`existing`: its entry in the state, if any); returns its path
+    /// relative to the export.
+    func write(_ item: ExportItem, existing: ExportState.Entry?, source: inout [UInt8], mbox: Int32, layout: Layout,
+               state: ExportState, maildirFiles: inout [String: [String]]) throws -> String {
         switch format {
         case .maildir:
             let unique = MaildirNames.unique(gmailID: item.gmailID, internalDate: item.internalDate)
-            let name = maildirName(item, keepingFlagsOf: state.entries[item.gmailID]?.path)
+            let name = maildirName(item, keepingFlagsOf: existing?.path)
             let relative = "cur/" + name
             let header = MaildirIdentity.exportHeaders(tags: tags(item.labels).sorted(), gmailID: item.gmailID,
                                                        exportID: state.exportID, newline: MaildirNames.newline(of: source))
@@ -614,10 +641,9 @@ public final class Exporter {
             }
             try cur.writeAtomically(header + source, to: name, temporary: unique, in: temporary)
             for old in maildirFiles[unique] ?? [] where old != relative { try layout.remove(old) }
-            if let old = state.entries[item.gmailID]?.path, old != relative { try layout.remove(old) }
+            if let old = existing?.path, old != relative { try layout.remove(old) }
             // Kept up to date where a killed run's files were listed; never grown by a run
-            // (the state names what it writes: a map of every file grew with the export,
-            // about 0.3 KiB a message).
+            // (the entries name what it writes: a map of every file would grow with the export).
             if maildirFiles[unique] != nil { maildirFiles[unique] = [relative] }
             return relative
         case .eml:
@@ -642,9 +668,12 @@ public final class Exporter {
         return address.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) ? address : ""
     }
 
-    func saveState(_ state: ExportState, _ layout: Layout) throws {
+    /// Saves the state (ExportStateDatabase), once what the run wrote is on disk.
+    func saveState(_ state: inout ExportState, _ layout: Layout) throws {
         layout.root.flush()
-        try layout.root.writeAtomically(state.bytes, to: layout.stateName, temporary: layout.stateName + ".tmp", in: layout.root)
+        let location = ExportStateLocation(root: layout.root, markerName: layout.stateName, statesPath: statesPath,
+                                           format: format, email: account.email)
+        try state.entries.save(text: state.textPart, at: location, allowsClientPaths: state.allowsClientPaths)
         stateOwed = false
     }
 

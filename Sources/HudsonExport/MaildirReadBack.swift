@@ -129,13 +129,13 @@ extension Exporter {
             for name in try layout.names(in: directory) { listed.insert(directory + "/" + name) }
         }
         var missing: [String: ExportState.Entry] = [:]
-        for (id, entry) in state.entries where entry.status == .live && !listed.contains(entry.path) {
-            missing[id] = entry
+        try state.entries.forEach { id, entry in
+            if entry.status == .live && !listed.contains(entry.path) { missing[id] = entry }
         }
         guard !missing.isEmpty else { return result }
         // Where each missing message is now (MaildirIdentity): among the files whose names the
         // export does not know, by Hudson's unique part, then by what the file says it is.
-        for entry in state.entries.values { listed.remove(entry.path) }
+        try state.entries.forEach { _, entry in listed.remove(entry.path) }
         let unknown = listed.sorted()
         var candidates: [String: [String]] = [:]
         var byUnique: [String: [String]] = [:]
@@ -230,8 +230,8 @@ extension Exporter {
         }
         let wasOff = state.twoWay == .off
         let wasNotmuch = state.twoWay == .notmuch
-        // An idle run saves nothing: the state (60 bytes a message) is rewritten only when
-        // something in it changed.
+        // An idle run saves nothing: the state is saved (a transaction, after a flush of the
+        // file system) only when something in it changed.
         var changedState = state.pendingIntake != nil || !state.writingAhead.isEmpty || !state.taggedBefore.isEmpty
             || (requested != nil && requested != state.twoWay)
         if let pending = state.pendingIntake {
@@ -249,7 +249,7 @@ extension Exporter {
         report.twoWay = state.twoWay
         guard state.twoWay != .off else {
             state.taggedBefore = [:]
-            if !dryRun && changedState { try saveState(state, layout) }
+            if !dryRun && changedState { try saveState(&state, layout) }
             return
         }
         // Messages a killed run was relabelling, and (--notmuch) the tags notmuch had before.
@@ -301,7 +301,7 @@ extension Exporter {
             state.pendingIntake = number
             state.pendingBaseline = found.baseline
             state.pendingRevision = found.notmuch?.revision
-            try saveState(state, layout)
+            try saveState(&state, layout)
             checkpoint("read-back-saved")
             report.readBack = try store.queueExportIntake(found.groups, description: found.description, accountID: account.id,
                                                           exportID: state.exportID, intake: number)
@@ -323,10 +323,10 @@ extension Exporter {
         // (a kill, a fetch that fails) must leave the next read-back knowing them.
         if queues {
             // Queued: the file holds it as pending, which a rerun adopts (the store has its
-            // number), so the run's next save carries this (one 6 MB rewrite fewer at 100,000).
+            // number), so the run's next save carries this (one save fewer).
             stateOwed = true
         } else if changedState {
-            try saveState(state, layout)
+            try saveState(&state, layout)
         }
     }
 }

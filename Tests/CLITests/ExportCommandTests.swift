@@ -323,7 +323,7 @@ struct ExportCommandTests {
             path=\(out)
             [new]
             tags=unread;inbox;
-            ignore=notmuch-tags;.hudson-export;.hudson-export.lock
+            ignore=notmuch-tags;.hudson-export;.hudson-export.lock;.hudson-export-journal
             """.write(toFile: config, atomically: true, encoding: .utf8)
         let setup = try f.shell("""
             export NOTMUCH_CONFIG='\(config)'

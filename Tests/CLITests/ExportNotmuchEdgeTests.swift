@@ -193,7 +193,7 @@ struct ExportNotmuchEdgeTests {
         let w = try ExportWorkspace()
         let target = w.path("out")
         #expect(try w.export("--no-fetch", target).status == 0)
-        let state = try String(contentsOfFile: target + "/.hudson-export", encoding: .utf8)
+        let state = try exportStateText(target + "/.hudson-export")
         let bin = w.path("bin")
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         // As notmuch answers when Xapian refuses its write lock (DatabaseLockError).
@@ -211,6 +211,6 @@ struct ExportNotmuchEdgeTests {
         let locked = try CommandRunner.run(BuiltProducts.executable("hd-export"), ["--notmuch", "--no-fetch", target], environment: environment, timeout: 60)
         #expect(locked.status == 75 && locked.stderr.hasPrefix("hd-export: ") && locked.stderr.split(separator: "\n").count == 1, "\(locked)")
         #expect(locked.stderr.contains("locked"), "\(locked)")
-        #expect(try String(contentsOfFile: target + "/.hudson-export", encoding: .utf8) == state, "the export stays as it was")
+        #expect(try exportStateText(target + "/.hudson-export") == state, "the export stays as it was")
     }
 }

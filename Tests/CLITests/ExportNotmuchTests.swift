@@ -43,7 +43,7 @@ struct ExportNotmuchTests {
             path=\(out)
             [new]
             tags=new
-            ignore=.hudson-export;.hudson-export.lock;.hudson-export.running;.hudson-export.tmp
+            ignore=.hudson-export;.hudson-export.lock;.hudson-export.running;.hudson-export.tmp;.hudson-export-journal
             [maildir]
             synchronize_flags=true
             """.write(toFile: config, atomically: true, encoding: .utf8)
@@ -287,7 +287,7 @@ struct ExportNotmuchTests {
         #expect(try w.export("--no-fetch", target).status == 0)
         let config = w.path("notmuch-config")
         try "[database]\npath=\(w.path("elsewhere"))\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let state = try String(contentsOfFile: target + "/.hudson-export", encoding: .utf8)
+        let state = try exportStateText(target + "/.hudson-export")
         var environment = w.f.environment
         environment["NOTMUCH_CONFIG"] = config
         let other = try CommandRunner.run(BuiltProducts.executable("hd-export"), ["--notmuch", "--no-fetch", target], environment: environment)
@@ -296,7 +296,7 @@ struct ExportNotmuchTests {
         environment["PATH"] = w.path("no-such-bin")
         let missing = try CommandRunner.run(BuiltProducts.executable("hd-export"), ["--notmuch", "--no-fetch", target], environment: environment)
         #expect(missing.status == 78 && missing.stderr.contains("notmuch program") && missing.stderr.split(separator: "\n").count == 1, "\(missing)")
-        #expect(try String(contentsOfFile: target + "/.hudson-export", encoding: .utf8) == state, "the export stays as it was")
+        #expect(try exportStateText(target + "/.hudson-export") == state, "the export stays as it was")
         let usage = try w.export("--notmuch", "--one-way", target)
         #expect(usage.status == 64, "\(usage)")
     }

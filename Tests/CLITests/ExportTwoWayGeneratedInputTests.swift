@@ -125,7 +125,7 @@ struct ExportTwoWayGeneratedInputTests {
             let target = w.path("out")
             #expect(try run(w, "--two-way", "--no-fetch", target).status == 0)
             try "precious\n".write(toFile: w.path("victim"), atomically: false, encoding: .utf8)
-            var lines = try String(contentsOfFile: target + "/.hudson-export", encoding: .utf8).split(separator: "\n").map(String.init)
+            var lines = try exportStateText(target + "/.hudson-export").split(separator: "\n").map(String.init)
             var added: [String] = []
             for _ in 0..<Int.random(in: 1...3, using: &random) {
                 let line = hostile[Int.random(in: 0..<hostile.count, using: &random)]

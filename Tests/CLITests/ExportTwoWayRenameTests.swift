@@ -195,7 +195,7 @@ struct ExportTwoWayRenameTests {
 
         let during = try f.run("hd-export", out)
         #expect(during.status == 0 && during.stderr.isEmpty, "nothing read back, nothing written over the client's file: \(during)")
-        let state = try String(contentsOfFile: out + "/.hudson-export", encoding: .utf8)
+        let state = try exportStateText(out + "/.hudson-export")
         #expect(state.contains("\nR \(target)\n"), "written again next run: \(state)")
         #expect(files(out)[target]?.count == 1 && flags(files(out)[target]![0]) == flags(before) + "S", "\(files(out))")
 
@@ -205,7 +205,7 @@ struct ExportTwoWayRenameTests {
         #expect(next.status == 0 && next.stderr.contains("1 change(s) read back"), "the client's read: \(next)")
         let now = files(out)
         #expect(now[target]?.count == 1 && now[target].map { flags($0[0]) } == "FS", "Gmail's star and the client's read, in one file: \(now)")
-        #expect(try !String(contentsOfFile: out + "/.hudson-export", encoding: .utf8).contains("\nR \(target)\n"))
+        #expect(try !exportStateText(out + "/.hudson-export").contains("\nR \(target)\n"))
         #expect(try f.run("hd-sync").status == 0)
         let after = try fake.messages()
         #expect(after[target]!.labels == gmail[target]!.union(["STARRED"]).subtracting(["UNREAD"]), "\(after[target]!.labels)")

@@ -182,11 +182,11 @@ struct ExportTwoWayTests {
         let id = try #require(gmail.keys.sorted().first { gmail[$0]!.contains("UNREAD") && !gmail[$0]!.contains("TRASH") })
         let before = maildir(out)
         _ = try setFlags(out, before[id]!, flags(before[id]!) + "S")
-        let state = try String(contentsOfFile: out + "/.hudson-export", encoding: .utf8)
+        let state = try exportStateText(out + "/.hudson-export")
         let planned = try f.run("hd-export", "--dry-run", out)
         let mark = try f.run("hd-mark", "--dry-run", "read", "message:\(id)")
         #expect(planned.status == 0 && planned.stdout == mark.stdout && !planned.stdout.isEmpty, "\(planned)\n\(mark)")
-        #expect(try String(contentsOfFile: out + "/.hudson-export", encoding: .utf8) == state)
+        #expect(try exportStateText(out + "/.hudson-export") == state)
         #expect(try actionCount(f) == 0)
         let oneWay = CLIFixture()
         let refused = try oneWay.run("hd-export", "--dry-run", oneWay.dir.path("none"))
@@ -244,7 +244,7 @@ struct ExportTwoWayTests {
         }
         let recorded = try f.run("hd-export", out)
         #expect(recorded.status == 0 && recorded.stderr.isEmpty, "\(recorded)")
-        #expect(try String(contentsOfFile: out + "/.hudson-export", encoding: .utf8).contains("\nscanned \(Int64(settled.timeIntervalSince1970))"),
+        #expect(try exportStateText(out + "/.hudson-export").contains("\nscanned \(Int64(settled.timeIntervalSince1970))"),
                 "times older than two seconds are recorded")
         let gmail = try stored(f, fake)
         let id = try #require(gmail.keys.sorted().first { gmail[$0]!.contains("UNREAD") && !gmail[$0]!.contains("TRASH") })

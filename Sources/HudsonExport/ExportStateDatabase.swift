@@ -1,0 +1,377 @@
+/*!
+ Where an export's state is kept (issue 43 §3): an SQLite file of its own, so that a run
+ holds in memory what one batch changes, not a line per exported message (a million
+ messages made the text state 60 MB, read whole and written whole after every batch,
+ about 600 MiB of memory). The file keeps the state's small part in its text form
+ (ExportState's lines but `M` and `K`, one row), the export's directory it belongs to, and
+ the entries (`M`/`K`: Gmail id, status, path) in a table keyed by Gmail id; each batch's
+ save is one transaction, on disk when it returns (`synchronous = FULL`, a rollback
+ journal that lives only while a save runs).
+
+ The file lives beside the store, in `STORE.exports/` (0700), named by a random id: the
+ export's directory holds only a small marker naming that id (ExportMarker). A database
+ in a directory others may write cannot be made safe to open (SQLite replays, and then
+ deletes files named in, a journal it finds beside it); the store's directory is the
+ user's own. The export's directory is still checked: the state records the directory it
+ was made for (device and inode, and for an mbox its name), and a marker in any other
+ directory (a copy, a restore, a marker planted to borrow another export's state) is
+ refused, since the state would describe files that are not there. Rows are checked as
+ they are read all the same (`M`/`K`, an id that can name a file, a path the format
+ writes): `--mirror` removes what the state names.
+ */
+import Glibc
+import SQLite
+
+/// A failure on the state's database (not the store's): what it means for the export is
+/// decided in one place (`exportError`).
+struct ExportStateFailure: Error {
+    /// The state's file.
+    let file: String
+    /// SQLite's failure, or nil for a row that is not an entry's form.
+    let error: SQLiteError?
+    let reason: String
+
+    init(_ file: String, _ error: SQLiteError) {
+        self.file = file
+        self.error = error
+        reason = error.message
+    }
+
+    init(_ file: String, reason: String) {
+        self.file = file
+        error = nil
+        self.reason = reason
+    }
+
+    static func guarded<T>(_ file: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as SQLiteError {
+            throw ExportStateFailure(file, error)
+        }
+    }
+
+    /// A file that is not a state is the user's to fix (64), a busy one another
+    /// program's (75), one that cannot be read or written the system's (78).
+    func exportError(path: String) -> ExportError {
+        switch error?.code {
+        case nil, SQLiteError.corrupt, SQLiteError.notADatabase, SQLiteError.constraint, SQLiteError.error:
+            return .notThisExport(path: path, detail: "\(file) cannot be read as an export's state: \(reason)")
+        case SQLiteError.busy, SQLiteError.locked:
+            return .temporarilyUnavailable(path: path, reason: "\(file): busy (\(reason))")
+        default:
+            return .unusableTarget(path: path, reason: "\(file): \(reason)")
+        }
+    }
+}
+
+final class ExportStateDatabase {
+    let connection: Connection
+    /// The file, for messages.
+    let path: String
+    /// What a row must be to be read as an entry (set once the text part is read).
+    var format: ExportFormat = .maildir
+    var allowsClientPaths = false
+
+    /// `PRAGMA application_id`: "HdEx".
+    static let applicationID: Int64 = 0x4864_4578
+    static let schema: [(name: String, sql: String)] = [
+        ("state", "CREATE TABLE state (text BLOB NOT NULL, directory TEXT NOT NULL)"),
+        ("entries", "CREATE TABLE entries (gmail_id TEXT PRIMARY KEY, status TEXT NOT NULL, path TEXT NOT NULL) WITHOUT ROWID"),
+    ]
+
+    /// The directory of a store's export states: `STORE.exports`.
+    static func directory(forStore storePath: String) -> String { storePath + ".exports" }
+
+    private init(_ connection: Connection, path: String) {
+        self.connection = connection
+        self.path = path
+    }
+
+    private static func options(_ access: ConnectionOptions.Access) -> ConnectionOptions {
+        ConnectionOptions(access: access, busyTimeoutMilliseconds: 30_000, synchronous: .full, cacheKiB: 2_048,
+                          deferWriteSetup: true, refusesSymbolicLink: true)
+    }
+
+    /// Opens an existing state file; nil when it is not one of ours (another schema, another
+    /// application, not a database at all).
+    static func open(_ path: String) throws -> ExportStateDatabase? {
+        try ExportStateFailure.guarded(path) { try openUnguarded(path) }
+    }
+
+    private static func openUnguarded(_ path: String) throws -> ExportStateDatabase? {
+        let connection: Connection
+        do {
+            connection = try Connection(path: path, options: options(.readWrite))
+            // No function of ours runs from the file's schema, whatever it says.
+            try connection.execute("PRAGMA trusted_schema = OFF")
+            guard try connection.scalarInt("PRAGMA application_id") == applicationID else { return nil }
+            let objects = try connection.map("SELECT type, name, sql FROM sqlite_schema ORDER BY name") {
+                [$0.string(0), $0.string(1), $0.string(2)]
+            }
+            let wanted = schema.sorted { $0.name < $1.name }.map { ["table", $0.name, $0.sql] }
+            guard objects == wanted else { return nil }
+        } catch SQLiteError.notADatabase {
+            return nil
+        } catch SQLiteError.corrupt {
+            return nil
+        }
+        try connection.execute("PRAGMA journal_mode = DELETE")
+        try connection.execute("PRAGMA synchronous = FULL")
+        return ExportStateDatabase(connection, path: path)
+    }
+
+    /// Creates a state file at `path` (none may be there) holding `text`, the directory it
+    /// belongs to, and every entry.
+    static func create(_ path: String, text: [UInt8], directory: String, entries: (ExportEntries.Visitor) throws -> Void) throws {
+        try ExportStateFailure.guarded(path) { try createUnguarded(path, text: text, directory: directory, entries: entries) }
+    }
+
+    private static func createUnguarded(_ path: String, text: [UInt8], directory: String,
+                                        entries: (ExportEntries.Visitor) throws -> Void) throws {
+        let connection = try Connection(path: path, options: options(.readWriteCreate))
+        try connection.execute("PRAGMA journal_mode = DELETE")
+        try connection.execute("PRAGMA synchronous = FULL")
+        try connection.write {
+            try connection.execute("PRAGMA application_id = \(applicationID)")
+            for table in schema { try connection.execute(table.sql) }
+            try connection.execute("INSERT INTO state (text, directory) VALUES (?, ?)", SQLiteValue.blob(text), directory)
+            let insert = try connection.prepare("INSERT INTO entries (gmail_id, status, path) VALUES (?, ?, ?)")
+            try entries { id, entry in
+                try insert.execute([id, entry.status.rawValue, entry.path])
+            }
+        }
+    }
+
+    /// The state's text part and the directory it was made for.
+    func text() throws -> (text: [UInt8], directory: String)? {
+        let rows = try ExportStateFailure.guarded(path) {
+            try connection.map("SELECT text, directory FROM state") { ($0.blob(0), $0.string(1)) }
+        }
+        return rows.count == 1 ? rows[0] : nil
+    }
+
+    /// A row as an entry, checked as a text state's lines are.
+    private func entry(id: String, status: String, path: String) throws -> ExportState.Entry {
+        guard status == "M" || status == "K", MaildirNames.isUsableID(id),
+              ExportState.isPath(path, of: id, in: format) || allowsClientPaths && MaildirIdentity.isClientPath(path) else {
+            throw ExportStateFailure(path, reason: "an entry that is not an export's (\(id.debugDescription))")
+        }
+        return ExportState.Entry(status: status == "K" ? .kept : .live, path: path)
+    }
+
+    func entry(_ id: String) throws -> ExportState.Entry? {
+        let row = try ExportStateFailure.guarded(path) {
+            try connection.cached("SELECT status, path FROM entries WHERE gmail_id = ?").first([id]) { ($0.string(0), $0.string(1)) }
+        }
+        return try row.map { try entry(id: id, status: $0.0, path: $0.1) }
+    }
+
+    func count() throws -> Int {
+        Int(try ExportStateFailure.guarded(path) { try connection.scalarInt("SELECT count(*) FROM entries") } ?? 0)
+    }
+
+    /// Every entry.
+    func forEach(_ body: (String, ExportState.Entry) throws -> Void) throws {
+        try ExportStateFailure.guarded(path) {
+            try connection.forEach("SELECT gmail_id, status, path FROM entries") { row in
+                let id = row.string(0)
+                try body(id, try entry(id: id, status: row.string(1), path: row.string(2)))
+            }
+        }
+    }
+
+    /// The entries with `status`, by Gmail id.
+    func ids(status: ExportState.Status) throws -> [String] {
+        try ExportStateFailure.guarded(path) {
+            try connection.map("SELECT gmail_id FROM entries WHERE status = ?", status.rawValue) { $0.string(0) }
+        }
+    }
+
+    /// One save: the text part and the entries changed since the last (nil: removed), in
+    /// one transaction, on disk when this returns.
+    func save(text: [UInt8], changes: [String: ExportState.Entry?]) throws {
+        try ExportStateFailure.guarded(path) { try connection.write {
+            try connection.execute("UPDATE state SET text = ?", SQLiteValue.blob(text))
+            let upsert = try connection.cached("INSERT OR REPLACE INTO entries (gmail_id, status, path) VALUES (?, ?, ?)")
+            let delete = try connection.cached("DELETE FROM entries WHERE gmail_id = ?")
+            for (id, entry) in changes {
+                if let entry { try upsert.execute([id, entry.status.rawValue, entry.path]) } else { try delete.execute([id]) }
+            }
+        } }
+    }
+}
+
+/// An export's entries (what it wrote where, by Gmail id): in the state's database, with
+/// the changes this run has not saved yet over them; or, for a state not yet saved as a
+/// database (a new export, a text state, a test's), all in memory. A value: a copy held in
+/// memory is copied on change; one over a database shares it (a run has one state).
+struct ExportEntries: Equatable {
+    typealias Visitor = (String, ExportState.Entry) throws -> Void
+
+    private final class Storage {
+        var database: ExportStateDatabase?
+        /// With a database: the entries changed since the last save (nil: removed). Without:
+        /// every entry (never nil).
+        var changes: [String: ExportState.Entry?] = [:]
+        var databaseCount = 0
+        var countChange = 0
+        /// A read of the database that failed: the next save throws it, so a lookup never
+        /// passes a failure off as an entry that is not there.
+        var failure: Error?
+
+        func copy() -> Storage {
+            let copy = Storage()
+            copy.database = database
+            copy.changes = changes
+            copy.databaseCount = databaseCount
+            copy.countChange = countChange
+            copy.failure = failure
+            return copy
+        }
+    }
+
+    private var storage = Storage()
+
+    init() {}
+
+    init(database: ExportStateDatabase) throws {
+        storage.database = database
+        storage.databaseCount = try database.count()
+    }
+
+    var isInDatabase: Bool { storage.database != nil }
+
+    var count: Int { storage.database == nil ? storage.changes.count : storage.databaseCount + storage.countChange }
+
+    subscript(id: String) -> ExportState.Entry? {
+        get {
+            if let change = storage.changes[id] { return change }
+            guard let database = storage.database else { return nil }
+            do {
+                return try database.entry(id)
+            } catch {
+                storage.failure = storage.failure ?? error
+                return nil
+            }
+        }
+        set {
+            guard storage.database != nil else {
+                if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+                if let newValue { storage.changes[id] = .some(newValue) } else { storage.changes.removeValue(forKey: id) }
+                return
+            }
+            let before = self[id] != nil
+            storage.changes[id] = .some(newValue)
+            storage.countChange += (newValue != nil ? 1 : 0) - (before ? 1 : 0)
+        }
+    }
+
+    /// Sets `id`'s entry when the caller has just read what it was (`previous`): the same
+    /// as the subscript's set, without reading it again.
+    mutating func set(_ id: String, to entry: ExportState.Entry?, was previous: ExportState.Entry?) {
+        guard storage.database != nil else { self[id] = entry; return }
+        storage.changes[id] = .some(entry)
+        storage.countChange += (entry != nil ? 1 : 0) - (previous != nil ? 1 : 0)
+    }
+
+    /// Every entry, as it stands with this run's changes.
+    func forEach(_ body: Visitor) throws {
+        let changes = storage.changes
+        if let database = storage.database {
+            try database.forEach { id, entry in
+                guard changes[id] == nil else { return }
+                try body(id, entry)
+            }
+        }
+        for (id, entry) in changes { if let entry { try body(id, entry) } }
+    }
+
+    /// The Gmail ids of the entries with `status`.
+    func ids(status: ExportState.Status) throws -> [String] {
+        var ids: [String] = []
+        let changes = storage.changes
+        if let database = storage.database {
+            ids = try database.ids(status: status).filter { changes[$0] == nil }
+        }
+        for (id, entry) in changes where entry?.status == status { ids.append(id) }
+        return ids
+    }
+
+    /// Saves the text part and this run's changes; a state kept in memory becomes a new
+    /// database in the store's states (ExportStateLocation), and the export's marker names it.
+    mutating func save(text: [UInt8], at location: ExportStateLocation, allowsClientPaths: Bool) throws {
+        if let failure = storage.failure { throw failure }
+        if let database = storage.database {
+            database.allowsClientPaths = allowsClientPaths
+            try database.save(text: text, changes: storage.changes)
+            storage.databaseCount = count
+            storage.countChange = 0
+            storage.changes = [:]
+            return
+        }
+        let all = storage.changes
+        let opened = try location.create(text: text) { visit in
+            for (id, entry) in all { if let entry { try visit(id, entry) } }
+        }
+        opened.allowsClientPaths = allowsClientPaths
+        storage = Storage()
+        storage.database = opened
+        storage.databaseCount = all.count
+    }
+
+    /// Equal contents for entries held in memory (the rules' tests); the same storage otherwise.
+    static func == (lhs: ExportEntries, rhs: ExportEntries) -> Bool {
+        if lhs.storage.database != nil || rhs.storage.database != nil { return lhs.storage === rhs.storage }
+        return lhs.storage.changes == rhs.storage.changes
+    }
+}
+
+/// Where a run keeps its export's state: the marker in the export's directory, and the
+/// store's directory of states (`STORE.exports`) holding the database it names.
+struct ExportStateLocation {
+    /// The directory holding the marker (the export's; an mbox's parent).
+    let root: ExportDirectory
+    let markerName: String
+    /// `STORE.exports`.
+    let statesPath: String
+    let format: ExportFormat
+    let email: String
+
+    /// What the state records of the directory it was made for: the directory's device and
+    /// inode (the same after a rename, not in a copy), and the marker's name.
+    var identity: String { root.identity + "/" + markerName }
+
+    /// The states' directory, created (0700) when missing; never a link.
+    static func openStates(_ path: String, create: Bool) throws -> ExportDirectory? {
+        if create {
+            if mkdir(path, 0o700) != 0 && errno != EEXIST { throw ExportFileError(path) }
+        } else if try FileKind.of(path) == nil {
+            return nil
+        }
+        return try ExportDirectory.open(path)
+    }
+
+    /// Makes a new state database holding `text` and `entries`, then replaces the marker
+    /// with one naming it (a killed run leaves at worst a database no marker names).
+    func create(text: [UInt8], entries: (ExportEntries.Visitor) throws -> Void) throws -> ExportStateDatabase {
+        guard let states = try Self.openStates(statesPath, create: true) else { throw ExportFileError(statesPath, errno: ENOENT) }
+        let id = ExportMarker.newStateID()
+        // Made here first, 0600, never over another file (SQLite would make it 0644).
+        close(try states.openRegular(id, flags: O_WRONLY | O_CREAT | O_EXCL))
+        let path = states.resolvedChild(id)
+        do {
+            try ExportStateDatabase.create(path, text: text, directory: identity, entries: entries)
+        } catch {
+            try? states.remove(id)
+            try? states.remove(id + "-journal")
+            throw error
+        }
+        let marker = ExportMarker(format: format, email: email, stateID: id)
+        try root.writeAtomically(marker.bytes, to: markerName, temporary: markerName + ".tmp", in: root)
+        root.flush()
+        guard let opened = try ExportStateDatabase.open(path) else { throw ExportFileError(path, "not the state just written") }
+        opened.format = format
+        return opened
+    }
+}
