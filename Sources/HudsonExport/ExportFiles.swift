@@ -252,6 +252,28 @@ final class ExportDirectory {
         return names
     }
 
+    /// Calls `body` with each name in this directory (no `.` or `..`), as bytes valid only
+    /// during the call: a listing of any size, held one name at a time.
+    func forEachName(_ body: (UnsafeBufferPointer<UInt8>) throws -> Void) throws {
+        let copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard copy >= 0, let dir = fdopendir(copy) else {
+            if copy >= 0 { close(copy) }
+            throw ExportFileError(path)
+        }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            try withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                let length = bytes.firstIndex(of: 0) ?? bytes.count
+                let name = UnsafeBufferPointer(rebasing: bytes[0..<length])
+                if (length == 1 && name[0] == UInt8(ascii: ".")) || (length == 2 && name[0] == UInt8(ascii: ".") && name[1] == UInt8(ascii: ".")) {
+                    return
+                }
+                try body(name)
+            }
+        }
+    }
+
     /// Flushes what was written to the file system holding this directory to the disk,
     /// before the state that records it is saved (one call a batch, not an fsync a file).
     func flush() {
