@@ -105,11 +105,22 @@ final class ExportDirectory {
         return directory == "/" ? "/" + name : directory + "/" + name
     }
 
-    /// This directory's device and inode: the same after a rename, another in a copy.
-    var identity: String {
+    /// This directory's inode: the same after a rename, another in a copy.
+    var inode: UInt64 {
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return "?" }
-        return "\(info.st_dev):\(info.st_ino)"
+        guard fstat(fd, &info) == 0 else { return 0 }
+        return UInt64(info.st_ino)
+    }
+
+    /// Whether the user owns this directory and nobody else may write it.
+    var isPrivate: Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && info.st_uid == geteuid() && info.st_mode & 0o022 == 0
+    }
+
+    /// Syncs this directory (the names in it) to the disk.
+    func sync() {
+        _ = fsync(fd)
     }
 
     /// The subdirectory `name` (one component), not followed if a link; created (0700)
@@ -199,11 +210,13 @@ final class ExportDirectory {
     }
 
     /// Writes `bytes` to `temporary` in `temporaryDirectory` (created, 0600) and renames
-    /// it to `name` here.
-    func writeAtomically(_ bytes: [UInt8], to name: String, temporary: String, in temporaryDirectory: ExportDirectory) throws {
+    /// it to `name` here; `durable`: the file synced before, and this directory after.
+    func writeAtomically(_ bytes: [UInt8], to name: String, temporary: String, in temporaryDirectory: ExportDirectory,
+                         durable: Bool = false) throws {
         let descriptor = try temporaryDirectory.openRegular(temporary, flags: O_WRONLY | O_CREAT | O_TRUNC)
         do {
             try ExportFiles.writeAll(descriptor, bytes, path: temporaryDirectory.child(temporary))
+            if durable && fsync(descriptor) != 0 { throw ExportFileError(temporaryDirectory.child(temporary)) }
         } catch {
             close(descriptor)
             unlinkat(temporaryDirectory.fd, temporary, 0)
@@ -218,6 +231,7 @@ final class ExportDirectory {
             unlinkat(temporaryDirectory.fd, temporary, 0)
             throw ExportFileError(child(name), errno: code)
         }
+        if durable && fsync(fd) != 0 { throw ExportFileError(path) }
     }
 
     /// Renames `name` to `newName` here, replacing what is there.

@@ -8,16 +8,18 @@
  save is one transaction, on disk when it returns (`synchronous = FULL`, a rollback
  journal that lives only while a save runs).
 
- The file lives beside the store, in `STORE.exports/` (0700), named by a random id: the
- export's directory holds only a small marker naming that id (ExportMarker). A database
- in a directory others may write cannot be made safe to open (SQLite replays, and then
- deletes files named in, a journal it finds beside it); the store's directory is the
- user's own. The export's directory is still checked: the state records the directory it
- was made for (device and inode, and for an mbox its name), and a marker in any other
- directory (a copy, a restore, a marker planted to borrow another export's state) is
- refused, since the state would describe files that are not there. Rows are checked as
- they are read all the same (`M`/`K`, an id that can name a file, a path the format
- writes): `--mirror` removes what the state names.
+ The file lives beside the store, in `STORE.exports/` (0700, the user's own, checked),
+ named by a random id: the export's directory holds only a small marker naming that id
+ and the state's generation (ExportMarker). A database in a directory others may write
+ cannot be made safe to open (SQLite replays, and then deletes files named in, a journal
+ it finds beside it). The export's directory is still checked against the state: the
+ state records the directory it was made for (its inode: the same after a rename, and on
+ the same disk mounted again; not in a copy) and its generation, so a copy of a Maildir
+ or `.eml` export, or an export restored from an older copy, is refused: the state would
+ describe files that are not there (a two-way read-back would take them for removals). An
+ mbox, append-only and checked by its length, may be moved. Rows are checked as they are
+ read all the same (`M`/`K`, an id that can name a file, a path the format writes):
+ `--mirror` removes what the state names.
  */
 import Glibc
 import SQLite
@@ -69,6 +71,10 @@ final class ExportStateDatabase {
     let connection: Connection
     /// The file, for messages.
     let path: String
+    /// The file's name in the states' directory: the id markers name.
+    let stateID: String
+    /// The state's saves so far (ExportMarker's generation).
+    var generation: Int64 = 0
     /// What a row must be to be read as an entry (set once the text part is read).
     var format: ExportFormat = .maildir
     var allowsClientPaths = false
@@ -76,7 +82,7 @@ final class ExportStateDatabase {
     /// `PRAGMA application_id`: "HdEx".
     static let applicationID: Int64 = 0x4864_4578
     static let schema: [(name: String, sql: String)] = [
-        ("state", "CREATE TABLE state (text BLOB NOT NULL, directory TEXT NOT NULL)"),
+        ("state", "CREATE TABLE state (text BLOB NOT NULL, directory TEXT NOT NULL, generation INTEGER NOT NULL)"),
         ("entries", "CREATE TABLE entries (gmail_id TEXT PRIMARY KEY, status TEXT NOT NULL, path TEXT NOT NULL) WITHOUT ROWID"),
     ]
 
@@ -86,6 +92,7 @@ final class ExportStateDatabase {
     private init(_ connection: Connection, path: String) {
         self.connection = connection
         self.path = path
+        stateID = ExportTarget.split(path).name
     }
 
     private static func options(_ access: ConnectionOptions.Access) -> ConnectionOptions {
@@ -116,9 +123,15 @@ final class ExportStateDatabase {
         } catch SQLiteError.corrupt {
             return nil
         }
-        try connection.execute("PRAGMA journal_mode = DELETE")
-        try connection.execute("PRAGMA synchronous = FULL")
+        try Self.setUp(connection)
         return ExportStateDatabase(connection, path: path)
+    }
+
+    /// A rollback journal, and EXTRA: the directory is synced when a save's journal is
+    /// removed too, so a save that returned is not rolled back after a power loss.
+    private static func setUp(_ connection: Connection) throws {
+        try connection.execute("PRAGMA journal_mode = DELETE")
+        try connection.execute("PRAGMA synchronous = EXTRA")
     }
 
     /// Creates a state file at `path` (none may be there) holding `text`, the directory it
@@ -130,12 +143,11 @@ final class ExportStateDatabase {
     private static func createUnguarded(_ path: String, text: [UInt8], directory: String,
                                         entries: (ExportEntries.Visitor) throws -> Void) throws {
         let connection = try Connection(path: path, options: options(.readWriteCreate))
-        try connection.execute("PRAGMA journal_mode = DELETE")
-        try connection.execute("PRAGMA synchronous = FULL")
+        try setUp(connection)
         try connection.write {
             try connection.execute("PRAGMA application_id = \(applicationID)")
             for table in schema { try connection.execute(table.sql) }
-            try connection.execute("INSERT INTO state (text, directory) VALUES (?, ?)", SQLiteValue.blob(text), directory)
+            try connection.execute("INSERT INTO state (text, directory, generation) VALUES (?, ?, 0)", SQLiteValue.blob(text), directory)
             let insert = try connection.prepare("INSERT INTO entries (gmail_id, status, path) VALUES (?, ?, ?)")
             try entries { id, entry in
                 try insert.execute([id, entry.status.rawValue, entry.path])
@@ -143,28 +155,30 @@ final class ExportStateDatabase {
         }
     }
 
-    /// The state's text part and the directory it was made for.
+    /// The state's text part and the directory it was made for (its generation kept).
     func text() throws -> (text: [UInt8], directory: String)? {
         let rows = try ExportStateFailure.guarded(path) {
-            try connection.map("SELECT text, directory FROM state") { ($0.blob(0), $0.string(1)) }
+            try connection.map("SELECT text, directory, generation FROM state") { ($0.blob(0), $0.string(1), $0.int64(2)) }
         }
-        return rows.count == 1 ? rows[0] : nil
+        guard rows.count == 1, rows[0].2 >= 0 else { return nil }
+        generation = rows[0].2
+        return (rows[0].0, rows[0].1)
     }
 
     /// A row as an entry, checked as a text state's lines are.
-    private func entry(id: String, status: String, path: String) throws -> ExportState.Entry {
+    private func entry(id: String, status: String, file: String) throws -> ExportState.Entry {
         guard status == "M" || status == "K", MaildirNames.isUsableID(id),
-              ExportState.isPath(path, of: id, in: format) || allowsClientPaths && MaildirIdentity.isClientPath(path) else {
+              ExportState.isPath(file, of: id, in: format) || allowsClientPaths && MaildirIdentity.isClientPath(file) else {
             throw ExportStateFailure(path, reason: "an entry that is not an export's (\(id.debugDescription))")
         }
-        return ExportState.Entry(status: status == "K" ? .kept : .live, path: path)
+        return ExportState.Entry(status: status == "K" ? .kept : .live, path: file)
     }
 
     func entry(_ id: String) throws -> ExportState.Entry? {
         let row = try ExportStateFailure.guarded(path) {
             try connection.cached("SELECT status, path FROM entries WHERE gmail_id = ?").first([id]) { ($0.string(0), $0.string(1)) }
         }
-        return try row.map { try entry(id: id, status: $0.0, path: $0.1) }
+        return try row.map { try entry(id: id, status: $0.0, file: $0.1) }
     }
 
     func count() throws -> Int {
@@ -176,7 +190,7 @@ final class ExportStateDatabase {
         try ExportStateFailure.guarded(path) {
             try connection.forEach("SELECT gmail_id, status, path FROM entries") { row in
                 let id = row.string(0)
-                try body(id, try entry(id: id, status: row.string(1), path: row.string(2)))
+                try body(id, try entry(id: id, status: row.string(1), file: row.string(2)))
             }
         }
     }
@@ -188,11 +202,11 @@ final class ExportStateDatabase {
         }
     }
 
-    /// One save: the text part and the entries changed since the last (nil: removed), in
-    /// one transaction, on disk when this returns.
-    func save(text: [UInt8], changes: [String: ExportState.Entry?]) throws {
+    /// One save: the text part, the generation and the entries changed since the last
+    /// (nil: removed), in one transaction, on disk when this returns.
+    func save(text: [UInt8], generation: Int64, changes: [String: ExportState.Entry?]) throws {
         try ExportStateFailure.guarded(path) { try connection.write {
-            try connection.execute("UPDATE state SET text = ?", SQLiteValue.blob(text))
+            try connection.execute("UPDATE state SET text = ?, generation = ?", SQLiteValue.blob(text), generation)
             let upsert = try connection.cached("INSERT OR REPLACE INTO entries (gmail_id, status, path) VALUES (?, ?, ?)")
             let delete = try connection.cached("DELETE FROM entries WHERE gmail_id = ?")
             for (id, entry) in changes {
@@ -304,7 +318,11 @@ struct ExportEntries: Equatable {
         if let failure = storage.failure { throw failure }
         if let database = storage.database {
             database.allowsClientPaths = allowsClientPaths
-            try database.save(text: text, changes: storage.changes)
+            // The marker first, with the generation this save records (ExportMarker).
+            let next = database.generation + 1
+            try location.writeMarker(stateID: database.stateID, generation: next)
+            try database.save(text: text, generation: next, changes: storage.changes)
+            database.generation = next
             storage.databaseCount = count
             storage.countChange = 0
             storage.changes = [:]
@@ -338,38 +356,75 @@ struct ExportStateLocation {
     let format: ExportFormat
     let email: String
 
-    /// What the state records of the directory it was made for: the directory's device and
-    /// inode (the same after a rename, not in a copy), and the marker's name.
-    var identity: String { root.identity + "/" + markerName }
+    /// What the state records of the directory it was made for: the directory's inode (the
+    /// same after a rename, and on the same disk mounted again; another in a copy). An mbox
+    /// is append-only and checked by its length: it may be moved with its marker.
+    var identity: String { Self.identity(of: root, format: format) }
 
-    /// The states' directory, created (0700) when missing; never a link.
+    static func identity(of root: ExportDirectory, format: ExportFormat) -> String {
+        format == .mbox ? "mbox" : "inode \(root.inode)"
+    }
+
+    /// The states' directory, created (0700) when missing; never a link, and the user's
+    /// own, written by nobody else (a database beside which others may plant a journal is
+    /// not safe to open).
     static func openStates(_ path: String, create: Bool) throws -> ExportDirectory? {
-        if create {
+        switch try FileKind.of(path) {
+        case nil:
+            guard create else { return nil }
             if mkdir(path, 0o700) != 0 && errno != EEXIST { throw ExportFileError(path) }
-        } else if try FileKind.of(path) == nil {
-            return nil
+        case .directory?:
+            break
+        case .symbolicLink?:
+            throw ExportFileError(path, "a symbolic link, which the states' directory may not be")
+        case let other?:
+            throw ExportFileError(path, "\(other.phrase), not a directory")
         }
-        return try ExportDirectory.open(path)
+        let directory = try ExportDirectory.open(path)
+        guard directory.isPrivate else {
+            throw ExportFileError(path, "not a directory of the user's own that only they may write (chmod 700)")
+        }
+        return directory
+    }
+
+    /// Writes the marker naming `stateID` at `generation`, durably (the file, then its
+    /// directory, synced) before the save it goes with.
+    func writeMarker(stateID: String, generation: Int64) throws {
+        let marker = ExportMarker(format: format, email: email, stateID: stateID, generation: generation)
+        try root.writeAtomically(marker.bytes, to: markerName, temporary: markerName + ".tmp", in: root, durable: true)
     }
 
     /// Makes a new state database holding `text` and `entries`, then replaces the marker
-    /// with one naming it (a killed run leaves at worst a database no marker names).
+    /// with one naming it. The new marker is written first under its temporary name: a run
+    /// killed before the rename leaves it naming the database, which the next creation
+    /// removes (no marker names it).
     func create(text: [UInt8], entries: (ExportEntries.Visitor) throws -> Void) throws -> ExportStateDatabase {
         guard let states = try Self.openStates(statesPath, create: true) else { throw ExportFileError(statesPath, errno: ENOENT) }
+        let pending = markerName + ".tmp"
+        if let left = (try? root.read(pending, limit: ExportMarker.limit)).flatMap(ExportMarker.init(parsing:)),
+           (try? root.read(markerName, limit: ExportMarker.limit)).flatMap(ExportMarker.init(parsing:))?.stateID != left.stateID {
+            try states.remove(left.stateID)
+            try states.remove(left.stateID + "-journal")
+        }
         let id = ExportMarker.newStateID()
-        // Made here first, 0600, never over another file (SQLite would make it 0644).
-        close(try states.openRegular(id, flags: O_WRONLY | O_CREAT | O_EXCL))
+        let marker = ExportMarker(format: format, email: email, stateID: id, generation: 0)
+        let descriptor = try root.openRegular(pending, flags: O_WRONLY | O_CREAT | O_TRUNC)
+        defer { close(descriptor) }
+        try ExportFiles.writeAll(descriptor, marker.bytes, path: root.child(pending))
+        guard fsync(descriptor) == 0 else { throw ExportFileError(root.child(pending)) }
         let path = states.resolvedChild(id)
         do {
+            // Made here first, 0600, never over another file (SQLite would make it 0644).
+            close(try states.openRegular(id, flags: O_WRONLY | O_CREAT | O_EXCL))
             try ExportStateDatabase.create(path, text: text, directory: identity, entries: entries)
+            try root.rename(pending, to: markerName)
+            root.sync()
         } catch {
+            try? root.remove(pending)
             try? states.remove(id)
             try? states.remove(id + "-journal")
             throw error
         }
-        let marker = ExportMarker(format: format, email: email, stateID: id)
-        try root.writeAtomically(marker.bytes, to: markerName, temporary: markerName + ".tmp", in: root)
-        root.flush()
         guard let opened = try ExportStateDatabase.open(path) else { throw ExportFileError(path, "not the state just written") }
         opened.format = format
         return opened

@@ -190,14 +190,22 @@ struct ExportTarget {
         if realPath(path) == storeDirectory {
             throw ExportError.unusableTarget(path: given, reason: "the store's directory")
         }
-        // Nor inside the store's export states (ExportStateDatabase): the nearest directory
-        // above the target that exists is not that one, nor in it.
-        if let states = realPath(ExportStateDatabase.directory(forStore: storePath)) {
-            var above = parent
-            while realPath(above) == nil, split(above).parent != above { above = split(above).parent }
-            if let real = realPath(above), real == states || real.hasPrefix(states + "/") {
-                throw ExportError.unusableTarget(path: given, reason: "inside the store's export states (\(states))")
-            }
+        // Nor inside the store's export states (ExportStateDatabase), whether that directory
+        // exists yet or not: the target's path made absolute through the nearest directory
+        // above it that exists, compared with the states' path.
+        let storeFile = realPath(storePath) ?? storeDirectory + "/" + storeName
+        let states = ExportStateDatabase.directory(forStore: storeFile)
+        var above = path
+        var below: [String] = []
+        while realPath(above) == nil {
+            let (up, name) = split(above)
+            guard up != above else { break }
+            below.insert(name, at: 0)
+            above = up
+        }
+        let absolute = (realPath(above) ?? above) + below.map { "/" + $0 }.joined()
+        if absolute == states || absolute.hasPrefix(states + "/") {
+            throw ExportError.unusableTarget(path: given, reason: "inside the store's export states (\(states))")
         }
         guard realPath(parent) == storeDirectory else { return }
         let names = format == .mbox ? [name] + mboxCompanions(name) : [name]
@@ -321,8 +329,13 @@ struct ExportTarget {
                     throw ExportError.notThisExport(path: given, detail: "holds the export of \(marker.email)")
                 }
                 statePath = states + "/" + marker.stateID
-                guard let statesDirectory = try ExportStateLocation.openStates(states, create: false),
-                      statesDirectory.exists(marker.stateID) else {
+                let statesDirectory: ExportDirectory?
+                do {
+                    statesDirectory = try ExportStateLocation.openStates(states, create: false)
+                } catch let error as ExportFileError {
+                    throw ExportError.unusableTarget(path: given, reason: error.description)
+                }
+                guard let statesDirectory, statesDirectory.exists(marker.stateID) else {
                     throw ExportError.notThisExport(path: given, detail: "its state (\(statePath)) is not with this store: "
                         + "export with the store that made it, or into a new directory")
                 }
@@ -331,12 +344,16 @@ struct ExportTarget {
                       state.format == marker.format, state.email == marker.email else {
                     throw ExportError.notThisExport(path: given, detail: "\(statePath) cannot be read as an export's state")
                 }
-                // A marker in another directory than the one the state was made for: a copy or
-                // a restore (the state would describe files that are not there), or a marker
-                // made to borrow another export's state.
-                guard made == directory.identity + "/" + name else {
-                    throw ExportError.notThisExport(path: given, detail: "a copy of an export made in another directory (its state, "
-                        + "\(statePath), describes that one's files): export into a new directory")
+                // A marker in another directory than the one the state was made for (a copy, or
+                // a marker taken from another export), or of an older save (an export restored
+                // from an older copy): the state would describe files that are not there.
+                guard made == ExportStateLocation.identity(of: directory, format: format) else {
+                    throw ExportError.notThisExport(path: given, detail: "a copy of an export made elsewhere: export into a new directory")
+                }
+                guard marker.generation == database.generation || marker.generation == database.generation + 1 else {
+                    throw ExportError.notThisExport(path: given, detail: marker.generation < database.generation
+                        ? "restored from an older copy of the export: export into a new directory"
+                        : "its state (\(statePath)) is older than the export: export into a new directory")
                 }
                 parsed = state
             } else {

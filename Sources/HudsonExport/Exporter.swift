@@ -222,7 +222,8 @@ public final class Exporter {
     }
 
     /// `STORE.exports`: where the store keeps its exports' states (ExportStateDatabase).
-    var statesPath: String { ExportStateDatabase.directory(forStore: store.path) }
+    /// The store named through a link to its file has its states beside the file itself.
+    var statesPath: String { ExportStateDatabase.directory(forStore: ExportTarget.realPath(store.path) ?? store.path) }
 
     private func runExport(fetch: Fetch, progress: (_ done: Int, _ fetched: Int) -> Void) async throws -> ExportReport {
         var report = ExportReport()

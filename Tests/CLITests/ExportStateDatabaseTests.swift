@@ -38,8 +38,9 @@ struct ExportStateDatabaseTests {
         let markerPath = target + "/.hudson-export"
         let marker = try String(contentsOfFile: markerPath, encoding: .utf8)
         let parts = marker.split(separator: "\n", omittingEmptySubsequences: false)
-        #expect(parts.count == 5 && parts[0] == "hudson-export 2" && parts[1] == "format maildir"
-                && parts[2] == "account ann@example.com" && parts[3].hasPrefix("state ") && parts[4].isEmpty, "\(marker)")
+        #expect(parts.count == 6 && parts[0] == "hudson-export 2" && parts[1] == "format maildir"
+                && parts[2] == "account ann@example.com" && parts[3].hasPrefix("state ") && parts[4].hasPrefix("generation ")
+                && parts[5].isEmpty, "\(marker)")
         #expect(mode(markerPath) == 0o600)
         let states = w.f.storePath + ".exports"
         let statePath = states + "/" + parts[3].dropFirst(6)
@@ -51,8 +52,10 @@ struct ExportStateDatabaseTests {
         #expect(try db.map("SELECT name FROM sqlite_schema ORDER BY name") { $0.string(0) } == ["entries", "state"])
         var info = stat()
         #expect(stat(target, &info) == 0)
-        #expect(try db.first("SELECT directory FROM state") { $0.string(0) } == "\(info.st_dev):\(info.st_ino)/.hudson-export",
+        #expect(try db.first("SELECT directory FROM state") { $0.string(0) } == "inode \(info.st_ino)",
                 "the state records the directory it was made for")
+        #expect(try db.first("SELECT generation FROM state") { "generation \($0.int64(0))" } == String(parts[4]),
+                "the marker goes with the state's last save")
         let text = try exportStateText(markerPath)
         #expect(text.hasPrefix("hudson-export 1\nformat maildir\naccount ann@example.com\n"), "\(text)")
         // No journal left: a save's journal lives only while it runs; nothing but the marker in the export.
@@ -82,7 +85,7 @@ struct ExportStateDatabaseTests {
         }
     }
 
-    @Test("a moved export (renamed, same file system) goes on; a copy of it is refused (64) and the original goes on")
+    @Test("a moved export (renamed, same file system) goes on; a copy of it is refused (64) and the original goes on; an mbox moves with its marker")
     func movedAndCopied() throws {
         let (w, target) = try exportedMaildir()
         let moved = w.path("moved")
@@ -95,9 +98,87 @@ struct ExportStateDatabaseTests {
         let tree = fileTree(w.f.dir.url.path)
         let refused = try w.export("--mirror", copy)
         #expect(refused.status == 64 && refused.stdout.isEmpty
-                && refused.stderr.contains("a copy of an export made in another directory"), "\(refused)")
+                && refused.stderr.contains("a copy of an export made elsewhere: export into a new directory"), "\(refused)")
         #expect(fileTree(w.f.dir.url.path) == tree, "the refused run changed the tree")
         #expect(try w.export(moved).status == 0)
+        // An mbox and its marker, moved to another directory and renamed: append-only, checked by its length.
+        #expect(try w.export("--format", "mbox", w.path("all.mbox")).status == 0)
+        try FileManager.default.createDirectory(atPath: w.path("elsewhere"), withIntermediateDirectories: true)
+        #expect(rename(w.path("all.mbox"), w.path("elsewhere/mail.mbox")) == 0)
+        #expect(rename(w.path("all.mbox.hudson-export"), w.path("elsewhere/mail.mbox.hudson-export")) == 0)
+        let mbox = try w.export("--format", "mbox", w.path("elsewhere/mail.mbox"))
+        #expect(mbox.status == 0 && mbox.stdout.contains(": 0 written"), "\(mbox)")
+    }
+
+    @Test("a two-way export restored in place from an older copy is refused (64): nothing read back, nothing queued")
+    func restoredFromAnOlderCopy() throws {
+        let w = try ExportWorkspace()
+        let target = w.path("m")
+        #expect(try w.export("--two-way", target).status == 0)
+        let backup = w.path("backup")
+        let copied = try CommandRunner.run(URL(fileURLWithPath: "/bin/cp"), ["-a", target, backup], environment: [:], timeout: 60)
+        #expect(copied.status == 0, "\(copied)")
+        // A change in the store: the next run writes a message again and saves its state.
+        let marked = try w.f.run("hd-mark", "--no-flush", "star", "message:a1")
+        #expect(marked.status == 0, "\(marked)")
+        let rerun = try w.export(target)
+        #expect(rerun.status == 0 && rerun.stdout.contains("1 relabelled"), "\(rerun)")
+        let pending = try w.f.run("hd-pending")
+        // The directory kept, its files replaced by the older copy's (rsync --delete, a snapshot rolled back).
+        let emptied = try CommandRunner.run(URL(fileURLWithPath: "/usr/bin/find"), [target, "-mindepth", "1", "-delete"],
+                                            environment: [:], timeout: 60)
+        let restored = try CommandRunner.run(URL(fileURLWithPath: "/bin/cp"), ["-a", backup + "/.", target], environment: [:], timeout: 60)
+        #expect(emptied.status == 0 && restored.status == 0, "\(emptied)\n\(restored)")
+        let tree = fileTree(w.f.dir.url.path)
+        let refused = try w.export(target)
+        #expect(refused.status == 64 && refused.stderr.contains("restored from an older copy of the export"), "\(refused)")
+        #expect(fileTree(w.f.dir.url.path) == tree, "the refused run changed the tree")
+        #expect(try w.f.run("hd-pending").stdout == pending.stdout, "nothing queued")
+    }
+
+    @Test("a state creation killed before its marker was in place leaves a database the next creation removes")
+    func orphanOfAKilledCreationIsRemoved() throws {
+        let (w, target) = try exportedMaildir()
+        let markerPath = target + "/.hudson-export"
+        let states = w.f.storePath + ".exports"
+        // What a run killed after creating the database and before renaming its marker leaves.
+        let orphan = String(repeating: "ab", count: 16)
+        try Data("not yet a state".utf8).write(to: URL(fileURLWithPath: states + "/" + orphan))
+        try "hudson-export 2\nformat maildir\naccount ann@example.com\nstate \(orphan)\ngeneration 0\n"
+            .write(toFile: markerPath + ".tmp", atomically: false, encoding: .utf8)
+        // A text state: the next run creates a state beside the store.
+        try exportStateText(markerPath).write(toFile: markerPath, atomically: false, encoding: .utf8)
+        let rerun = try w.export(target)
+        #expect(rerun.status == 0 && rerun.stdout.contains(": 0 written"), "\(rerun)")
+        #expect(!FileManager.default.fileExists(atPath: states + "/" + orphan), "the orphan removed")
+        #expect(!FileManager.default.fileExists(atPath: markerPath + ".tmp"))
+        #expect(exportStateDatabasePath(markerPath) != nil)
+    }
+
+    @Test("the states' directory shared with others, a link, or a file: refused (78) with the reason; a store named through a link to its file finds its states")
+    func statesDirectory() throws {
+        let (w, target) = try exportedMaildir()
+        let states = w.f.storePath + ".exports"
+        #expect(chmod(states, 0o777) == 0)
+        let shared = try w.export(target)
+        #expect(shared.status == 78 && shared.stderr.contains("chmod 700"), "\(shared)")
+        #expect(chmod(states, 0o700) == 0)
+        #expect(rename(states, states + ".moved") == 0 && symlink(states + ".moved", states) == 0)
+        let linked = try w.export(target)
+        #expect(linked.status == 78 && linked.stderr.contains("symbolic link"), "\(linked)")
+        #expect(unlink(states) == 0 && rename(states + ".moved", states) == 0)
+        // HUDSON_DB through a link to the store's file.
+        let link = w.f.dir.path("link.sqlite3")
+        #expect(symlink(w.f.storePath, link) == 0)
+        var environment = w.f.environment
+        environment["HUDSON_DB"] = link
+        let through = try CommandRunner.run(BuiltProducts.executable("hd-export"), [target], environment: environment, timeout: 60)
+        #expect(through.status == 0 && through.stdout.contains(": 0 written"), "\(through)")
+        // A target inside the states' directory, before any state is there.
+        let fresh = try ExportWorkspace()
+        let inside = try fresh.export(fresh.f.storePath + ".exports/inside")
+        #expect(inside.status == 78 && inside.stderr.contains("inside the store's export states"), "\(inside)")
+        #expect(!FileManager.default.fileExists(atPath: fresh.f.storePath + ".exports"))
     }
 
     struct Marker: CustomTestStringConvertible, Sendable {
@@ -109,7 +190,16 @@ struct ExportStateDatabaseTests {
     }
 
     static let markers: [Marker] = [
-        Marker(name: "another export's marker (borrowing its state)", says: "a copy of an export made in another directory") { _, other in other },
+        Marker(name: "another export's marker (borrowing its state)", says: "a copy of an export made elsewhere") { _, other in other },
+        Marker(name: "an older generation (a restore)", says: "restored from an older copy of the export") { m, _ in
+            m.replacing(#/generation [0-9]+/#, with: "generation 0")
+        },
+        Marker(name: "a generation two ahead", says: "is older than the export") { m, _ in
+            m.replacing(#/generation [0-9]+/#, with: "generation 99")
+        },
+        Marker(name: "a generation that is not a number", says: "cannot be read as an export's state") { m, _ in
+            m.replacing(#/generation [0-9]+/#, with: "generation -1")
+        },
         Marker(name: "a state that does not exist", says: "is not with this store") { m, _ in
             m.replacing(#/state [0-9a-f]{32}/#, with: "state " + String(repeating: "0", count: 32))
         },
@@ -194,7 +284,7 @@ struct ExportStateDatabaseTests {
                 sql: "INSERT INTO entries VALUES ('\(victimID)', 'K', 'cur/1733500000.M1P2.host,U=7:2,FS')"),
         Hostile(name: "entries in the text part", sql: "UPDATE state SET text = text || 'M \(victimID) cur/1.hudson-\(victimID):2,S\n'"),
         Hostile(name: "a text part that is not a state", sql: "UPDATE state SET text = 'x'"),
-        Hostile(name: "two text parts", sql: "INSERT INTO state SELECT text, directory FROM state"),
+        Hostile(name: "two text parts", sql: "INSERT INTO state SELECT text, directory, generation FROM state"),
         Hostile(name: "no text part", sql: "DELETE FROM state"),
     ]
 
