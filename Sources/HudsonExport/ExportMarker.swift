@@ -26,7 +26,7 @@ struct ExportMarker: Equatable {
     var generation: Int64
 
     static let magic = "hudson-export 2"
-    /// A marker's largest size: four short lines.
+    /// A marker's largest size: five short lines.
     static let limit: Int64 = 4_096
 
     init(format: ExportFormat, email: String, stateID: String, generation: Int64) {

@@ -5,7 +5,7 @@
  about 600 MiB of memory). The file keeps the state's small part in its text form
  (ExportState's lines but `M` and `K`, one row), the export's directory it belongs to, and
  the entries (`M`/`K`: Gmail id, status, path) in a table keyed by Gmail id; each batch's
- save is one transaction, on disk when it returns (`synchronous = FULL`, a rollback
+ save is one transaction, on disk when it returns (`synchronous = EXTRA`, a rollback
  journal that lives only while a save runs).
 
  The file lives beside the store, in `STORE.exports/` (0700, the user's own, checked),

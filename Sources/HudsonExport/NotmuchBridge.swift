@@ -196,8 +196,9 @@ extension Exporter {
                 if let tags = taggedBefore[id] { before.formUnion(tags) }
                 // A file the client removed has no tags to compare with (its trash comes from the Maildir).
                 if case .some(.none) = baseline[id] { continue }
-                let relative = (baseline[id] ?? nil) ?? state.entries[id]!.path
-                guard let file = try? layout.readPrefix(relative, count: MaildirIdentity.headerLimit) else { continue }
+                // (A lookup that fails reads as none here; the run's next save throws it.)
+                guard let relative = (baseline[id] ?? nil) ?? state.entries[id]?.path,
+                      let file = try? layout.readPrefix(relative, count: MaildirIdentity.headerLimit) else { continue }
                 let tags = MaildirNames.tagsWritten(file)
                 written.formUnion(tags)
                 if taggedBefore[id] == nil { before.formUnion(tags) }
