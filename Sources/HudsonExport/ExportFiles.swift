@@ -250,19 +250,8 @@ final class ExportDirectory {
 
     /// The names in this directory (no `.` or `..`).
     func names() throws -> [String] {
-        let copy = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard copy >= 0, let dir = fdopendir(copy) else {
-            if copy >= 0 { close(copy) }
-            throw ExportFileError(path)
-        }
-        defer { closedir(dir) }
         var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
+        try forEachName { names.append(String(decoding: $0, as: UTF8.self)) }
         return names
     }
 

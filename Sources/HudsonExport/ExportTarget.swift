@@ -127,7 +127,8 @@ struct ExportTarget {
                 throw ExportError.unusableTarget(path: given, reason: "\(existing): \(String(cString: strerror(errno)))")
             }
         }
-        try refuseStoreFiles(path: path, parent: parent, name: name, format: format, storePath: storePath, given: given)
+        try refuseStoreFiles(path: path, parent: parent, name: name, format: format, storePath: storePath, states: states,
+                             given: given)
 
         let kind = try Self.kind(path, for: given)
         switch kind {
@@ -183,7 +184,7 @@ struct ExportTarget {
     /// The target must not be the store's directory, nor share a name with the store's
     /// files beside it (its WAL, journal and locks are named after it).
     static func refuseStoreFiles(path: String, parent: String, name: String, format: ExportFormat, storePath: String?,
-                                 given: String) throws {
+                                 states: String, given: String) throws {
         guard let storePath, !storePath.isEmpty else { return }
         let (storeParent, storeName) = split(storePath)
         guard let storeDirectory = realPath(storeParent) else { return }
@@ -192,9 +193,7 @@ struct ExportTarget {
         }
         // Nor inside the store's export states (ExportStateDatabase), whether that directory
         // exists yet or not: the target's path made absolute through the nearest directory
-        // above it that exists, compared with the states' path.
-        let storeFile = realPath(storePath) ?? storeDirectory + "/" + storeName
-        let states = ExportStateDatabase.directory(forStore: storeFile)
+        // above it that exists, compared with the states' path (resolved, `states`).
         var above = path
         var below: [String] = []
         while realPath(above) == nil {

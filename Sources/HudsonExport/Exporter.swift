@@ -223,7 +223,8 @@ public final class Exporter {
 
     /// `STORE.exports`: where the store keeps its exports' states (ExportStateDatabase).
     /// The store named through a link to its file has its states beside the file itself.
-    var statesPath: String { ExportStateDatabase.directory(forStore: ExportTarget.realPath(store.path) ?? store.path) }
+    /// Resolved once: every save of the run uses it.
+    lazy var statesPath = ExportStateDatabase.directory(forStore: ExportTarget.realPath(store.path) ?? store.path)
 
     private func runExport(fetch: Fetch, progress: (_ done: Int, _ fetched: Int) -> Void) async throws -> ExportReport {
         var report = ExportReport()
