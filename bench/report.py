@@ -10,6 +10,9 @@ import statistics
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# bench.py's: a baseline run longer than this was timed with fewer runs.
+SLOW_BASELINE_SECONDS = 2.0
+SLOW_BASELINE_RUNS = 3
 
 ROW_ORDER = ["startup", "ls", "search-common", "search-rare", "search-prefix", "search-from",
              "search-label-date", "search-label", "search-phrase", "show", "mark", "labels", "count-common", "count-threads", "larger",
@@ -64,6 +67,13 @@ def fmt_ratio(value, limit=None, direction="max"):
         ok = value <= limit if direction == "max" else value >= limit
         text += " ✓" if ok else " ✗"
     return text
+
+
+def rows_results(results_dir):
+    """Every command's result in the rows of one size."""
+    rows = os.path.join(results_dir, "rows")
+    names = sorted(n for n in os.listdir(rows) if n.endswith(".json")) if os.path.isdir(rows) else []
+    return [r for n in names for r in (load(os.path.join(rows, n)) or {}).get("results", [])]
 
 
 def rows_table(results_dir):
@@ -173,6 +183,9 @@ def main():
         text.append("Whole processes, milliseconds: median (25th–75th percentile). Ratios are Hudson's median "
                     "over the baseline's; ✓/✗ against the issue's targets.\n")
         text.append(rows_table(d) + "\n")
+        if any(r.get("runs_reduced") for r in rows_results(d)):
+            text.append("A baseline whose run took over %.0f s was timed with 1 warm-up and %d runs.\n" % (
+                SLOW_BASELINE_SECONDS, SLOW_BASELINE_RUNS))
         text.append(install_text(d))
         ingest, nm, mu = (load(os.path.join(d, n + ".json")) for n in ("ingest", "notmuch", "mu"))
         if ingest:
@@ -190,6 +203,9 @@ def main():
                              fmt_ratio(ingest["messages_per_second"] / nm["messages_per_second"], 3.0, "min")))
             if mu:
                 line += "; mu index %.1f s = %.0f messages/s" % (mu["seconds"], mu["messages_per_second"])
+            pair = load(os.path.join(d, "baselines.json"))
+            if pair and nm and nm.get("side_by_side"):
+                line += " (notmuch and mu built side by side: %.1f s for the pair)" % pair["seconds"]
             text.append(line + ".\n")
         sizes_data = load(os.path.join(d, "sizes.json"))
         if sizes_data:
