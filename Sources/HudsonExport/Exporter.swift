@@ -289,7 +289,9 @@ public final class Exporter {
                     state.relabelAgain.remove(id)
                 }
             } else {
-                let limit = min(max(batchSize, state.entries.count / 8), max(batchSize, 5_000))
+                // An eighth of the export, between batchSize and 5,000: the count is needed
+                // only up to 40,000 (an idle run of a large export reads no more rows).
+                let limit = min(max(batchSize, try state.entries.count(upTo: 40_000) / 8), max(batchSize, 5_000))
                 items = try store.exportItems(accountID: account.id, since: state.seq, limit: limit)
                 if items.isEmpty { break }
             }

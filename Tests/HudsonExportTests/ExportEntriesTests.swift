@@ -20,7 +20,7 @@ struct ExportEntriesTests {
         return found
     }
 
-    @Test("changes over saved rows: lookups, the count, a pass and the kept ids agree with a dictionary, before and after each save")
+    @Test("changes over saved rows: lookups, the count (whole and bounded), a pass and the kept ids agree with a dictionary, before and after each save")
     func overlayAgreesWithADictionary() throws {
         let temporary = TemporaryDirectory()
         defer { withExtendedLifetime(temporary) {} }
@@ -69,6 +69,22 @@ struct ExportEntriesTests {
             let read = try #require(try ExportState.read(database: reopened))
             #expect(read.directory == location.identity, "the state records the directory it belongs to")
             #expect(try all(read.state.entries) == model, "round \(round), read again")
+            // A bounded count of a state read again (its rows not counted yet), with changes
+            // not saved over them, is the whole count cut at the bound, for every bound.
+            var reread = read.state
+            var changed = model
+            for _ in 0..<Int.random(in: 0..<12, using: &random) {
+                let id = ids[Int.random(in: 0..<ids.count, using: &random)]
+                if random.next() % 2 == 0 { reread.entries[id] = nil; changed[id] = nil } else {
+                    reread.entries[id] = entry(id)
+                    changed[id] = entry(id)
+                }
+            }
+            for bound in [0, 1, 2, 7, changed.count - 1, changed.count, changed.count + 1, 100] where bound >= 0 {
+                #expect(try reread.entries.count(upTo: bound) == min(changed.count, bound), "round \(round), bound \(bound)")
+            }
+            #expect(reread.entries.count == changed.count)
+            #expect(try reread.entries.count(upTo: 3) == min(changed.count, 3), "once counted whole")
         }
     }
 
