@@ -288,7 +288,10 @@ struct ExportEntries: Equatable {
         // saved rows make the whole at least `bound`.
         let needed = bound - storage.countChange
         guard needed > 0 else { return bound }
-        return min(bound, try database.count(upTo: needed) + storage.countChange)
+        let saved = try database.count(upTo: needed)
+        // Fewer than asked for: that is every saved row, the whole count, kept for next time.
+        if saved < needed { storage.databaseCount = saved }
+        return min(bound, saved + storage.countChange)
     }
 
     subscript(id: String) -> ExportState.Entry? {

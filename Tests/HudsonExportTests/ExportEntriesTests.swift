@@ -20,7 +20,7 @@ struct ExportEntriesTests {
         return found
     }
 
-    @Test("changes over saved rows: lookups, the count (whole and bounded), a pass and the kept ids agree with a dictionary, before and after each save")
+    @Test("changes over saved rows: lookups, the count, a pass and the kept ids agree with a dictionary, before and after each save")
     func overlayAgreesWithADictionary() throws {
         let temporary = TemporaryDirectory()
         defer { withExtendedLifetime(temporary) {} }
@@ -69,23 +69,66 @@ struct ExportEntriesTests {
             let read = try #require(try ExportState.read(database: reopened))
             #expect(read.directory == location.identity, "the state records the directory it belongs to")
             #expect(try all(read.state.entries) == model, "round \(round), read again")
-            // A bounded count of a state read again (its rows not counted yet), with changes
-            // not saved over them, is the whole count cut at the bound, for every bound.
-            var reread = read.state
-            var changed = model
-            for _ in 0..<Int.random(in: 0..<12, using: &random) {
-                let id = ids[Int.random(in: 0..<ids.count, using: &random)]
-                if random.next() % 2 == 0 { reread.entries[id] = nil; changed[id] = nil } else {
-                    reread.entries[id] = entry(id)
-                    changed[id] = entry(id)
-                }
-            }
-            for bound in [0, 1, 2, 7, changed.count - 1, changed.count, changed.count + 1, 100] where bound >= 0 {
-                #expect(try reread.entries.count(upTo: bound) == min(changed.count, bound), "round \(round), bound \(bound)")
-            }
-            #expect(reread.entries.count == changed.count)
-            #expect(try reread.entries.count(upTo: 3) == min(changed.count, 3), "once counted whole")
         }
+    }
+
+    @Test("a bounded count of a state read again, its rows not counted, with unsaved changes adding and removing: min(count, bound) for every bound, before and after a save")
+    func boundedCountOfAStateReadAgain() throws {
+        let temporary = TemporaryDirectory()
+        defer { withExtendedLifetime(temporary) {} }
+        let directory = try ExportDirectory.open(temporary.url.path)
+        let location = ExportStateLocation(root: directory, markerName: ".hudson-export", statesPath: temporary.url.path + "/states",
+                                           format: .maildir, email: "ann@example.com")
+        func id(_ number: Int) -> String {
+            let hex = String(number, radix: 16)
+            return "18b" + String(repeating: "0", count: 13 - hex.count) + hex
+        }
+        var state = ExportState(format: .maildir, email: "ann@example.com")
+        var saved: [String: ExportState.Entry] = [:]
+        for number in 0..<30 { state.entries[id(number)] = entry(id(number)); saved[id(number)] = entry(id(number)) }
+        try state.entries.save(text: state.textPart, at: location, allowsClientPaths: false)
+        func readAgain() throws -> (ExportStateDatabase, ExportState) {
+            let marker = try #require(ExportMarker(parsing: try directory.read(".hudson-export")))
+            let database = try #require(try ExportStateDatabase.open(location.statesPath + "/" + marker.stateID))
+            return (database, try #require(try ExportState.read(database: database)).state)
+        }
+        // The database's own bounded count reads no further than the bound.
+        let (database, _) = try readAgain()
+        #expect(try database.count(upTo: 3) == 3 && database.count(upTo: 30) == 30 && database.count(upTo: 31) == 30)
+        #expect(try database.count() == 30)
+
+        var random = SeededRandom(state: 0x4855_4453_4F4E_3434)
+        for round in 0..<40 {
+            // Changes that remove saved entries and add new ones (ids 30-89 are not saved), so
+            // the unsaved difference is negative in some rounds and larger than a bound in others.
+            var changes: [(String, ExportState.Entry?)] = []
+            for _ in 0..<Int.random(in: 0..<40, using: &random) {
+                let number = Int.random(in: 0..<90, using: &random)
+                changes.append((id(number), random.next() % 3 == 0 ? nil : entry(id(number), flags: "FS")))
+            }
+            var expected = saved
+            for (key, value) in changes { expected[key] = value }
+            for bound in [0, 1, 2, 7, 29, 30, 31, expected.count - 1, expected.count, expected.count + 1, 200] where bound >= 0 {
+                var (_, reread) = try readAgain()
+                for (key, value) in changes { reread.entries[key] = value }
+                #expect(try reread.entries.count(upTo: bound) == min(expected.count, bound), "round \(round), bound \(bound)")
+                // A second bound, and the whole count, after the first (which may have learned the count).
+                #expect(try reread.entries.count(upTo: 5) == min(expected.count, 5), "round \(round), then 5")
+                #expect(reread.entries.count == expected.count, "round \(round), whole")
+            }
+        }
+        // A state saved before its rows were ever counted: the saved count is then read, right.
+        var (_, reread) = try readAgain()
+        reread.entries[id(0)] = nil
+        reread.entries[id(40)] = entry(id(40))
+        reread.entries[id(41)] = entry(id(41))
+        saved[id(0)] = nil
+        saved[id(40)] = entry(id(40))
+        saved[id(41)] = entry(id(41))
+        try reread.entries.save(text: reread.textPart, at: location, allowsClientPaths: false)
+        #expect(try reread.entries.count(upTo: 10) == 10 && reread.entries.count(upTo: 100) == saved.count)
+        #expect(reread.entries.count == saved.count)
+        #expect(try readAgain().1.entries.count == saved.count)
     }
 
     @Test("a copy of entries held in memory is a value: changing one leaves the other")
