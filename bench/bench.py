@@ -401,8 +401,10 @@ class Bench:
         started = time.time()
         with ThreadPoolExecutor(max_workers=2) as pool:
             builds = [pool.submit(self.notmuch, side_by_side=True), pool.submit(self.mu, side_by_side=True)]
+            # A failed build's SystemExit is raised here, once the other build has finished
+            # too (leaving the pool waits for it: tens of minutes at 1,000,000 messages).
             for build in builds:
-                build.result()  # re-raises a failed build's SystemExit here
+                build.result()
         wall = time.time() - started
         write_json(os.path.join(self.results, "baselines.json"), {"messages": self.size, "seconds": wall})
         log("notmuch and mu side by side: %.1f s" % wall)
@@ -775,7 +777,8 @@ class Bench:
         if self.args.baselines:
             env["NOTMUCH_CONFIG"] = self.notmuch_config()
         prepares = prepare if isinstance(prepare, list) else [prepare] * len(commands)
-        kept = [(c, p) for c, p in zip(commands, prepares) if self.args.baselines or c[0] not in ("notmuch", "mu")]
+        kept = [(c, p) for c, p in zip(commands, prepares, strict=True)
+                if self.args.baselines or c[0] not in ("notmuch", "mu")]
         commands, prepares = [c for c, _ in kept], [p for _, p in kept]
         # Record what each command printed once, so a reader can check they agree.
         slow = set()

@@ -196,15 +196,18 @@ def main():
                         ingest["messages"], ingest["bodies"], ingest["seconds"], ingest["messages_per_second"],
                         ingest["peak_rss_kib"] / 1024))
             if nm:
+                # Built beside mu, notmuch ran slower than alone: the ratio is shown, not judged.
+                ingest_ratio = ingest["messages_per_second"] / nm["messages_per_second"]
                 line += ("; notmuch new %.1f s + tagging %.1f s = %.0f messages/s (%.0f/s for `notmuch new` alone), "
                          "so Hudson ÷ notmuch = %s" % (
                              nm["new_seconds"], nm["tag_seconds"], nm["messages_per_second"],
                              nm["new_messages_per_second"],
-                             fmt_ratio(ingest["messages_per_second"] / nm["messages_per_second"], 3.0, "min")))
+                             ("%.2f× (notmuch beside mu)" % ingest_ratio) if nm.get("side_by_side")
+                             else fmt_ratio(ingest_ratio, 3.0, "min")))
             if mu:
                 line += "; mu index %.1f s = %.0f messages/s" % (mu["seconds"], mu["messages_per_second"])
             pair = load(os.path.join(d, "baselines.json"))
-            if pair and nm and nm.get("side_by_side"):
+            if pair and nm and mu and nm.get("side_by_side") and mu.get("side_by_side"):
                 line += " (notmuch and mu built side by side: %.1f s for the pair)" % pair["seconds"]
             text.append(line + ".\n")
         sizes_data = load(os.path.join(d, "sizes.json"))
