@@ -498,8 +498,8 @@ final class AccountWorker: Sendable {
         defer { try? database.write { try $0.setBulkIndexing(false) } }
         let totals = try await catchUpPasses(maxPages: maxPages)
         let loaded = totals.backfilled + totals.bodiesHydrated
-        let stored = try database.read { try $0.messageCount() }
-        if loaded >= Self.mergeAfterMessages && loaded * 10 >= stored {
+        // The store's size is counted (a read of a whole index) only after a large load.
+        if loaded >= Self.mergeAfterMessages, try loaded * 10 >= database.read({ try $0.messageCount() }) {
             while !stopRequested.load(ordering: .relaxed), try database.write({ try $0.mergeFullTextStep() }) {}
         }
         return totals
