@@ -9,10 +9,9 @@ import os
 import statistics
 import sys
 
+from bench import SLOW_BASELINE_RUNS, SLOW_BASELINE_SECONDS
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# bench.py's: a baseline run longer than this was timed with fewer runs.
-SLOW_BASELINE_SECONDS = 2.0
-SLOW_BASELINE_RUNS = 3
 
 ROW_ORDER = ["startup", "ls", "search-common", "search-rare", "search-prefix", "search-from",
              "search-label-date", "search-label", "search-phrase", "show", "mark", "labels", "count-common", "count-threads", "larger",

@@ -20,20 +20,38 @@ struct ExportEntriesTests {
         return found
     }
 
+    /// A Gmail-shaped id: `prefix` then `number` in hex, 16 characters in all.
+    func id(_ number: Int, prefix: String) -> String {
+        let hex = String(number, radix: 16)
+        return prefix + String(repeating: "0", count: 16 - prefix.count - hex.count) + hex
+    }
+
+    /// An export directory in `temporary` and the location of its state, states beside it.
+    func exportLocation(in temporary: TemporaryDirectory) throws -> (ExportDirectory, ExportStateLocation) {
+        let directory = try ExportDirectory.open(temporary.url.path)
+        return (directory, ExportStateLocation(root: directory, markerName: ".hudson-export",
+                                               statesPath: temporary.url.path + "/states", format: .maildir,
+                                               email: "ann@example.com"))
+    }
+
+    /// What a later run reads: the database the export's marker names, and the state in it.
+    func readAgain(_ directory: ExportDirectory, _ location: ExportStateLocation) throws
+        -> (database: ExportStateDatabase, state: ExportState, directory: String) {
+        let marker = try #require(ExportMarker(parsing: try directory.read(".hudson-export")))
+        let database = try #require(try ExportStateDatabase.open(location.statesPath + "/" + marker.stateID))
+        let read = try #require(try ExportState.read(database: database))
+        return (database, read.state, read.directory)
+    }
+
     @Test("changes over saved rows: lookups, the count, a pass and the kept ids agree with a dictionary, before and after each save")
     func overlayAgreesWithADictionary() throws {
         let temporary = TemporaryDirectory()
         defer { withExtendedLifetime(temporary) {} }
-        let directory = try ExportDirectory.open(temporary.url.path)
-        let location = ExportStateLocation(root: directory, markerName: ".hudson-export", statesPath: temporary.url.path + "/states",
-                                           format: .maildir, email: "ann@example.com")
+        let (directory, location) = try exportLocation(in: temporary)
         var state = ExportState(format: .maildir, email: "ann@example.com")
         var model: [String: ExportState.Entry] = [:]
         var random = SeededRandom(state: 0x4855_4453_4F4E_3433)
-        let ids = (0..<40).map { number -> String in
-            let hex = String(number, radix: 16)
-            return "18a" + String(repeating: "0", count: 13 - hex.count) + hex
-        }
+        let ids = (0..<40).map { id($0, prefix: "18a") }
         for round in 0..<6 {
             for _ in 0..<60 {
                 let id = ids[Int.random(in: 0..<ids.count, using: &random)]
@@ -64,9 +82,7 @@ struct ExportEntriesTests {
             #expect(try all(state.entries) == model, "round \(round), after the save")
             #expect(state.entries.count == model.count)
             // What a later run reads from the file is what was saved.
-            let marker = try #require(ExportMarker(parsing: try directory.read(".hudson-export")))
-            let reopened = try #require(try ExportStateDatabase.open(location.statesPath + "/" + marker.stateID))
-            let read = try #require(try ExportState.read(database: reopened))
+            let read = try readAgain(directory, location)
             #expect(read.directory == location.identity, "the state records the directory it belongs to")
             #expect(try all(read.state.entries) == model, "round \(round), read again")
         }
@@ -76,21 +92,15 @@ struct ExportEntriesTests {
     func boundedCountOfAStateReadAgain() throws {
         let temporary = TemporaryDirectory()
         defer { withExtendedLifetime(temporary) {} }
-        let directory = try ExportDirectory.open(temporary.url.path)
-        let location = ExportStateLocation(root: directory, markerName: ".hudson-export", statesPath: temporary.url.path + "/states",
-                                           format: .maildir, email: "ann@example.com")
-        func id(_ number: Int) -> String {
-            let hex = String(number, radix: 16)
-            return "18b" + String(repeating: "0", count: 13 - hex.count) + hex
-        }
+        let (directory, location) = try exportLocation(in: temporary)
+        func id(_ number: Int) -> String { self.id(number, prefix: "18b") }
         var state = ExportState(format: .maildir, email: "ann@example.com")
         var saved: [String: ExportState.Entry] = [:]
         for number in 0..<30 { state.entries[id(number)] = entry(id(number)); saved[id(number)] = entry(id(number)) }
         try state.entries.save(text: state.textPart, at: location, allowsClientPaths: false)
         func readAgain() throws -> (ExportStateDatabase, ExportState) {
-            let marker = try #require(ExportMarker(parsing: try directory.read(".hudson-export")))
-            let database = try #require(try ExportStateDatabase.open(location.statesPath + "/" + marker.stateID))
-            return (database, try #require(try ExportState.read(database: database)).state)
+            let read = try self.readAgain(directory, location)
+            return (read.database, read.state)
         }
         // The database's own bounded count reads no further than the bound.
         let (database, _) = try readAgain()
