@@ -33,7 +33,7 @@ let package = Package(
     name: "Hudson",
     products: [
         .library(name: "HudsonCore", targets: [
-            "SQLite", "GmailIDShape", "HudsonQuery", "HudsonMail", "HudsonText", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonExport",
+            "SQLite", "DirectoryListing", "GmailIDShape", "HudsonQuery", "HudsonMail", "HudsonText", "HudsonStore", "HudsonOutput", "HudsonCLI", "HudsonGmail", "HudsonExport",
             "HudsonSync", "HudsonQuotaLedger", "HudsonMCP", "HudsonNetworkCommands",
         ]),
     ],
@@ -45,7 +45,10 @@ let package = Package(
         ),
         .target(name: "SQLite", dependencies: ["CSQLite"]),
         .target(name: "HudsonQuery"),
-        .target(name: "HudsonMail"),
+        // A directory's names read in place (readdir's records are shorter than `dirent`):
+        // the one listing every command's directory reads go through.
+        .target(name: "DirectoryListing"),
+        .target(name: "HudsonMail", dependencies: ["DirectoryListing"]),
         // The shape of a Gmail id (issue 37 §1): the one rule for the ids users type (the
         // store's references), the ids put in requests and the ids read from answers.
         .target(name: "GmailIDShape"),
@@ -56,15 +59,15 @@ let package = Package(
         .target(name: "HudsonText"),
         .target(name: "HudsonStore", dependencies: ["SQLite", "HudsonMail", "HudsonQuery", "HudsonText", "GmailIDShape"]),
         .target(name: "HudsonOutput", dependencies: ["HudsonText"]),
-        .target(name: "HudsonGmail", dependencies: ["GmailIDShape"]),
+        .target(name: "HudsonGmail", dependencies: ["GmailIDShape", "DirectoryListing"]),
         .target(name: "HudsonSync", dependencies: ["HudsonStore", "HudsonGmail", "HudsonMail", "HudsonQuery", "GmailIDShape"]),
         // The per-user quota shared by every process of an account: a small SQLite file that
         // HudsonGmail's QuotaBucket consults through its QuotaLedger protocol.
         .target(name: "HudsonQuotaLedger", dependencies: ["SQLite", "HudsonGmail"]),
-        .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "HudsonMail", "SQLite"]),
+        .target(name: "HudsonCLI", dependencies: ["HudsonStore", "HudsonOutput", "HudsonQuery", "HudsonMail", "SQLite", "DirectoryListing"]),
         // hd-export's engine (issue 24 §2): Maildir, mboxrd and .eml exports, incremental by
         // the change sequence; the sources it lacks come from its caller.
-        .target(name: "HudsonExport", dependencies: ["SQLite", "HudsonStore", "HudsonMail", "GmailIDShape"]),
+        .target(name: "HudsonExport", dependencies: ["SQLite", "HudsonStore", "HudsonMail", "GmailIDShape", "DirectoryListing"]),
 
         // hd-mcp's protocol and tools (issue 40): MCP over stdio, each tool a thin layer over
         // what the commands call. Local, like them: it links no network code.
@@ -153,7 +156,7 @@ let package = Package(
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonQueryTests", dependencies: ["HudsonQuery"]),
         .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonText", "HudsonStore"]),
-        .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail"]),
+        .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail", "DirectoryListing"]),
         .testTarget(name: "HudsonExportTests", dependencies: ["HudsonExport", "HudsonStore", "HudsonTestSupport"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail", "GmailIDShape"]),
         .testTarget(name: "HudsonQuotaLedgerTests", dependencies: ["HudsonQuotaLedger", "HudsonGmail", "SQLite", "HudsonTestSupport"]),

@@ -25,6 +25,7 @@
  `$(hd-mark ...)` and a test reading the command's output to the end do not wait for it.
  */
 import Glibc
+import DirectoryListing
 import HudsonStore
 
 public enum CheckpointHelper {
@@ -119,8 +120,7 @@ public enum CheckpointHelper {
     private static func closeInheritedDescriptors() {
         guard let directory = opendir("/proc/self/fd") else { return }
         var inherited: [Int32] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        for name in DirectoryListing.names(in: directory) {
             if let fd = Int32(name), fd > 2, fd != dirfd(directory) { inherited.append(fd) }
         }
         closedir(directory)

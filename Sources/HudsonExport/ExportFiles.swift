@@ -12,6 +12,7 @@
  regular file), so nothing waits for a writer that never comes.
  */
 import Glibc
+import DirectoryListing
 
 /// A file operation that failed: the path and `strerror` of errno.
 public struct ExportFileError: Error, CustomStringConvertible {
@@ -264,17 +265,7 @@ final class ExportDirectory {
             throw ExportFileError(path)
         }
         defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            try withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                let bytes = raw.bindMemory(to: UInt8.self)
-                let length = bytes.firstIndex(of: 0) ?? bytes.count
-                let name = UnsafeBufferPointer(rebasing: bytes[0..<length])
-                if (length == 1 && name[0] == UInt8(ascii: ".")) || (length == 2 && name[0] == UInt8(ascii: ".") && name[1] == UInt8(ascii: ".")) {
-                    return
-                }
-                try body(name)
-            }
-        }
+        try DirectoryListing.forEachName(in: dir, body)
     }
 
     /// Flushes what was written to the file system holding this directory to the disk,

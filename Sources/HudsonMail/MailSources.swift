@@ -35,6 +35,7 @@
  In a directory, entries are read in name order, so two runs see the same order.
  */
 import Glibc
+import DirectoryListing
 
 /// One message read from a source.
 public struct SourceMessage: Sendable {
@@ -177,14 +178,7 @@ public enum MailSources {
     static func entries(_ path: String) throws -> [String] {
         guard let dir = opendir(path) else { throw MailSourceError(path: path, reason: errnoText()) }
         defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        return DirectoryListing.names(in: dir).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
     }
 
     static func isDirectory(_ path: String) -> Bool {

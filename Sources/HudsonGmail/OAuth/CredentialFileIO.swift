@@ -10,6 +10,7 @@
  */
 import Foundation
 import Glibc
+import DirectoryListing
 
 /// POSIX helpers for private files (credentials). Errors are `CredentialStoreError`.
 enum CredentialFileIO {
@@ -124,14 +125,7 @@ enum CredentialFileIO {
             throw CredentialStoreError.io(operation: "list", path: directory, errno: errno)
         }
         defer { closedir(stream) }
-        var names: [String] = []
-        while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != ".", name != ".." { names.append(name) }
-        }
-        return names
+        return DirectoryListing.names(in: stream)
     }
 
     /// fsync on the directory makes a rename or unlink durable (rename(2) alone is atomic, not durable).
