@@ -92,6 +92,9 @@ final class MCPTools {
         let noteRoom = 200
         let room = max(1, budget - BoundedText.count(header) - BoundedText.count(fence.opening) - BoundedText.count(fence.closing) - noteRoom)
         let (slice, next, total) = BoundedText.slice(cleaned, from: offset, budget: room)
+        if offset > total {
+            return ToolAnswer(text: "cursor \"offset:\(offset)\" is past the end: the answer has \(total) characters", isError: true)
+        }
         var text = header + "\n" + fence.opening + slice + fence.closing
         if let next {
             text += "\n[cut: characters \(offset)–\(next) of \(total) shown; call \(tool) again with cursor \"offset:\(next)\" to read on]"
@@ -155,11 +158,20 @@ final class MCPTools {
         let (store, account) = try readStore()
         let options = SearchInput.options(accountID: account?.id)
         let names = try LabelNames(store: store)
-        let threads = try store.searchThreads(query, options: options, limit: limit + 1, after: after)
-        var header = "search: \(TerminalSafety.field("\(query.simplified())"))\n"
+        let threads: [ThreadSummary]
+        do {
+            threads = try store.searchThreads(query, options: options, limit: limit + 1, after: after)
+        } catch StoreError.invalidArgument where after != nil {
+            throw ToolFailure("cursor \(TerminalSafety.quoted(after.map { "\($0)" } ?? "", limit: 40)) is not a thread in the store "
+                              + "(a cursor is the one the last search answer gave)")
+        }
+        // The query is the agent's own text: echoed, but within a share of the bound, so a
+        // long query cannot push the answer past it.
+        var header = "search: \(Self.cut(TerminalSafety.field("\(query.simplified())"), to: budget / 4))\n"
             + "searched: threads in \(account.map { TerminalSafety.field($0.email) } ?? "every account") of the local store, "
             + "newest first; spam and trash only when the query names them\n"
         for note in try SearchNotes.notes(query, store: store, options: options) { header += "note: \(TerminalSafety.field(note))\n" }
+        if BoundedText.count(header) > budget / 2 { header = Self.cut(header, to: budget / 2) + "\n" }
         let fence = UntrustedFence()
         var room = budget - BoundedText.count(header) - BoundedText.count(fence.opening) - BoundedText.count(fence.closing) - 200
         var shown: [String] = []
@@ -220,15 +232,7 @@ final class MCPTools {
         let offset = try offsetCursor(arguments), budget = try budget(arguments)
         let (store, account) = try readStore()
         let now = LocalTime.nowMilliseconds
-        let records: [Record]
-        if heldOnly {
-            records = try store.heldMutations(accountID: account?.id).map { Records.queued($0, now: now) }
-                + store.heldOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
-        } else {
-            records = try store.pendingLabelChanges(accountID: account?.id).map { Records.labelChange($0, now: now) }
-                + store.queuedMutations(accountID: account?.id).map { Records.queued($0, now: now) }
-                + store.pendingOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
-        }
+        let records = try PendingRecords.list(store, accountID: account?.id, heldOnly: heldOnly, now: now)
         let header = "\(records.count) \(heldOnly ? "held" : "pending") record(s), as hd-pending prints them "
             + "(state held: waiting for the user's approval)"
         return fencedAnswer(header: header, untrusted: records.map(Self.line).joined(separator: "\n"), offset: offset,
@@ -315,7 +319,9 @@ final class MCPTools {
         let policy = try policy(store, account: account)
         guard policy >= .hold else { throw refuse("undoing an action", under: policy) }
         let held = policy == .hold
-        let result = try store.undo(actionID: actionID, accountID: account?.id, held: held, origin: .agent)
+        // Under hold nothing the agent does takes effect unapproved: undoing the user's own
+        // action would discard or cancel it at once, so only the agent's actions are its to undo.
+        let result = try store.undo(actionID: actionID, accountID: account?.id, held: held, origin: .agent, onlyOwn: held)
         if result.alreadyUndone { return ToolAnswer(text: "action:\(result.actionID) was already undone") }
         var text = "undid action:\(result.actionID): \(result.deltas.count) change(s)"
         if let undoID = result.undoActionID, !result.deltas.isEmpty {

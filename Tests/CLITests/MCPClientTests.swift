@@ -179,9 +179,68 @@ struct MCPClientTests {
         #expect((stranger["text"] as? String)?.contains("the account never wrote to stranger@example.org") == true, "\(stranger)")
         let held2 = try f.run("hd-pending", "--held")
         #expect(held2.lines.count == 3 && held2.lines.allSatisfy { $0.hasPrefix("outbox:") && $0.contains("\theld\t") }, "\(held2)")
+        try expectAgentSeesHeld(f, held2)
         try fake.clearRequests()
         #expect(try f.run("hd-sync").status == 0)
         #expect(try writes(fake) == 0)
+        // Synced, the held sends wait as Gmail drafts (scheduled sends awaiting approval):
+        // the agent's pending tool still lists every one the user sees.
+        let held3 = try f.run("hd-pending", "--held")
+        #expect(held3.lines.count == 3, "\(held3)")
+        try expectAgentSeesHeld(f, held3)
+    }
+
+    /// The pending tool, asked for the held records, names every one `hd-pending --held` printed.
+    func expectAgentSeesHeld(_ f: CLIFixture, _ listed: CommandResult) throws {
+        let text = try #require(try client(f, "call", "pending", #"{"held": true}"#)["text"] as? String)
+        #expect(text.hasPrefix("\(listed.lines.count) held record(s)"), "\(text)")
+        for line in listed.lines {
+            let reference = try #require(line.split(separator: "\t").first)
+            #expect(text.contains("\n\(reference)\t"), "\(reference) missing from: \(text)")
+        }
+    }
+
+    @Test("under hold the agent's undo takes back only its own actions; the user's, held or queued, stay as they are")
+    func undoUnderHoldOnlyOwn() throws {
+        let (f, fake, _) = try synced()
+        let threads = try f.run("hd-ls", "-n", "2").lines.map { String($0.split(separator: "\t")[0]) }
+        #expect(threads.count == 2)
+        #expect(try f.run("hd-mark", "--hold", "star", threads[0]).status == 0)
+        #expect(try f.run("hd-mark", "--no-flush", "star", threads[1]).status == 0)
+        let actions = try f.run("hd-undo", "--list", "--ids").lines
+        #expect(actions.count == 2, "\(actions)")
+        let before = try f.run("hd-pending", "--ids").stdout + f.run("hd-undo", "--list").stdout
+        try fake.clearRequests()
+        for call in ["{}"] + actions.map({ #"{"action": "\#($0)"}"# }) {
+            let answer = try client(f, "call", "undo", call, policy: "hold")
+            #expect(answer["isError"] as? Bool == true, "\(call): \(answer)")
+        }
+        #expect(try f.run("hd-pending", "--ids").stdout + f.run("hd-undo", "--list").stdout == before)
+        #expect(try fake.requests().isEmpty)
+        // Its own action it may take back.
+        let marked = try client(f, "call", "mark", #"{"actions": ["archive"], "refs": ["\#(threads[1])"]}"#, policy: "hold")
+        #expect(marked["isError"] as? Bool == false, "\(marked)")
+        let undone = try client(f, "call", "undo", "{}", policy: "hold")
+        #expect((undone["text"] as? String)?.hasPrefix("undid action:") == true, "\(undone)")
+    }
+
+    @Test("answers stay within their bound whatever the agent sends: a long query is echoed cut; a cursor past the end is an error")
+    func boundsHoldForLongInput() throws {
+        let (f, _, _) = try synced()
+        for length in [5_000, 60_000] {
+            let query = "subject:" + String(repeating: "x", count: length)
+            for bound in [1_000, 20_000] {
+                let answer = try client(f, "call", "search", #"{"query": "\#(query)", "max_chars": \#(bound)}"#)
+                let text = try #require(answer["text"] as? String)
+                #expect(answer["isError"] as? Bool == false, "\(text.prefix(200))")
+                #expect(text.unicodeScalars.count <= bound, "\(length) characters of query at \(bound): \(text.unicodeScalars.count)")
+            }
+        }
+        let thread = try #require(f.run("hd-ls", "-n", "1").stdout.split(separator: "\t").first.map(String.init))
+        let past = try client(f, "call", "show", #"{"ref": "\#(thread)", "cursor": "offset:99999999999"}"#)
+        #expect(past["isError"] as? Bool == true && (past["text"] as? String)?.contains("past the end") == true, "\(past)")
+        let stale = try client(f, "call", "search", #"{"query": "in:inbox", "cursor": "thread:0000000000000000"}"#)
+        #expect(stale["isError"] as? Bool == true && (stale["text"] as? String)?.contains("--before") == false, "\(stale)")
     }
 
     @Test("under read-only every tool that changes anything is refused with one line, and nothing changes anywhere")

@@ -322,28 +322,34 @@ extension Store {
     /// pending cancels outright, one in flight is overlaid forward.
     /// An undo is itself an action: `held` and `origin` as for `perform` (an agent's undo
     /// under the hold policy is held too; the inverse of a held change that never left
-    /// cancels it, which is how a held change is discarded).
+    /// cancels it, which is how a held change is discarded). `onlyOwn`: only an action
+    /// `origin` made may be undone (the newest of them by default), so an agent held for
+    /// approval cannot discard or cancel the user's own changes (issue 40).
     @discardableResult
     public func undo(actionID: Int64? = nil, accountID: Int64? = nil, held: Bool = false,
-                     origin: ActionOrigin? = nil) throws -> UndoResult {
+                     origin: ActionOrigin? = nil, onlyOwn: Bool = false) throws -> UndoResult {
         try writeTrackingLabels { touched in
             let targetID: Int64
+            let ownOnly = onlyOwn ? origin?.rawValue ?? "" : nil
             if let actionID {
                 targetID = actionID
             } else if let last = try db.scalarInt("""
                 SELECT max(a.id) FROM actions AS a
-                 WHERE a.undoes IS NULL AND (?1 IS NULL OR EXISTS (
+                 WHERE a.undoes IS NULL AND (?2 IS NULL OR a.origin IS ?2) AND (?1 IS NULL OR EXISTS (
                        SELECT 1 FROM action_items AS i \(Self.itemMessageJoin)
                         WHERE i.action_id = a.id AND m.account_id = ?1))
-                """, accountID) {
+                """, accountID, ownOnly) {
                 targetID = last
             } else {
                 throw StoreError.nothingToUndo
             }
             guard let action = try db.first(
-                "SELECT undone_by, undoes FROM actions WHERE id = ?", targetID,
-                transform: { (undoneBy: $0.optionalInt64(0), undoes: $0.optionalInt64(1)) })
+                "SELECT undone_by, undoes, origin FROM actions WHERE id = ?", targetID,
+                transform: { (undoneBy: $0.optionalInt64(0), undoes: $0.optionalInt64(1), origin: $0.optionalString(2)) })
             else { throw StoreError.noSuchAction(targetID) }
+            if let ownOnly, action.origin != ownOnly {
+                throw StoreError.invalidArgument("action:\(targetID) was not made by the \(ownOnly); it may undo only its own")
+            }
             if action.undoneBy != nil {
                 return UndoResult(actionID: targetID, undoActionID: nil, alreadyUndone: true)
             }
