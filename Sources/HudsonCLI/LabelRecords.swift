@@ -27,7 +27,8 @@ extension Records {
         }
     }
 
-    /// `label:NAME  create NAME  state  age  attempts  -  account  last error`
+    /// `label:NAME  create NAME  state  age  attempts  -  user  account  last error`: a label
+    /// operation is always the user's (hd-labels, hd-mark --create; an agent cannot make one).
     public static func labelChange(_ change: PendingLabelChange, now: Int64) -> Record {
         Record(
             type: "label_change", id: labelTerm(change.name ?? change.previousName ?? change.labelID),
@@ -45,7 +46,7 @@ extension Records {
                 ("attempted", change.attemptedAt.map { .string(DateText.rfc3339UTC(milliseconds: $0)) } ?? .null),
             ],
             columns: [labelChangeText(op: change.op, name: change.name, previousName: change.previousName, labelID: change.labelID),
-                      change.state.rawValue, age(milliseconds: now - change.createdAt), String(change.attempts), "-",
+                      change.state.rawValue, age(milliseconds: now - change.createdAt), String(change.attempts), "-", "user",
                       change.accountEmail, change.lastError ?? ""])
     }
 

@@ -10,7 +10,9 @@ import HudsonOutput
 import HudsonStore
 
 extension Records {
-    /// `outbox:N  send|draft|draft-send  state  age  attempts  account  recipients  subject  last error`
+    /// `outbox:N  send|draft|draft-send  state  age  attempts  -  user|agent  account  recipients  subject  last error`:
+    /// the columns of a queued change up to the account (PendingRecords.heading), `-` where
+    /// a queued change names its action.
     public static func outbox(_ entry: OutboxEntry, now: Int64) -> Record {
         let state = entry.outcomeUnknown ? "unknown" : entry.held && entry.state == .queued ? "held" : entry.state.rawValue
         return Record(
@@ -37,7 +39,8 @@ extension Records {
                 ("kept_beside", entry.keptBesideDraftID.map { .string("draft:\($0)") } ?? .null),
                 ("note", entry.keptNote.map { .string($0) } ?? .null),
             ],
-            columns: [entry.kind.rawValue, state, age(milliseconds: now - entry.createdAt), String(entry.attempts), entry.accountEmail,
+            columns: [entry.kind.rawValue, state, age(milliseconds: now - entry.createdAt), String(entry.attempts), "-",
+                      entry.origin?.rawValue ?? "user", entry.accountEmail,
                       entry.recipients.joined(separator: ", "), entry.subject, entry.lastError ?? entry.keptNote ?? ""])
     }
 

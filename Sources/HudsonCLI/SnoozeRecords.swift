@@ -42,8 +42,10 @@ extension WakeReport {
 }
 
 extension Records {
-    /// `outbox:N  scheduled|held-late  when  account  recipients  subject  draft:ID`: a
-    /// send-later (`hd-send --at`) waiting for its time, or held for being late.
+    /// `outbox:N  send  scheduled|held-late|held  when  -  -  user|agent  account  recipients  subject  draft:ID`:
+    /// a send-later (`hd-send --at`) waiting for its time, held for being late, or an
+    /// agent's send held for approval; aligned with a queued change's columns up to the
+    /// account (PendingRecords.heading).
     public static func scheduled(_ send: ScheduledSend) -> Record {
         let state = send.awaitsApproval ? "held" : send.state == .heldLate ? "held-late" : "scheduled"
         return Record(
@@ -60,7 +62,8 @@ extension Records {
                 ("origin", .string(send.origin?.rawValue ?? "user")),
                 ("rfc822_message_id", .string(send.messageID)),
             ],
-            columns: [state, send.awaitsApproval ? "when approved" : WhenText.describe(send.sendAt / 1000), send.accountEmail, send.recipients.joined(separator: ", "),
+            columns: ["send", state, send.awaitsApproval ? "when approved" : WhenText.describe(send.sendAt / 1000), "-", "-",
+                      send.origin?.rawValue ?? "user", send.accountEmail, send.recipients.joined(separator: ", "),
                       send.subject, send.draftID.map { "draft:\($0)" } ?? "(draft not saved yet)"])
     }
 }

@@ -71,28 +71,30 @@ public func hdPending() -> Never { Main.run(spec) { cli in
     }
 
     let records: [Record]
+    let empty: String
+    var heading: [String]?
     if cli.arguments.flag("rejected") {
         records = try store.rejectedLabelChanges(accountID: account?.id).map { Records.rejectedLabelChange($0, now: now) }
             + store.rejectedChanges(accountID: account?.id).map { Records.rejected($0, now: now) }
+        empty = "nothing rejected in the last week"
     } else if cli.arguments.flag("parked") {
         records = try store.parkedMessages(accountID: account?.id, includingDropped: true).map { Records.parked($0, now: now) }
-    } else if cli.arguments.flag("held") {
-        records = try store.heldMutations(accountID: account?.id).map { Records.queued($0, now: now) }
-            + store.heldOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
-            + store.scheduledSends(accountID: account?.id).filter(\.awaitsApproval).map { Records.scheduled($0) }
+        empty = "nothing parked"
     } else {
-        records = try store.pendingLabelChanges(accountID: account?.id).map { Records.labelChange($0, now: now) }
-            + store.queuedMutations(accountID: account?.id).map { Records.queued($0, now: now) }
-            + store.pendingOutbox(accountID: account?.id).map { Records.outbox($0, now: now) }
-            + store.scheduledSends(accountID: account?.id).map { Records.scheduled($0) }
+        let heldOnly = cli.arguments.flag("held")
+        records = try PendingRecords.list(store, accountID: account?.id, heldOnly: heldOnly, now: now)
+        empty = heldOnly ? "nothing held" : "nothing waiting for Gmail"
+        heading = PendingRecords.heading
     }
     if cli.arguments.flag("count") {
         try cli.stdout.write("\(records.count)\n")
         return .success
     }
     let sink = cli.makeSink()
+    if let heading { sink.heading(heading) }
     for record in records { try sink.emit(record) }
     try sink.finish()
+    if records.isEmpty { cli.noteForTerminal(empty) }
     return .success
 }}
 

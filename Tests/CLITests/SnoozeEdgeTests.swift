@@ -201,7 +201,7 @@ struct SnoozeEdgeTests {
         let outbox = try schedule(f, "held-drop", ["--at", "+1h", "--if-late", "hold"])
         let late = try f.run("hd-sync", environment: at(3 * 3600))
         #expect(late.stderr.contains("\(outbox): over an hour late, held"), "\(late)")
-        #expect(try f.run("hd-pending").lines.contains { $0.hasPrefix("\(outbox)\theld-late\t") })
+        #expect(try f.run("hd-pending").lines.contains { $0.hasPrefix("\(outbox)\tsend\theld-late\t") })
         #expect(try drafts(fake, containing: "held-drop") == 1, "held: the draft waits in Gmail")
         let undo = try f.run("hd-undo", outbox, environment: at(3 * 3600))
         #expect(undo.status == 0, "\(undo)")

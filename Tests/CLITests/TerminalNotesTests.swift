@@ -62,4 +62,34 @@ struct TerminalNotesTests {
         let piped = try f.shell("timeout -k 5 -s INT 4 hd-sync --watch 2>&1 </dev/null")
         #expect(!piped.stdout.contains("watching"), "\(piped)")
     }
+
+    @Test("hd-pending and hd-auth list: a heading over the columns on a terminal, none in a pipe; an empty queue said on a terminal",
+          .enabled(if: ManPages.tool("script") != nil, "skipped: script(1) from util-linux gives the command a terminal"))
+    func headingsAndEmptyQueue() throws {
+        let (f, _) = try connected()
+        for (command, note) in [("hd-pending", "hd-pending: nothing waiting for Gmail"), ("hd-pending --held", "hd-pending: nothing held"),
+                                ("hd-pending --parked", "hd-pending: nothing parked"),
+                                ("hd-pending --rejected", "hd-pending: nothing rejected in the last week")] {
+            let shown = try onTerminal(f, command)
+            #expect(shown.status == 0 && shown.stdout.contains(note), "\(command): \(shown)")
+            let piped = try f.shell(command)
+            #expect(piped.status == 0 && piped.stdout.isEmpty && piped.stderr.isEmpty, "\(command): \(piped)")
+        }
+        let listed = try f.run("hd-search", "--ids", "-n", "1", "in:anywhere")
+        let thread = try #require(listed.lines.first, "\(listed)")
+        #expect(try f.run("hd-mark", "--no-flush", "star", thread).status == 0)
+        // A wide terminal, so that no column is cut; the heading is dimmed (escapes dropped here).
+        let pending = try onTerminal(f, "stty cols 250; hd-pending")
+        let lines = pending.stdout.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression)
+            .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let heading = try #require(lines.first { $0.hasPrefix("REF") }, "\(pending)")
+        #expect(["CHANGE", "STATE", "AGE/TIME", "ATTEMPTS", "ACTION", "BY", "ACCOUNT"].allSatisfy(heading.contains), "\(heading)")
+        #expect(lines.contains { $0.contains("message:") && $0.contains("+STARRED") }, "\(pending)")
+        let piped = try f.run("hd-pending")
+        #expect(!piped.stdout.contains("REF") && piped.lines.allSatisfy { $0.hasPrefix("message:") }, "\(piped)")
+        let accounts = try onTerminal(f, "stty cols 250; hd-auth list")
+        #expect(accounts.stdout.contains("ACCOUNT") && accounts.stdout.contains("CREDENTIALS") && accounts.stdout.contains("demo@hudson.test"),
+                "\(accounts)")
+        #expect(try !f.run("hd-auth", "list").stdout.contains("CREDENTIALS"))
+    }
 }

@@ -87,11 +87,13 @@ public enum AccountCommands {
         let credentials = CredentialStore(configDirectory: try cli.configDirectory())
         let (emails, accounts) = try AccountRecord.known(cli, credentials: credentials, selected: nil)
         let sink = cli.makeSink()
+        sink.heading(["ACCOUNT", "CREDENTIALS", "WINDOW", "BACKFILL", "LAST SYNC"])
         for email in emails.sorted() {
             let account = accounts.first { $0.email.lowercased() == email.lowercased() }
             try sink.emit(AccountRecord.make(email: email, account: account, credentials: credentials))
         }
         try sink.finish()
+        if emails.isEmpty { cli.noteForTerminal("no accounts; run 'hd-auth login'") }
         return .success
     }
 

@@ -38,6 +38,9 @@ public struct AccountStatus: Sendable {
     public var missingScopes: [String]
     public var account: Account?
     public var queuedChanges: Int
+    /// Of `queuedChanges`, those Gmail applied, awaiting the history that confirms them
+    /// (hd-pending shows them `sent`).
+    public var changesSentUnconfirmed = 0
     public var outbox: Int
     /// Of `outbox`, the messages Gmail has, sent and awaiting the sync that stores them.
     public var sentUnconfirmed = 0
@@ -57,7 +60,9 @@ public struct AccountStatus: Sendable {
             refresh: .notTried, problem: nil, scopes: nil, missingScopes: [], account: account,
             queuedChanges: 0, outbox: 0, parked: 0, fix: nil)
         if let store, let account {
-            status.queuedChanges = (try? store.queuedMutations(accountID: account.id).count) ?? 0
+            let changes = (try? store.queuedMutations(accountID: account.id)) ?? []
+            status.queuedChanges = changes.count
+            status.changesSentUnconfirmed = changes.filter { $0.state == .inFlight && !$0.held }.count
             let outbox = (try? store.pendingOutbox(accountID: account.id)) ?? []
             status.outbox = outbox.count
             status.sentUnconfirmed = outbox.filter { $0.state == .sent }.count
@@ -154,7 +159,8 @@ public struct AccountStatus: Sendable {
         let columns = [
             refresh.rawValue, shownScopes, window, account?.backfillState.rawValue ?? "not in store",
             account?.lastSyncAt.map { "synced " + DateText.rfc3339UTC(milliseconds: $0) } ?? "never synced",
-            "\(queuedChanges) queued",
+            changesSentUnconfirmed == 0 ? "\(queuedChanges) queued"
+                : "\(queuedChanges - changesSentUnconfirmed) queued, \(changesSentUnconfirmed) sent (awaiting sync)",
             sentUnconfirmed == 0 ? "\(outbox) to send" : "\(outbox - sentUnconfirmed) to send, \(sentUnconfirmed) sent (awaiting sync)",
             "\(parked) parked",
         ]
