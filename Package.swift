@@ -155,7 +155,7 @@ let package = Package(
         .target(name: "HudsonTestSupport", path: "Tests/HudsonTestSupport"),
         .testTarget(name: "SQLiteTests", dependencies: ["SQLite", "HudsonTestSupport"]),
         .testTarget(name: "HudsonQueryTests", dependencies: ["HudsonQuery"]),
-        .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonOutput", "HudsonText", "HudsonStore"]),
+        .testTarget(name: "HudsonCLITests", dependencies: ["HudsonCLI", "HudsonCommands", "HudsonOutput", "HudsonText", "HudsonStore"]),
         .testTarget(name: "HudsonMailTests", dependencies: ["HudsonMail", "DirectoryListing"]),
         .testTarget(name: "HudsonExportTests", dependencies: ["HudsonExport", "HudsonStore", "HudsonTestSupport"]),
         .testTarget(name: "HudsonGmailTests", dependencies: ["HudsonGmail", "GmailIDShape"]),

@@ -1,4 +1,4 @@
-// hd-senders: who sends the mail. Its body is Sources/HudsonCommands/hd-senders.swift.
+// hd-senders: who sends the mail. Its body is Sources/HudsonCommands/hd-senders/hd-senders.swift.
 import HudsonCommands
 
 hdSenders()

@@ -1,5 +1,5 @@
 // hd-snooze: snoozed threads and the wake check.
-// Its body is Sources/HudsonCommands/hd-snooze.swift, which the multi-call binary shares (Sources/hudson-*).
+// Its body is Sources/HudsonCommands/hd-snooze/hd-snooze.swift, which the multi-call binary shares (Sources/hudson-*).
 import HudsonCommands
 
 hdSnooze()

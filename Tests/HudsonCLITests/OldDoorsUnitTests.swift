@@ -5,6 +5,7 @@
 import Foundation
 import Glibc
 import HudsonCLI
+import HudsonCommands
 import HudsonOutput
 import Testing
 

@@ -4,6 +4,7 @@
  until interrupted or until the reader of standard output goes away (issue 23 §3:
  `hd-sync --watch` plus this is "tell me of new mail" in a pipeline).
  */
+import HudsonCLI
 import HudsonOutput
 import HudsonStore
 

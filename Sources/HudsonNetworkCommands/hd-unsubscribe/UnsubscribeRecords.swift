@@ -2,6 +2,7 @@
  Records of `hd-unsubscribe` (issue 42; docs/json.md `unsubscribe`): what was done, or
  would be, for one sender, and the recorded unsubscribes `--list` prints.
  */
+import HudsonCLI
 import HudsonOutput
 import HudsonStore
 

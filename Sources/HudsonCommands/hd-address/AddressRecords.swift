@@ -3,6 +3,7 @@
  each way (docs/json.md `address`), and the same as a line of mutt's `query_command`
  format (`address<TAB>name<TAB>info`, mutt's manual, "External Address Queries").
  */
+import HudsonCLI
 import HudsonOutput
 import HudsonStore
 

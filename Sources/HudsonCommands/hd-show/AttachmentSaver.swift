@@ -8,6 +8,7 @@
  and made only when the first file is written, so a refused or failed run leaves the file
  system as it was (issue 37).
  */
+import HudsonCLI
 import Glibc
 import HudsonOutput
 

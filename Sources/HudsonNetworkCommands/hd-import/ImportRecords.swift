@@ -2,6 +2,7 @@
  The `import` record of `hd-import --json` (docs/json.md): one per message read, named by
  where it came from, with what became of it.
  */
+import HudsonCLI
 import HudsonOutput
 
 extension Records {
