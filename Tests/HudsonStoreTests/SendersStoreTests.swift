@@ -197,6 +197,47 @@ struct SendersStoreTests {
         }
     }
 
+    @Test("an Authentication-Results or DKIM summary over the bound is not kept cut: a cut inside a longer domain is no pass")
+    func overlongVerdictNotCut() {
+        // Cut at the bound, `header.i=@news.example.org.attacker.example` would end `@news.example.org`.
+        let pass = "dkim=pass header.i=@news.example.org"
+        let filler = "mx.google.com; " + String(repeating: "dkim=fail header.i=@x.example; ", count: 100)
+        let padding = String(repeating: " ", count: ListHeaders.maximumValueBytes - filler.utf8.count - pass.utf8.count)
+        let results = filler + padding + pass + ".attacker.example header.s=s1"
+        let headers = ListHeaders(headers: [
+            (name: "List-Unsubscribe", value: "<https://news.example.org/u>"),
+            (name: "List-Unsubscribe-Post", value: "List-Unsubscribe=One-Click"),
+            (name: "Authentication-Results", value: results),
+            (name: "DKIM-Signature", value: "v=1; d=news.example.org; s=s1; h=from:list-unsubscribe:list-unsubscribe-post; b=x"),
+        ])
+        #expect(headers.authenticationResults == nil)
+        #expect(headers.unsubscribe == "<https://news.example.org/u>" && headers.dkimSignatures != nil)
+        #expect(UnsubscribeOffer(headers, from: "news@news.example.org").oneClick == nil)
+        // Signatures whose summaries together pass the bound: none kept.
+        let many = (0..<100).map { (name: "DKIM-Signature", value: "d=s\($0).news.example.org; s=s1; h=" + String(repeating: "from:", count: 20)) }
+        #expect(ListHeaders(headers: [(name: "List-Unsubscribe", value: "<https://news.example.org/u>")] + many).dkimSignatures == nil)
+    }
+
+    @Test("migration 038 empties the verdicts an earlier Hudson kept cut at the bound, and leaves shorter ones")
+    func verdictsKeptCutEmptied() throws {
+        let f = try StoreFixture()
+        var cut = f.snapshot("cut")
+        cut.headers.list = ListHeaders(unsubscribe: "<https://news.example.org/u>", authenticationResults: "mx.google.com; x")
+        var whole = f.snapshot("whole", minute: 1)
+        whole.headers.list = ListHeaders(unsubscribe: "<https://news.example.org/u>", authenticationResults: "mx.google.com; y",
+                                         dkimSignatures: "d=news.example.org; s=s1; h=from")
+        try f.apply(cut, whole)
+        // As the earlier rule kept it: the first 4,096 bytes.
+        let kept = String(String(repeating: "mx.google.com; dkim=pass header.i=@news.example.org", count: 100).utf8.prefix(4096))!
+        try f.db.execute("UPDATE messages SET authentication_results = ?, dkim_signatures = ? WHERE gmail_id = 'cut'", kept, kept)
+        try f.db.execute("DELETE FROM hudson_migrations WHERE id = '038_list_verdicts_never_cut'")
+        let store = try Store.open(path: f.path, access: .readWrite)
+        let rows = try store.db.map("SELECT gmail_id, authentication_results, dkim_signatures FROM messages ORDER BY gmail_id") {
+            "\($0.string(0)) \($0.optionalString(1) ?? "-") \($0.optionalString(2) ?? "-")"
+        }
+        #expect(rows == ["cut - -", "whole mx.google.com; y d=news.example.org; s=s1; h=from"])
+    }
+
     @Test("mailto: one plain address, subject and body decoded, nothing else taken from the URI")
     func mailtoURIs() {
         #expect(UnsubscribeOffer.mailto("mailto:a@example.org?subject=Stop%20it&body=bye&cc=x@example.org&bcc=y@example.org")
