@@ -146,7 +146,9 @@ struct UnsubscribeCommand {
             return Outcome(method: "https", state: dryRun ? "would-print" : "printed", target: page,
                            answer: "a web page: open it yourself")
         }
-        let why = sender.headersUnknown > 0 && sender.listHeaders.unsubscribe == nil
+        let why = sender.offersUnvouched
+            ? "its List-Unsubscribe is only in mail not signed by its own domain (\(sender.identityDomain))"
+            : sender.headersUnknown > 0 && sender.listHeaders.unsubscribe == nil
             ? "its headers were stored before Hudson kept List-Unsubscribe" : (offer.oneClickRefusal ?? "no unsubscribe offered")
         return Outcome(method: "none", state: "none", target: nil, answer: why)
     }

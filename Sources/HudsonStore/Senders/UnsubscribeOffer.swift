@@ -97,6 +97,19 @@ public struct UnsubscribeOffer: Equatable, Sendable {
 
     public init() {}
 
+    /// Whether the signer of a message vouches for it as mail of `identity` (a List-Id or
+    /// an address's domain): Gmail's Authentication-Results has `dkim=pass` for a domain
+    /// aligned with both the From address's domain and `identity`. The offer of a message
+    /// another domain signed, or no one, is not the group's (RFC 8058 §4: the signature
+    /// is what says the sender made the offer).
+    public static func vouched(_ headers: ListHeaders, from: String, identity: String) -> Bool {
+        guard let fromDomain = from.split(separator: "@").last.map({ $0.lowercased() }) else { return false }
+        let identity = identity.lowercased()
+        return passingDKIM(headers.authenticationResults ?? "").contains {
+            aligned($0.domain, fromDomain) && aligned($0.domain, identity)
+        }
+    }
+
     /// The URIs of a List-Unsubscribe field, in order: each in angle brackets (RFC 2369 §2),
     /// whitespace inside removed (§2: folding may break a URI), comments outside ignored.
     static func uris(_ field: String) -> [String] {

@@ -49,7 +49,10 @@ extension Store {
                 \(Self.senderGroupsSQL(selection: selection, labels: labels))
                  ORDER BY s.n_messages DESC, s.key
                 """)
-            return try statement.map([accountID, Self.jsonArray(gmailIDs), Self.jsonArray(threadIDs)]) { senderSummary($0) }
+            let arguments: [any SQLiteBindable] = [accountID, Self.jsonArray(gmailIDs), Self.jsonArray(threadIDs)]
+            var summaries = try statement.map(arguments) { senderSummary($0) }
+            try vouchOffers(&summaries, selection: selection, arguments: arguments, labels: labels)
+            return summaries
         }
     }
 
