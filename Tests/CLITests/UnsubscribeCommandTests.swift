@@ -308,6 +308,19 @@ struct UnsubscribeCommandTests {
         for result in [bank, shop, alerts, other] { #expect(!result.stdout.contains("tracker"), "\(result)") }
     }
 
+    @Test("mailto: a body with line breaks (RFC 6068 %0D%0A) is sent with them, as CRLF")
+    func mailtoBodyLineBreaks() throws {
+        let f = CLIFixture()
+        try f.unsubscribeMailbox([("body.example.org", ListHeaders(
+            unsubscribe: "<mailto:stop@body.example.org?subject=remove&body=unsubscribe%20list%0D%0Aaddress%20demo>",
+            authenticationResults: Self.passed))])
+        let result = try f.run("hd-unsubscribe", "--no-flush", "list:body.example.org")
+        #expect(result.lines.first?.contains("\tmailto\tqueued\tstop@body.example.org") == true, "\(result)")
+        let store = try Store.open(path: f.storePath, access: .readOnly)
+        let raw = try #require(try store.db.first("SELECT raw FROM outbox") { String(decoding: $0.blob(0), as: UTF8.self) })
+        #expect(raw.contains("Subject: remove\r\n") && raw.contains("\r\n\r\nunsubscribe list\r\naddress demo"), "\(raw)")
+    }
+
     @Test("--then archive queues one undoable action over the senders' mail; --and-filter adds a rule that parses")
     func thenAndFilter() throws {
         let f = CLIFixture()

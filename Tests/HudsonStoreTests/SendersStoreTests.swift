@@ -249,6 +249,23 @@ struct SendersStoreTests {
         #expect(UnsubscribeOffer.mailto("https://example.org") == nil)
     }
 
+    @Test("mailto: line breaks (RFC 6068 %0D%0A) kept in the body as CRLF, refused in the subject; other controls refused")
+    func mailtoBodyLineBreaks() {
+        #expect(UnsubscribeOffer.mailto("mailto:stop@body.example.org?subject=remove&body=unsubscribe%20list%0D%0Aaddress%20demo")
+            == MailtoRequest(address: "stop@body.example.org", subject: "remove", body: "unsubscribe list\r\naddress demo"))
+        // A lone LF or CR is a line break too, written as CRLF.
+        #expect(UnsubscribeOffer.mailto("mailto:a@example.org?body=one%0Atwo%0Dthree%0D%0A%0D%0Afour")?.body
+            == "one\r\ntwo\r\nthree\r\n\r\nfour")
+        // In the subject a line break is still refused (the subject only: the rest is kept).
+        #expect(UnsubscribeOffer.mailto("mailto:a@example.org?subject=x%0D%0ABcc:%20z@example.org&body=a%0D%0Ab")
+            == MailtoRequest(address: "a@example.org", body: "a\r\nb"))
+        // Other controls, in the body too.
+        for control in ["%00", "%1B", "%7F", "%0B", "%0C"] {
+            #expect(UnsubscribeOffer.mailto("mailto:a@example.org?body=a\(control)b")?.body == nil, "\(control)")
+        }
+        #expect(UnsubscribeOffer.mailto("mailto:a@example.org%0D%0A?body=x") == nil)
+    }
+
     @Test("generated header values: no crash, bounded values, and only safe URIs offered (seed printed)")
     func generatedHeaders() {
         var state: UInt64 = 4242

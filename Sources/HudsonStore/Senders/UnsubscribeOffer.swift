@@ -190,10 +190,13 @@ public struct UnsubscribeOffer: Equatable, Sendable {
         if parts.count == 2 {
             for field in parts[1].split(separator: "&") {
                 let pair = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                guard pair.count == 2, let value = percentDecoded(pair[1]) else { continue }
+                guard pair.count == 2 else { continue }
+                let value = percentDecoded(pair[1])
                 switch pair[0].lowercased() {
-                case "subject": request.subject = value
-                case "body": request.body = value
+                case "subject": if let value { request.subject = value }
+                // RFC 6068 §5: line breaks in a body are written %0D%0A; only there are they
+                // allowed, as CRLF. In the subject they stay refused (a header's line break).
+                case "body": request.body = percentDecoded(pair[1], lineBreaks: true)
                 default: continue  // RFC 6068 §6: other header fields are not set from a URI we did not write
                 }
             }
@@ -212,7 +215,8 @@ public struct UnsubscribeOffer: Equatable, Sendable {
 
     /// Percent-decoding (RFC 3986 §2.1) into UTF-8 text; nil for a bad escape, invalid
     /// UTF-8 or a control character (a subject must not carry a line break into a header).
-    static func percentDecoded(_ text: Substring) -> String? {
+    /// With `lineBreaks` (a body), CR and LF are allowed and each break becomes CRLF.
+    static func percentDecoded(_ text: Substring, lineBreaks: Bool = false) -> String? {
         var bytes: [UInt8] = []
         var index = text.utf8.startIndex
         let utf8 = text.utf8
@@ -230,8 +234,18 @@ public struct UnsubscribeOffer: Equatable, Sendable {
             }
         }
         guard let decoded = String(validating: bytes, as: UTF8.self),
-              !decoded.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else { return nil }
-        return decoded
+              !decoded.unicodeScalars.contains(where: {
+                  ($0.value < 0x20 && $0 != "\t" && !(lineBreaks && ($0 == "\r" || $0 == "\n"))) || $0.value == 0x7F
+              }) else { return nil }
+        guard lineBreaks else { return decoded }
+        var scalars = String.UnicodeScalarView()
+        var afterCR = false
+        for scalar in decoded.unicodeScalars {
+            if scalar == "\n" && afterCR { afterCR = false; continue }  // the LF of a CRLF, written already
+            afterCR = scalar == "\r"
+            if scalar == "\r" || scalar == "\n" { scalars.append(contentsOf: "\r\n".unicodeScalars) } else { scalars.append(scalar) }
+        }
+        return String(scalars)
     }
 
     /// RFC 8058 §4 through Gmail's verdict: Gmail's Authentication-Results (authserv-id
