@@ -266,6 +266,36 @@ struct SendersStoreTests {
         #expect(UnsubscribeOffer.mailto("mailto:a@example.org%0D%0A?body=x") == nil)
     }
 
+    @Test("one-click's address rule: a name resolving to this machine or a private network, or to nothing, is refused")
+    func privateAddresses() {
+        func v6(_ groups: [UInt16]) -> [UInt8] { groups.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] } }
+        let privateV4: [[UInt8]] = [[0, 0, 0, 0], [10, 1, 2, 3], [127, 0, 0, 1], [127, 255, 255, 254], [169, 254, 169, 254],
+                                    [172, 16, 0, 1], [172, 31, 255, 255], [192, 168, 1, 1], [100, 64, 0, 1], [100, 127, 255, 255],
+                                    [192, 0, 0, 8], [198, 18, 0, 1], [224, 0, 0, 1], [255, 255, 255, 255]]
+        let publicV4: [[UInt8]] = [[8, 8, 8, 8], [172, 15, 255, 255], [172, 32, 0, 1], [100, 63, 255, 255], [100, 128, 0, 1],
+                                   [169, 253, 1, 1], [192, 169, 0, 1], [93, 184, 216, 34], [11, 0, 0, 1]]
+        for address in privateV4 { #expect(UnsubscribeOffer.isPrivate(v4: address), "\(address)") }
+        for address in publicV4 { #expect(!UnsubscribeOffer.isPrivate(v4: address), "\(address)") }
+        let privateV6 = [v6([0, 0, 0, 0, 0, 0, 0, 0]), v6([0, 0, 0, 0, 0, 0, 0, 1]), v6([0xFC00, 0, 0, 0, 0, 0, 0, 1]),
+                         v6([0xFD12, 0x3456, 0, 0, 0, 0, 0, 1]), v6([0xFE80, 0, 0, 0, 0, 0, 0, 1]), v6([0xFEBF, 0, 0, 0, 0, 0, 0, 1]),
+                         v6([0xFF02, 0, 0, 0, 0, 0, 0, 1]),
+                         // IPv4-mapped: ::ffff:127.0.0.1, ::ffff:10.0.0.1, ::ffff:169.254.169.254
+                         v6([0, 0, 0, 0, 0, 0xFFFF, 0x7F00, 0x0001]), v6([0, 0, 0, 0, 0, 0xFFFF, 0x0A00, 0x0001]),
+                         v6([0, 0, 0, 0, 0, 0xFFFF, 0xA9FE, 0xA9FE])]
+        let publicV6 = [v6([0x2001, 0x4860, 0x4860, 0, 0, 0, 0, 0x8888]), v6([0xFEC0, 0, 0, 0, 0, 0, 0, 1]),
+                        v6([0, 0, 0, 0, 0, 0xFFFF, 0x0808, 0x0808]), v6([0x2606, 0x2800, 0x220, 1, 0x248, 0x1893, 0x25C8, 0x1946])]
+        for address in privateV6 { #expect(UnsubscribeOffer.isPrivate(v6: address), "\(address)") }
+        for address in publicV6 { #expect(!UnsubscribeOffer.isPrivate(v6: address), "\(address)") }
+        // A malformed address counts as private: never requested.
+        #expect(UnsubscribeOffer.isPrivate(v4: [1, 2, 3]) && UnsubscribeOffer.isPrivate(v6: [0xFE]))
+        // The refusal: nothing resolved, or any one address inside, is enough to refuse.
+        #expect(UnsubscribeOffer.privateAddressRefusal([]) == "the name does not resolve")
+        #expect(UnsubscribeOffer.privateAddressRefusal([[93, 184, 216, 34], publicV6[0]]) == nil)
+        for inside in [[127, 0, 0, 1], [10, 0, 0, 1], privateV6[1], privateV6[7]] as [[UInt8]] {
+            #expect(UnsubscribeOffer.privateAddressRefusal([[93, 184, 216, 34], inside])?.contains("private network") == true, "\(inside)")
+        }
+    }
+
     @Test("generated header values: no crash, bounded values, and only safe URIs offered (seed printed)")
     func generatedHeaders() {
         var state: UInt64 = 4242

@@ -160,6 +160,34 @@ public struct UnsubscribeOffer: Equatable, Sendable {
                 "onion"].contains { name == $0 || name.hasSuffix("." + $0) }
     }
 
+    /// Why a host whose name resolved to `addresses` (4 bytes each for IPv4, 16 for IPv6,
+    /// in network order) must not be requested, or nil: none at all, or one of them this
+    /// machine's or a private network's. One such address is enough: the connection may
+    /// go to any of them. hd-unsubscribe's OneClickPost resolves the name and asks this.
+    public static func privateAddressRefusal(_ addresses: [[UInt8]]) -> String? {
+        if addresses.isEmpty { return "the name does not resolve" }
+        let inside = addresses.contains { $0.count == 4 ? isPrivate(v4: $0) : isPrivate(v6: $0) }
+        return inside ? "the name resolves to an address of this machine or a private network" : nil
+    }
+
+    /// 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.168/16, 192.0.0/24,
+    /// 198.18/15, 224/4 and above (RFC 6890's special-purpose registry, in short).
+    public static func isPrivate(v4 b: [UInt8]) -> Bool {
+        guard b.count == 4 else { return true }
+        return b[0] == 0 || b[0] == 10 || b[0] == 127 || b[0] >= 224
+            || (b[0] == 100 && (64...127).contains(b[1])) || (b[0] == 169 && b[1] == 254)
+            || (b[0] == 172 && (16...31).contains(b[1])) || (b[0] == 192 && b[1] == 168)
+            || (b[0] == 192 && b[1] == 0 && b[2] == 0) || (b[0] == 198 && (18...19).contains(b[1]))
+    }
+
+    /// ::, ::1, fc00::/7, fe80::/10, ff00::/8, and IPv4-mapped addresses by their IPv4 rule.
+    public static func isPrivate(v6 b: [UInt8]) -> Bool {
+        guard b.count == 16 else { return true }
+        if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF { return isPrivate(v4: Array(b[12..<16])) }
+        if b[0..<15].allSatisfy({ $0 == 0 }) && (b[15] == 0 || b[15] == 1) { return true }
+        return (b[0] & 0xFE) == 0xFC || (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) || b[0] == 0xFF
+    }
+
     /// DMARC's relaxed alignment without a public-suffix list: the same domain, or one a
     /// subdomain of the other.
     static func aligned(_ first: String, _ second: String) -> Bool {
