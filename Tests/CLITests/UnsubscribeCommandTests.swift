@@ -321,6 +321,41 @@ struct UnsubscribeCommandTests {
         #expect(raw.contains("Subject: remove\r\n") && raw.contains("\r\n\r\nunsubscribe list\r\naddress demo"), "\(raw)")
     }
 
+    @Test("mailto: a message cancelled (hd-undo outbox:N) or failed is no unsubscribe: --list says so, a new run queues one (never two live)")
+    func mailtoCancelledOrFailed() throws {
+        let f = CLIFixture()
+        try f.unsubscribeMailbox([("mail.example.org", ListHeaders(unsubscribe: "<mailto:stop@mail.example.org?subject=stop>",
+                                                                   authenticationResults: Self.passed))])
+        let first = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
+        #expect(first.lines.first?.contains("\tmailto\tqueued\tstop@mail.example.org\toutbox:1") == true, "\(first)")
+        #expect(try f.run("hd-undo", "--no-flush", "outbox:1").status == 0)
+        let cancelled = try f.run("hd-unsubscribe", "--list")
+        #expect(cancelled.lines.count == 1 && cancelled.lines[0].contains("\tmailto\tcancelled\t"), "\(cancelled)")
+        // The list mails again: it is not one the user unsubscribed from.
+        let store = try f.openStore()
+        var later = MessageHeaders(subject: "more", from: "News <news@mail.example.org>", to: "Ann <ann@example.com>",
+                                   messageID: "<later@example.org>", listID: "<mail.example.org>")
+        later.list = ListHeaders(unsubscribe: "<mailto:stop@mail.example.org?subject=stop>",
+                                 authenticationResults: "mx.google.com; dkim=pass header.i=@mail.example.org header.s=s1")
+        _ = try store.applySnapshots([MessageSnapshot(id: "later", threadID: "later", historyID: 200,
+                                                      internalDate: Int64(Date().timeIntervalSince1970 * 1000) + 60_000,
+                                                      labelIDs: ["INBOX", "UNREAD"], headers: later)], accountID: 1)
+        #expect(try f.run("hd-senders", "--after-unsubscribe", "--ids").lines.isEmpty)
+        let second = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
+        #expect(second.lines.first?.contains("\tmailto\tqueued\tstop@mail.example.org\toutbox:2") == true, "\(second)")
+        let third = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
+        #expect(third.lines.first?.contains("already-queued") == true, "\(third)")
+        #expect(try store.pendingOutbox().filter { $0.state == .queued || $0.state == .sending }.map(\.id) == [2])
+        #expect(try f.run("hd-senders", "--after-unsubscribe", "--ids").lines == ["list:mail.example.org"])
+        // Gmail refuses it for good (as the flusher leaves it): failed, and again not an unsubscribe.
+        try store.db.execute("UPDATE outbox SET state = 'failed', last_error = 'rejected' WHERE id = 2")
+        let failed = try f.run("hd-unsubscribe", "--list")
+        #expect(failed.lines.first?.contains("\tmailto\tfailed\t") == true, "\(failed)")
+        let fourth = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
+        #expect(fourth.lines.first?.contains("\tmailto\tqueued\tstop@mail.example.org\toutbox:3") == true, "\(fourth)")
+        #expect(try store.pendingOutbox().filter { $0.state == .queued || $0.state == .sending }.map(\.id) == [3])
+    }
+
     @Test("--then archive queues one undoable action over the senders' mail; --and-filter adds a rule that parses")
     func thenAndFilter() throws {
         let f = CLIFixture()

@@ -102,16 +102,17 @@ extension Store {
         }
     }
 
-    /// Groups whose unsubscribe was recorded (any state that may have reached the sender)
-    /// and that sent mail after it, newest unsubscribe first.
+    /// Groups whose unsubscribe was recorded (any state that may have reached the sender:
+    /// not a mailto one whose outbox entry was cancelled or failed) and that sent mail
+    /// after it, newest unsubscribe first.
     public func sendersAfterUnsubscribe(accountID: Int64?, limit: Int) throws -> [SenderSummary] {
         try db.read {
             let labels = EffectiveLabels.source(queueIsEmpty: try queueIsEmpty())
             // The mail of each recorded sender after its newest unsubscribe.
             let selection = """
                 SELECT m.id FROM messages AS m
-                  JOIN (SELECT account_id, sender, max(created_at) AS at FROM unsubscribes
-                         WHERE state IN ('done', 'unknown', 'intended', 'queued') GROUP BY account_id, sender) AS u
+                  JOIN (SELECT u.account_id, u.sender, max(u.created_at) AS at FROM unsubscribes AS u
+                         WHERE \(Self.unsubscribeMayHaveReachedSQL) GROUP BY u.account_id, u.sender) AS u
                     ON u.account_id = m.account_id AND m.internal_date > u.at
                  WHERE (?1 IS NULL OR m.account_id = ?1)
                    AND u.sender = \(Self.senderKeySQL)
