@@ -31,6 +31,19 @@ extension Completion {
             "            printf '%s\\n' \(queryOperators.joined(separator: " "))",
             "    end",
             "end",
+        ]
+        if (spec.allOptions + spec.subcommands.flatMap(\.allOptions)).contains(where: { if case .address = $0.kind { true } else { false } }) {
+            // A comma-separated list: the word after the last comma is completed, the
+            // addresses before it kept (as the bash and zsh scripts do).
+            lines += [
+                "function __hudson_addresses",
+                "    set -l token (commandline -ct)",
+                "    set -l head (string replace -r '[^,]*$' '' -- $token)",
+                "    for address in (hd-address --ids -- (string replace -r '^.*,' '' -- $token) 2>/dev/null); echo $head$address; end",
+                "end",
+            ]
+        }
+        lines += [
             "",
             "complete -c \(command) -f",
         ]
@@ -68,7 +81,7 @@ extension Completion {
                 case .directory: line += " -r -a '(__fish_complete_directories)'"
                 case .label: line += " -r -a '(__hudson_labels)'"
                 case .account: line += " -r -a '(__hudson_accounts)'"
-                case .address: line += " -r -a '(hd-address --ids -- (commandline -ct) 2>/dev/null)'"
+                case .address: line += " -r -a '(__hudson_addresses)'"
                 case .choice(let values): line += " -r -a '\(values.joined(separator: " "))'"
                 default: line += " -r"
                 }

@@ -32,13 +32,18 @@ struct AddressCompletionTests {
             == ["x@example.org,alice@example.net"])
     }
 
-    @Test("fish completes --to from hd-address; the zsh script loads")
+    @Test("fish completes --to, --cc and --bcc from hd-address, after a comma too; the zsh script loads")
     func fishAndZsh() throws {
         let f = try fixture()
         let root = FakeGmail.repositoryRoot.path
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/fish") {
             let fish = try f.shell("fish -c 'source \(root)/completions/fish/hd-send.fish; complete -C \"hd-send --to ali\"'")
             #expect(fish.lines.map { String($0.split(separator: "\t")[0]) } == ["alice@example.net"], "\(fish)")
+            // After a comma, the word after it is completed and the list before it kept, as in bash and zsh.
+            for option in ["to", "cc", "bcc"] {
+                let list = try f.shell("fish -c 'source \(root)/completions/fish/hd-send.fish; complete -C \"hd-send --\(option) x@example.org,ali\"'")
+                #expect(list.lines.map { String($0.split(separator: "\t")[0]) } == ["x@example.org,alice@example.net"], "--\(option): \(list)")
+            }
         } else {
             Issue.record("fish is not installed (apt-get install fish)")
         }

@@ -46,16 +46,23 @@ final class UnsubscribeEndpoint {
 }
 
 extension CLIFixture {
-    /// One list per case, each a message of its own with the given headers.
+    /// One list per case, each a message of its own with the given headers. A list whose
+    /// id is a domain name mails from it and is signed by it: signedOneClick's (and
+    /// `passed`'s) news.example.org in Authentication-Results and DKIM-Signature becomes the
+    /// list's id, so its offer is aligned with both From and List-Id (SenderReport).
     func unsubscribeMailbox(_ lists: [(id: String, headers: ListHeaders)], mailbox: String = "ann@example.com") throws {
         let store = try openStore()
         let account = try store.addAccount(email: mailbox, consentedAt: 1_767_225_600, lookbackDays: 90)
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         let snapshots = lists.enumerated().map { index, list -> MessageSnapshot in
-            // From the domain that signs signedOneClick: its offer is aligned with From.
-            var headers = MessageHeaders(subject: "news", from: "News <news@news.example.org>", to: "Ann <ann@example.com>",
+            let isDomain = list.id.contains(".") && list.id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }
+            let domain = isDomain ? list.id : "news.example.org"
+            var headers = MessageHeaders(subject: "news", from: "News <news@\(domain)>", to: "Ann <ann@example.com>",
                                          messageID: "<m\(index)@example.org>", listID: "<\(list.id)>")
             headers.list = list.headers
+            headers.list.authenticationResults = list.headers.authenticationResults?
+                .replacingOccurrences(of: "@news.example.org", with: "@" + domain)
+            headers.list.dkimSignatures = list.headers.dkimSignatures?.replacingOccurrences(of: "d=news.example.org", with: "d=" + domain)
             return MessageSnapshot(id: "m\(index)", threadID: "t\(index)", historyID: 100, internalDate: now - Int64(index + 1) * 60_000,
                                    labelIDs: ["INBOX", "UNREAD"], headers: headers)
         }
@@ -119,7 +126,13 @@ struct UnsubscribeCommandTests {
         let result = try f.run("hd-unsubscribe", "is:unread", "--json", environment: f.loopback)
         #expect(endpoint.requests.isEmpty, "\(endpoint.requests)")
         #expect(result.lines.count == 6)
-        #expect(result.lines.allSatisfy { $0.contains("\"method\":\"https\"") && $0.contains("\"state\":\"printed\"") }, "\(result)")
+        // Without a pass for the list's own domain (dkim=fail, a verdict not Gmail's) its
+        // mail offers nothing, not even the page; signed by it, the page is printed.
+        for line in result.lines {
+            let unsigned = line.contains("dkimfail.example.org") || line.contains("forged.example.org")
+            #expect(unsigned ? line.contains("\"method\":\"none\"")
+                             : line.contains("\"method\":\"https\"") && line.contains("\"state\":\"printed\""), "\(line)")
+        }
     }
 
     @Test("without the test seam an http URI is no method at all, even on loopback")
@@ -208,7 +221,7 @@ struct UnsubscribeCommandTests {
         let endpoint = try UnsubscribeEndpoint()
         let f = CLIFixture()
         try f.unsubscribeMailbox([("news.example.org", oneClick(endpoint.url("/ok"))),
-                                  ("mail.example.org", ListHeaders(unsubscribe: "<mailto:stop@news.example.org?subject=stop>",
+                                  ("mail.example.org", ListHeaders(unsubscribe: "<mailto:stop@mail.example.org?subject=stop>",
                                                                    authenticationResults: Self.passed))])
         let result = try f.run("hd-unsubscribe", "--dry-run", "is:unread", environment: f.loopback)
         #expect(result.status == 0, "\(result)")
@@ -222,7 +235,7 @@ struct UnsubscribeCommandTests {
     func mailtoOnce() throws {
         let f = CLIFixture()
         try f.unsubscribeMailbox([("mail.example.org",
-                                   ListHeaders(unsubscribe: "<mailto:stop@news.example.org?subject=Remove%20me&body=please>",
+                                   ListHeaders(unsubscribe: "<mailto:stop@mail.example.org?subject=Remove%20me&body=please>",
                                                authenticationResults: Self.passed)),
                                   // Unsigned, or to a domain that is not the sender's: no mail is sent.
                                   ("unsigned.example.org", ListHeaders(unsubscribe: "<mailto:stop@news.example.org>")),
@@ -234,19 +247,120 @@ struct UnsubscribeCommandTests {
         }
         let first = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
         #expect(first.status == 0, "\(first)")
-        #expect(first.lines.first?.contains("\tmailto\tqueued\tstop@news.example.org\toutbox:1") == true, "\(first)")
+        #expect(first.lines.first?.contains("\tmailto\tqueued\tstop@mail.example.org\toutbox:1") == true, "\(first)")
         let second = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
         #expect(second.lines.first?.contains("already-queued") == true, "\(second)")
         let store = try Store.open(path: f.storePath, access: .readOnly)
         let entries = try store.pendingOutbox()
         #expect(entries.count == 1)
-        #expect(entries.first?.recipients == ["stop@news.example.org"] && entries.first?.subject == "Remove me")
+        #expect(entries.first?.recipients == ["stop@mail.example.org"] && entries.first?.subject == "Remove me")
+    }
+
+    @Test("a group's offer comes only from mail its own domain signed: not a newer message another domain signed with its List-Id, nor unsigned mail with its From forged")
+    func offerOnlyFromTheGroupsSigner() throws {
+        let f = CLIFixture()
+        let store = try f.openStore()
+        let account = try store.addAccount(email: "ann@example.com", consentedAt: 1_767_225_600, lookbackDays: 90)
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        func message(_ id: String, minutesAgo: Int64, from: String, listID: String?, unsubscribe: String, oneClick: Bool,
+                     signer: String?) -> MessageSnapshot {
+            var headers = MessageHeaders(subject: "news", from: from, to: "Ann <ann@example.com>", messageID: "<\(id)@example.org>",
+                                         listID: listID)
+            headers.list = ListHeaders(
+                unsubscribe: unsubscribe, unsubscribePost: oneClick ? "List-Unsubscribe=One-Click" : nil,
+                authenticationResults: signer.map { "mx.google.com; dkim=pass header.i=@\($0) header.s=s1" },
+                dkimSignatures: signer.map { "d=\($0); s=s1; h=from:to:subject:list-unsubscribe:list-unsubscribe-post" })
+            return MessageSnapshot(id: id, threadID: id, historyID: 100, internalDate: now - minutesAgo * 60_000,
+                                   labelIDs: ["INBOX", "UNREAD"], headers: headers)
+        }
+        _ = try store.applySnapshots([
+            // The bank's list, signed by the bank; then a newer message with its List-Id, from and signed by another domain.
+            message("b1", minutesAgo: 60, from: "Bank <news@bank.example.com>", listID: "<bank.example.com>",
+                    unsubscribe: "<https://bank.example.com/u>", oneClick: true, signer: "bank.example.com"),
+            message("b2", minutesAgo: 10, from: "News <news@attacker.example>", listID: "<bank.example.com>",
+                    unsubscribe: "<https://tracker.attacker.example/confirm?u=demo>", oneClick: true, signer: "attacker.example"),
+            // A shop's list, signed by it; then a newer unsigned message with the shop's From and List-Id.
+            message("s1", minutesAgo: 60, from: "Shop <deals@shop.example.net>", listID: "<deals.shop.example.net>",
+                    unsubscribe: "<https://shop.example.net/prefs>", oneClick: false, signer: "shop.example.net"),
+            message("s2", minutesAgo: 10, from: "Shop <deals@shop.example.net>", listID: "<deals.shop.example.net>",
+                    unsubscribe: "<https://tracker.attacker.example/page>", oneClick: false, signer: nil),
+            // A sender without a list: the same, grouped by its address.
+            message("a1", minutesAgo: 60, from: "Alerts <alerts@alerts.example.net>", listID: nil,
+                    unsubscribe: "<https://alerts.example.net/prefs>", oneClick: false, signer: "alerts.example.net"),
+            message("a2", minutesAgo: 10, from: "Alerts <alerts@alerts.example.net>", listID: nil,
+                    unsubscribe: "<https://tracker.attacker.example/alerts>", oneClick: true, signer: nil),
+            // A list whose only offer is another domain's: no offer at all.
+            message("o1", minutesAgo: 10, from: "News <news@attacker.example>", listID: "<other.example.com>",
+                    unsubscribe: "<https://tracker.attacker.example/other>", oneClick: true, signer: "attacker.example"),
+        ], accountID: account.id)
+        let bank = try f.run("hd-unsubscribe", "--dry-run", "list:bank.example.com")
+        #expect(bank.lines.count == 1 && bank.stdout.contains("\tone-click\twould-post\thttps://bank.example.com/u"), "\(bank)")
+        let shop = try f.run("hd-unsubscribe", "--dry-run", "list:deals.shop.example.net")
+        #expect(shop.lines.count == 1 && shop.stdout.contains("\thttps\twould-print\thttps://shop.example.net/prefs"), "\(shop)")
+        let alerts = try f.run("hd-unsubscribe", "--dry-run", "from:alerts@alerts.example.net")
+        #expect(alerts.lines.count == 1 && alerts.stdout.contains("\thttps\twould-print\thttps://alerts.example.net/prefs"), "\(alerts)")
+        let other = try f.run("hd-unsubscribe", "--dry-run", "list:other.example.com")
+        #expect(other.lines.first?.contains("\tnone\tnone\t") == true && other.stdout.contains("not signed by its own domain"), "\(other)")
+        // hd-senders shows the same offers, by the same rule; nothing anywhere names the tracker.
+        let senders = try f.run("hd-senders", "--json")
+        #expect(senders.lines.count == 4 && !senders.stdout.contains("tracker"), "\(senders)")
+        #expect(senders.lines.first { $0.contains("\"list:bank.example.com\"") }?.contains("[\"one-click\",\"https\"]") == true, "\(senders)")
+        for result in [bank, shop, alerts, other] { #expect(!result.stdout.contains("tracker"), "\(result)") }
+    }
+
+    @Test("mailto: a body with line breaks (RFC 6068 %0D%0A) is sent with them, as CRLF")
+    func mailtoBodyLineBreaks() throws {
+        let f = CLIFixture()
+        try f.unsubscribeMailbox([("body.example.org", ListHeaders(
+            unsubscribe: "<mailto:stop@body.example.org?subject=remove&body=unsubscribe%20list%0D%0Aaddress%20demo>",
+            authenticationResults: Self.passed))])
+        let result = try f.run("hd-unsubscribe", "--no-flush", "list:body.example.org")
+        #expect(result.lines.first?.contains("\tmailto\tqueued\tstop@body.example.org") == true, "\(result)")
+        let store = try Store.open(path: f.storePath, access: .readOnly)
+        let raw = try #require(try store.db.first("SELECT raw FROM outbox") { String(decoding: $0.blob(0), as: UTF8.self) })
+        #expect(raw.contains("Subject: remove\r\n") && raw.contains("\r\n\r\nunsubscribe list\r\naddress demo"), "\(raw)")
+    }
+
+    @Test("mailto: a message cancelled (hd-undo outbox:N) or failed is no unsubscribe: --list says so, a new run queues one (never two live)")
+    func mailtoCancelledOrFailed() throws {
+        let f = CLIFixture()
+        try f.unsubscribeMailbox([("mail.example.org", ListHeaders(unsubscribe: "<mailto:stop@mail.example.org?subject=stop>",
+                                                                   authenticationResults: Self.passed))])
+        let first = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
+        #expect(first.lines.first?.contains("\tmailto\tqueued\tstop@mail.example.org\toutbox:1") == true, "\(first)")
+        #expect(try f.run("hd-undo", "--no-flush", "outbox:1").status == 0)
+        let cancelled = try f.run("hd-unsubscribe", "--list")
+        #expect(cancelled.lines.count == 1 && cancelled.lines[0].contains("\tmailto\tcancelled\t"), "\(cancelled)")
+        // The list mails again: it is not one the user unsubscribed from.
+        let store = try f.openStore()
+        var later = MessageHeaders(subject: "more", from: "News <news@mail.example.org>", to: "Ann <ann@example.com>",
+                                   messageID: "<later@example.org>", listID: "<mail.example.org>")
+        later.list = ListHeaders(unsubscribe: "<mailto:stop@mail.example.org?subject=stop>",
+                                 authenticationResults: "mx.google.com; dkim=pass header.i=@mail.example.org header.s=s1")
+        _ = try store.applySnapshots([MessageSnapshot(id: "later", threadID: "later", historyID: 200,
+                                                      internalDate: Int64(Date().timeIntervalSince1970 * 1000) + 60_000,
+                                                      labelIDs: ["INBOX", "UNREAD"], headers: later)], accountID: 1)
+        #expect(try f.run("hd-senders", "--after-unsubscribe", "--ids").lines.isEmpty)
+        let second = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
+        #expect(second.lines.first?.contains("\tmailto\tqueued\tstop@mail.example.org\toutbox:2") == true, "\(second)")
+        let third = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
+        #expect(third.lines.first?.contains("already-queued") == true, "\(third)")
+        #expect(try store.pendingOutbox().filter { $0.state == .queued || $0.state == .sending }.map(\.id) == [2])
+        #expect(try f.run("hd-senders", "--after-unsubscribe", "--ids").lines == ["list:mail.example.org"])
+        // Gmail refuses it for good (as the flusher leaves it): failed, and again not an unsubscribe.
+        try store.db.execute("UPDATE outbox SET state = 'failed', last_error = 'rejected' WHERE id = 2")
+        let failed = try f.run("hd-unsubscribe", "--list")
+        #expect(failed.lines.first?.contains("\tmailto\tfailed\t") == true, "\(failed)")
+        let fourth = try f.run("hd-unsubscribe", "--no-flush", "list:mail.example.org")
+        #expect(fourth.lines.first?.contains("\tmailto\tqueued\tstop@mail.example.org\toutbox:3") == true, "\(fourth)")
+        #expect(try store.pendingOutbox().filter { $0.state == .queued || $0.state == .sending }.map(\.id) == [3])
     }
 
     @Test("--then archive queues one undoable action over the senders' mail; --and-filter adds a rule that parses")
     func thenAndFilter() throws {
         let f = CLIFixture()
-        try f.unsubscribeMailbox([("page.example.org", ListHeaders(unsubscribe: "<https://page.example.org/prefs>"))])
+        try f.unsubscribeMailbox([("page.example.org", ListHeaders(unsubscribe: "<https://page.example.org/prefs>",
+                                                                   authenticationResults: Self.passed))])
         let result = try f.run("hd-unsubscribe", "--no-flush", "--then", "archive", "--and-filter", "list:page.example.org")
         #expect(result.status == 0, "\(result)")
         #expect(result.lines.first?.contains("\thttps\tprinted\thttps://page.example.org/prefs") == true, "\(result)")

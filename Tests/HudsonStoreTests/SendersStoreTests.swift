@@ -197,6 +197,47 @@ struct SendersStoreTests {
         }
     }
 
+    @Test("an Authentication-Results or DKIM summary over the bound is not kept cut: a cut inside a longer domain is no pass")
+    func overlongVerdictNotCut() {
+        // Cut at the bound, `header.i=@news.example.org.attacker.example` would end `@news.example.org`.
+        let pass = "dkim=pass header.i=@news.example.org"
+        let filler = "mx.google.com; " + String(repeating: "dkim=fail header.i=@x.example; ", count: 100)
+        let padding = String(repeating: " ", count: ListHeaders.maximumValueBytes - filler.utf8.count - pass.utf8.count)
+        let results = filler + padding + pass + ".attacker.example header.s=s1"
+        let headers = ListHeaders(headers: [
+            (name: "List-Unsubscribe", value: "<https://news.example.org/u>"),
+            (name: "List-Unsubscribe-Post", value: "List-Unsubscribe=One-Click"),
+            (name: "Authentication-Results", value: results),
+            (name: "DKIM-Signature", value: "v=1; d=news.example.org; s=s1; h=from:list-unsubscribe:list-unsubscribe-post; b=x"),
+        ])
+        #expect(headers.authenticationResults == nil)
+        #expect(headers.unsubscribe == "<https://news.example.org/u>" && headers.dkimSignatures != nil)
+        #expect(UnsubscribeOffer(headers, from: "news@news.example.org").oneClick == nil)
+        // Signatures whose summaries together pass the bound: none kept.
+        let many = (0..<100).map { (name: "DKIM-Signature", value: "d=s\($0).news.example.org; s=s1; h=" + String(repeating: "from:", count: 20)) }
+        #expect(ListHeaders(headers: [(name: "List-Unsubscribe", value: "<https://news.example.org/u>")] + many).dkimSignatures == nil)
+    }
+
+    @Test("migration 038 empties the verdicts an earlier Hudson kept cut at the bound, and leaves shorter ones")
+    func verdictsKeptCutEmptied() throws {
+        let f = try StoreFixture()
+        var cut = f.snapshot("cut")
+        cut.headers.list = ListHeaders(unsubscribe: "<https://news.example.org/u>", authenticationResults: "mx.google.com; x")
+        var whole = f.snapshot("whole", minute: 1)
+        whole.headers.list = ListHeaders(unsubscribe: "<https://news.example.org/u>", authenticationResults: "mx.google.com; y",
+                                         dkimSignatures: "d=news.example.org; s=s1; h=from")
+        try f.apply(cut, whole)
+        // As the earlier rule kept it: the first 4,096 bytes.
+        let kept = String(String(repeating: "mx.google.com; dkim=pass header.i=@news.example.org", count: 100).utf8.prefix(4096))!
+        try f.db.execute("UPDATE messages SET authentication_results = ?, dkim_signatures = ? WHERE gmail_id = 'cut'", kept, kept)
+        try f.db.execute("DELETE FROM hudson_migrations WHERE id = '038_list_verdicts_never_cut'")
+        let store = try Store.open(path: f.path, access: .readWrite)
+        let rows = try store.db.map("SELECT gmail_id, authentication_results, dkim_signatures FROM messages ORDER BY gmail_id") {
+            "\($0.string(0)) \($0.optionalString(1) ?? "-") \($0.optionalString(2) ?? "-")"
+        }
+        #expect(rows == ["cut - -", "whole mx.google.com; y d=news.example.org; s=s1; h=from"])
+    }
+
     @Test("mailto: one plain address, subject and body decoded, nothing else taken from the URI")
     func mailtoURIs() {
         #expect(UnsubscribeOffer.mailto("mailto:a@example.org?subject=Stop%20it&body=bye&cc=x@example.org&bcc=y@example.org")
@@ -206,6 +247,53 @@ struct SendersStoreTests {
         #expect(UnsubscribeOffer.mailto("mailto:%3Ca@example.org%3E") == nil)
         #expect(UnsubscribeOffer.mailto("mailto:a@127.0.0.1") == nil)
         #expect(UnsubscribeOffer.mailto("https://example.org") == nil)
+    }
+
+    @Test("mailto: line breaks (RFC 6068 %0D%0A) kept in the body as CRLF, refused in the subject; other controls refused")
+    func mailtoBodyLineBreaks() {
+        #expect(UnsubscribeOffer.mailto("mailto:stop@body.example.org?subject=remove&body=unsubscribe%20list%0D%0Aaddress%20demo")
+            == MailtoRequest(address: "stop@body.example.org", subject: "remove", body: "unsubscribe list\r\naddress demo"))
+        // A lone LF or CR is a line break too, written as CRLF.
+        #expect(UnsubscribeOffer.mailto("mailto:a@example.org?body=one%0Atwo%0Dthree%0D%0A%0D%0Afour")?.body
+            == "one\r\ntwo\r\nthree\r\n\r\nfour")
+        // In the subject a line break is still refused (the subject only: the rest is kept).
+        #expect(UnsubscribeOffer.mailto("mailto:a@example.org?subject=x%0D%0ABcc:%20z@example.org&body=a%0D%0Ab")
+            == MailtoRequest(address: "a@example.org", body: "a\r\nb"))
+        // Other controls, in the body too.
+        for control in ["%00", "%1B", "%7F", "%0B", "%0C"] {
+            #expect(UnsubscribeOffer.mailto("mailto:a@example.org?body=a\(control)b")?.body == nil, "\(control)")
+        }
+        #expect(UnsubscribeOffer.mailto("mailto:a@example.org%0D%0A?body=x") == nil)
+    }
+
+    @Test("one-click's address rule: a name resolving to this machine or a private network, or to nothing, is refused")
+    func privateAddresses() {
+        func v6(_ groups: [UInt16]) -> [UInt8] { groups.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] } }
+        let privateV4: [[UInt8]] = [[0, 0, 0, 0], [10, 1, 2, 3], [127, 0, 0, 1], [127, 255, 255, 254], [169, 254, 169, 254],
+                                    [172, 16, 0, 1], [172, 31, 255, 255], [192, 168, 1, 1], [100, 64, 0, 1], [100, 127, 255, 255],
+                                    [192, 0, 0, 8], [198, 18, 0, 1], [224, 0, 0, 1], [255, 255, 255, 255]]
+        let publicV4: [[UInt8]] = [[8, 8, 8, 8], [172, 15, 255, 255], [172, 32, 0, 1], [100, 63, 255, 255], [100, 128, 0, 1],
+                                   [169, 253, 1, 1], [192, 169, 0, 1], [93, 184, 216, 34], [11, 0, 0, 1]]
+        for address in privateV4 { #expect(UnsubscribeOffer.isPrivate(v4: address), "\(address)") }
+        for address in publicV4 { #expect(!UnsubscribeOffer.isPrivate(v4: address), "\(address)") }
+        let privateV6 = [v6([0, 0, 0, 0, 0, 0, 0, 0]), v6([0, 0, 0, 0, 0, 0, 0, 1]), v6([0xFC00, 0, 0, 0, 0, 0, 0, 1]),
+                         v6([0xFD12, 0x3456, 0, 0, 0, 0, 0, 1]), v6([0xFE80, 0, 0, 0, 0, 0, 0, 1]), v6([0xFEBF, 0, 0, 0, 0, 0, 0, 1]),
+                         v6([0xFF02, 0, 0, 0, 0, 0, 0, 1]),
+                         // IPv4-mapped: ::ffff:127.0.0.1, ::ffff:10.0.0.1, ::ffff:169.254.169.254
+                         v6([0, 0, 0, 0, 0, 0xFFFF, 0x7F00, 0x0001]), v6([0, 0, 0, 0, 0, 0xFFFF, 0x0A00, 0x0001]),
+                         v6([0, 0, 0, 0, 0, 0xFFFF, 0xA9FE, 0xA9FE])]
+        let publicV6 = [v6([0x2001, 0x4860, 0x4860, 0, 0, 0, 0, 0x8888]), v6([0xFEC0, 0, 0, 0, 0, 0, 0, 1]),
+                        v6([0, 0, 0, 0, 0, 0xFFFF, 0x0808, 0x0808]), v6([0x2606, 0x2800, 0x220, 1, 0x248, 0x1893, 0x25C8, 0x1946])]
+        for address in privateV6 { #expect(UnsubscribeOffer.isPrivate(v6: address), "\(address)") }
+        for address in publicV6 { #expect(!UnsubscribeOffer.isPrivate(v6: address), "\(address)") }
+        // A malformed address counts as private: never requested.
+        #expect(UnsubscribeOffer.isPrivate(v4: [1, 2, 3]) && UnsubscribeOffer.isPrivate(v6: [0xFE]))
+        // The refusal: nothing resolved, or any one address inside, is enough to refuse.
+        #expect(UnsubscribeOffer.privateAddressRefusal([]) == "the name does not resolve")
+        #expect(UnsubscribeOffer.privateAddressRefusal([[93, 184, 216, 34], publicV6[0]]) == nil)
+        for inside in [[127, 0, 0, 1], [10, 0, 0, 1], privateV6[1], privateV6[7]] as [[UInt8]] {
+            #expect(UnsubscribeOffer.privateAddressRefusal([[93, 184, 216, 34], inside])?.contains("private network") == true, "\(inside)")
+        }
     }
 
     @Test("generated header values: no crash, bounded values, and only safe URIs offered (seed printed)")

@@ -24,11 +24,16 @@ function __hudson_query
             printf '%s\n' from: to: cc: bcc: subject: label: in: is: has: filename: after: before: older_than: newer_than: larger: smaller: category: rfc822msgid: list:
     end
 end
+function __hudson_addresses
+    set -l token (commandline -ct)
+    set -l head (string replace -r '[^,]*$' '' -- $token)
+    for address in (hd-address --ids -- (string replace -r '^.*,' '' -- $token) 2>/dev/null); echo $head$address; end
+end
 
 complete -c hd-send -f
-complete -c hd-send -l to -r -a '(hd-address --ids -- (commandline -ct) 2>/dev/null)' -d 'A recipient (repeatable, or a comma-separated list).'
-complete -c hd-send -l cc -r -a '(hd-address --ids -- (commandline -ct) 2>/dev/null)' -d 'A Cc recipient (repeatable, or a comma-separated list).'
-complete -c hd-send -l bcc -r -a '(hd-address --ids -- (commandline -ct) 2>/dev/null)' -d 'A Bcc recipient (repeatable, or a comma-separated list).'
+complete -c hd-send -l to -r -a '(__hudson_addresses)' -d 'A recipient (repeatable, or a comma-separated list).'
+complete -c hd-send -l cc -r -a '(__hudson_addresses)' -d 'A Cc recipient (repeatable, or a comma-separated list).'
+complete -c hd-send -l bcc -r -a '(__hudson_addresses)' -d 'A Bcc recipient (repeatable, or a comma-separated list).'
 complete -c hd-send -l subject -r -d 'The subject (with --reply-to: Re: and the original'\''s).'
 complete -c hd-send -l body-file -r -F -d 'Read the body from FILE instead of standard input.'
 complete -c hd-send -l attach -r -F -d 'Attach FILE (repeatable).'

@@ -21,6 +21,7 @@
  */
 import Glibc
 import Foundation
+import HudsonStore
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -42,49 +43,31 @@ enum OneClickPost {
     static let maximumBodyBytes = 64 * 1024
 
     /// Why `host` must not be requested, or nil: it does not resolve, or one of its
-    /// addresses is this machine's or a private network's.
+    /// addresses is this machine's or a private network's (the rule, and its tests:
+    /// HudsonStore's UnsubscribeOffer.privateAddressRefusal).
     static func privateAddressRefusal(_ host: String) -> String? {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, "443", &hints, &list) == 0, let first = list else { return "the name does not resolve" }
         defer { freeaddrinfo(list) }
+        var addresses: [[UInt8]] = []
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let current = entry {
             if let address = current.pointee.ai_addr {
                 if current.pointee.ai_family == AF_INET {
-                    let bytes = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    addresses.append(address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
                         withUnsafeBytes(of: $0.pointee.sin_addr.s_addr) { Array($0) }
-                    }
-                    if isPrivate(v4: bytes) { return "the name resolves to an address of this machine or a private network" }
+                    })
                 } else if current.pointee.ai_family == AF_INET6 {
-                    let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    addresses.append(address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
                         withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) }
-                    }
-                    if isPrivate(v6: bytes) { return "the name resolves to an address of this machine or a private network" }
+                    })
                 }
             }
             entry = current.pointee.ai_next
         }
-        return nil
-    }
-
-    /// 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.168/16, 192.0.0/24,
-    /// 198.18/15, 224/4 and above (RFC 6890's special-purpose registry, in short).
-    static func isPrivate(v4 b: [UInt8]) -> Bool {
-        guard b.count == 4 else { return true }
-        return b[0] == 0 || b[0] == 10 || b[0] == 127 || b[0] >= 224
-            || (b[0] == 100 && (64...127).contains(b[1])) || (b[0] == 169 && b[1] == 254)
-            || (b[0] == 172 && (16...31).contains(b[1])) || (b[0] == 192 && b[1] == 168)
-            || (b[0] == 192 && b[1] == 0 && b[2] == 0) || (b[0] == 198 && (18...19).contains(b[1]))
-    }
-
-    /// ::, ::1, fc00::/7, fe80::/10, ff00::/8, and IPv4-mapped addresses by their IPv4 rule.
-    static func isPrivate(v6 b: [UInt8]) -> Bool {
-        guard b.count == 16 else { return true }
-        if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF { return isPrivate(v4: Array(b[12..<16])) }
-        if b[0..<15].allSatisfy({ $0 == 0 }) && (b[15] == 0 || b[15] == 1) { return true }
-        return (b[0] & 0xFE) == 0xFC || (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) || b[0] == 0xFF
+        return UnsubscribeOffer.privateAddressRefusal(addresses)
     }
 
     /// Posts once; never throws, never retries. `allowLoopback`: the tests' seam (their

@@ -130,7 +130,9 @@ struct UnsubscribeCommand {
             guard let account = try store.account(id: sender.accountID) else {
                 return Outcome(method: "mailto", state: "refused", target: mailto.address, answer: "no such account")
             }
-            let message = try Self.mailtoMessage(mailto, from: account, sender: sender.groupKey)
+            // After a message that never left (cancelled, failed), a new one under a new Message-ID.
+            let attempt = try store.deadUnsubscribeMails(sender: sender.groupKey, target: mailto.address, accountID: account.id)
+            let message = try Self.mailtoMessage(mailto, from: account, sender: sender.groupKey, attempt: attempt)
             let outbox = try store.queueUnsubscribeMail(
                 NewOutboxMessage(accountID: account.id, raw: message.raw, messageID: message.messageID,
                                  recipients: [mailto.address], subject: message.subject),
@@ -146,7 +148,9 @@ struct UnsubscribeCommand {
             return Outcome(method: "https", state: dryRun ? "would-print" : "printed", target: page,
                            answer: "a web page: open it yourself")
         }
-        let why = sender.headersUnknown > 0 && sender.listHeaders.unsubscribe == nil
+        let why = sender.offersUnvouched
+            ? "its List-Unsubscribe is only in mail not signed by its own domain (\(sender.identityDomain))"
+            : sender.headersUnknown > 0 && sender.listHeaders.unsubscribe == nil
             ? "its headers were stored before Hudson kept List-Unsubscribe" : (offer.oneClickRefusal ?? "no unsubscribe offered")
         return Outcome(method: "none", state: "none", target: nil, answer: why)
     }
@@ -172,10 +176,12 @@ struct UnsubscribeCommand {
 
     /// The message a mailto URI asks for (RFC 6068): to its address, with its subject and
     /// body (a subject of "unsubscribe" when it gives none). The Message-ID is fixed per
-    /// account, sender and address: the outbox never holds two entries with one.
-    static func mailtoMessage(_ mailto: MailtoRequest, from account: Account, sender: String) throws -> MailtoMessage {
+    /// account, sender, address and attempt (how many earlier messages never left): the
+    /// outbox never holds two live entries with one, so two runs queue one message.
+    static func mailtoMessage(_ mailto: MailtoRequest, from account: Account, sender: String, attempt: Int = 0) throws -> MailtoMessage {
         let domain = account.email.split(separator: "@").last.map(String.init) ?? "hudson.invalid"
-        let messageID = "<hd-unsubscribe.\(fnv1a("\(account.id)\n\(sender)\n\(mailto.address)"))@\(domain)>"
+        let key = "\(account.id)\n\(sender)\n\(mailto.address)" + (attempt > 0 ? "\n\(attempt)" : "")
+        let messageID = "<hd-unsubscribe.\(fnv1a(key))@\(domain)>"
         let now = Int64(Date().timeIntervalSince1970)
         let subject = mailto.subject ?? "unsubscribe"
         let outgoing = OutgoingMessage(

@@ -7,8 +7,10 @@ private let spec = CommandSpec(
     discussion: """
         For each list or sender (grouped as hd-senders groups them) of the mail the
         references (message:ID, thread:ID) or the QUERY select: a one-click unsubscribe
-        (RFC 8058) when its newest offering message qualifies: both List-Unsubscribe
-        headers, an https address, and a DKIM signature Gmail found valid that covers both;
+        (RFC 8058) when its newest offering message that its own domain signed (an offer
+        in mail another domain signed, or none did, is never used) qualifies: both
+        List-Unsubscribe headers, an https address, and a DKIM signature Gmail found valid
+        that covers both;
         else a message to its mailto address, queued in the outbox (sent once, by hd-sync
         or at once); else its https page, printed for you to open, never fetched. Every
         unsubscribe is recorded, and a sender that may already have received one gets no

@@ -34,7 +34,9 @@ public struct ListHeaders: Equatable, Sendable {
     public static let headerNames = ["List-Unsubscribe", "List-Unsubscribe-Post", "Authentication-Results", "DKIM-Signature"]
 
     /// Longest value kept of one header: a header longer than this is no unsubscribe offer
-    /// any client would act on (RFC 2369 URIs are short), and a store row stays small.
+    /// any client would act on (RFC 2369 URIs are short), and a store row stays small. A
+    /// longer List-Unsubscribe is cut (a URI cut short loses its closing `>` and is no
+    /// URI); a longer Authentication-Results or DKIM summary is not kept at all (`whole`).
     public static let maximumValueBytes = 4096
 
     /// The list headers among `headers` (name, value; in message order, duplicates kept).
@@ -54,8 +56,8 @@ public struct ListHeaders: Equatable, Sendable {
         let signatures = headers.filter { $0.name.lowercased() == "dkim-signature" }
             .compactMap { Self.signatureSummary(Self.unfolded($0.value)) }
         self.init(unsubscribe: Self.bounded(unsubscribe), unsubscribePost: first("list-unsubscribe-post").map(Self.bounded),
-                  authenticationResults: first("authentication-results").map(Self.bounded),
-                  dkimSignatures: signatures.isEmpty ? nil : Self.bounded(signatures.joined(separator: "\n")))
+                  authenticationResults: first("authentication-results").flatMap(Self.whole),
+                  dkimSignatures: signatures.isEmpty ? nil : Self.whole(signatures.joined(separator: "\n")))
     }
 
     /// The list headers of an RFC 822 source's header block.
@@ -81,6 +83,13 @@ public struct ListHeaders: Equatable, Sendable {
             out.unicodeScalars.append(scalar)
         }
         return String(out.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+
+    /// A verdict or signature summary kept only whole: cut, `header.i=@news.example.org.attacker.example`
+    /// would read as a pass for news.example.org. Over the bound, nothing is kept: the
+    /// verdict is then unknown, and no one-click or mailto is offered (RFC 8058 §4).
+    static func whole(_ value: String) -> String? {
+        value.utf8.count <= maximumValueBytes ? value : nil
     }
 
     static func bounded(_ value: String) -> String {

@@ -5,9 +5,14 @@
  the account sent (SENT) is not counted: it is not mail anyone sent the user.
 
  Each group's unsubscribe offer is that of its newest message that carries
- `List-Unsubscribe` (UnsubscribeOffer.swift decides which methods are safe, with that
- message's From address). Groups are per account: two accounts on one list unsubscribe
- each with its own mail.
+ `List-Unsubscribe` and that the group's own domain signed: Gmail's verdict has a DKIM
+ pass for a domain aligned with both the message's From and the group's identity (the
+ List-Id, RFC 2919, whose namespace is the list owner's domain; for an address, its
+ domain). Anyone can write a List-Id or a From: without this, a newer message signed by
+ another domain, or not signed at all, would lend the group its offer (RFC 8058 §4 asks
+ that the offer be the signer's). UnsubscribeOffer.swift then decides which methods are
+ safe, with that message's From address. Groups are per account: two accounts on one
+ list unsubscribe each with its own mail.
  */
 import HudsonQuery
 import SQLite
@@ -38,6 +43,23 @@ public struct SenderSummary: Equatable, Sendable {
     /// Messages of the group whose list headers are not known (migration 035): with none
     /// offering, the group's offer is unknown rather than none.
     public var headersUnknown: Int
+    /// The group's mail offers List-Unsubscribe, but none of it signed by the group's own
+    /// domain (`vouches`): no offer is taken from it.
+    public var offersUnvouched = false
+
+    /// The domain the group is known by: the List-Id (RFC 2919: a list-label in its
+    /// owner's domain), or the address's domain.
+    public var identityDomain: String {
+        kind == .list ? key : String(key.split(separator: "@").last ?? "")
+    }
+
+    /// Whether a message of the group with these list headers and From may give the
+    /// group's offer: Gmail found a DKIM signature valid for a domain aligned with both
+    /// the From address and the group's identity (UnsubscribeOffer.vouched).
+    public func vouches(_ headers: ListHeaders, from: String?) -> Bool {
+        guard let from else { return false }
+        return UnsubscribeOffer.vouched(headers, from: from, identity: identityDomain)
+    }
 
     /// The query term that selects this group's mail: `list:ID` or `from:ADDRESS`.
     /// The group as `unsubscribes.sender` and the SQL name it: an address, or `list:ID`.
@@ -73,20 +95,24 @@ extension Store {
                  ORDER BY \(Self.senderOrder(sort))
                  LIMIT ?
                 """)
-            return try statement.map(compiled.arguments + [.integer(Int64(min(limit, Int(Int64.max))))]) { senderSummary($0) }
+            var summaries = try statement.map(compiled.arguments + [.integer(Int64(min(limit, Int(Int64.max))))]) { senderSummary($0) }
+            try vouchOffers(&summaries, selection: "SELECT m.id \(compiled.everyMatchFromAndWhere)",
+                            arguments: compiled.arguments, labels: compiled.labelSource)
+            return summaries
         }
     }
 
-    /// Groups whose unsubscribe was recorded (any state that may have reached the sender)
-    /// and that sent mail after it, newest unsubscribe first.
+    /// Groups whose unsubscribe was recorded (any state that may have reached the sender:
+    /// not a mailto one whose outbox entry was cancelled or failed) and that sent mail
+    /// after it, newest unsubscribe first.
     public func sendersAfterUnsubscribe(accountID: Int64?, limit: Int) throws -> [SenderSummary] {
         try db.read {
             let labels = EffectiveLabels.source(queueIsEmpty: try queueIsEmpty())
             // The mail of each recorded sender after its newest unsubscribe.
             let selection = """
                 SELECT m.id FROM messages AS m
-                  JOIN (SELECT account_id, sender, max(created_at) AS at FROM unsubscribes
-                         WHERE state IN ('done', 'unknown', 'intended', 'queued') GROUP BY account_id, sender) AS u
+                  JOIN (SELECT u.account_id, u.sender, max(u.created_at) AS at FROM unsubscribes AS u
+                         WHERE \(Self.unsubscribeMayHaveReachedSQL) GROUP BY u.account_id, u.sender) AS u
                     ON u.account_id = m.account_id AND m.internal_date > u.at
                  WHERE (?1 IS NULL OR m.account_id = ?1)
                    AND u.sender = \(Self.senderKeySQL)
@@ -96,7 +122,59 @@ extension Store {
                  ORDER BY 13 DESC, s.n_messages DESC
                  LIMIT ?2
                 """)
-            return try statement.map([accountID, Int64(min(limit, Int(Int64.max)))]) { senderSummary($0) }
+            var summaries = try statement.map([accountID, Int64(min(limit, Int(Int64.max)))]) { senderSummary($0) }
+            try vouchOffers(&summaries, selection: selection, arguments: [accountID], labels: labels)
+            return summaries
+        }
+    }
+
+    /// Gives each group the offer of its newest offering message that the group's own
+    /// domain signed (`SenderSummary.vouches`). The grouping took the newest offering
+    /// message whoever signed it; only for a group where that one does not qualify are
+    /// the older ones read, newest first, from the same selection (`arguments` are the
+    /// selection's; one more, the keys, is bound after them). A group with none keeps no
+    /// offer at all.
+    func vouchOffers(_ summaries: inout [SenderSummary], selection: String, arguments: [any SQLiteBindable],
+                     labels: String) throws {
+        var unresolved: [String: [Int]] = [:]
+        for (index, summary) in summaries.enumerated() where summary.listHeaders.unsubscribe != nil
+            && !summary.vouches(summary.listHeaders, from: summary.offeringFrom) {
+            summaries[index].listHeaders = ListHeaders()
+            summaries[index].offeringMessage = nil
+            summaries[index].offeringFrom = nil
+            summaries[index].offersUnvouched = true
+            unresolved["\(summary.accountID) \(summary.groupKey)", default: []].append(index)
+        }
+        guard !unresolved.isEmpty else { return }
+        let keys = Set(unresolved.keys.map { String($0.drop { $0 != " " }.dropFirst()) })
+        let statement = try db.prepare("""
+            SELECT k.key, m.account_id, m.list_unsubscribe, m.list_unsubscribe_post, m.authentication_results, m.dkim_signatures,
+                   m.gmail_id, (SELECT lower(a.address) FROM message_addresses AS a WHERE a.message_id = m.id AND a.role = 'from' LIMIT 1)
+              FROM (SELECT \(Self.senderKeySQL) AS key, m.id FROM messages AS m
+                     WHERE m.id IN (\(selection)) AND m.list_unsubscribe IS NOT NULL
+                       AND NOT \(EffectiveLabels.carries(messageColumn: "m.id", label: "'SENT'", source: labels))
+                     LIMIT -1) AS k
+              JOIN messages AS m ON m.id = k.id
+             WHERE k.key IN (SELECT value FROM json_each(?))
+             ORDER BY m.id DESC
+            """)
+        try statement.bind(arguments + [Self.jsonArray(keys.sorted()) as any SQLiteBindable])
+        defer { statement.reset() }
+        while !unresolved.isEmpty, try statement.step() {
+            let row = statement.currentRow
+            let group = "\(row.int64(1)) \(row.string(0))"
+            guard let indexes = unresolved[group] else { continue }
+            let headers = ListHeaders(unsubscribe: row.optionalString(2), unsubscribePost: row.optionalString(3),
+                                      authenticationResults: row.optionalString(4), dkimSignatures: row.optionalString(5))
+            let from = row.optionalString(7)
+            guard summaries[indexes[0]].vouches(headers, from: from) else { continue }
+            for index in indexes {
+                summaries[index].listHeaders = headers
+                summaries[index].offeringMessage = row.optionalString(6)
+                summaries[index].offeringFrom = from
+                summaries[index].offersUnvouched = false
+            }
+            unresolved[group] = nil
         }
     }
 

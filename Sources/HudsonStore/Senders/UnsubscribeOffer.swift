@@ -97,6 +97,19 @@ public struct UnsubscribeOffer: Equatable, Sendable {
 
     public init() {}
 
+    /// Whether the signer of a message vouches for it as mail of `identity` (a List-Id or
+    /// an address's domain): Gmail's Authentication-Results has `dkim=pass` for a domain
+    /// aligned with both the From address's domain and `identity`. The offer of a message
+    /// another domain signed, or no one, is not the group's (RFC 8058 §4: the signature
+    /// is what says the sender made the offer).
+    public static func vouched(_ headers: ListHeaders, from: String, identity: String) -> Bool {
+        guard let fromDomain = from.split(separator: "@").last.map({ $0.lowercased() }) else { return false }
+        let identity = identity.lowercased()
+        return passingDKIM(headers.authenticationResults ?? "").contains {
+            aligned($0.domain, fromDomain) && aligned($0.domain, identity)
+        }
+    }
+
     /// The URIs of a List-Unsubscribe field, in order: each in angle brackets (RFC 2369 §2),
     /// whitespace inside removed (§2: folding may break a URI), comments outside ignored.
     static func uris(_ field: String) -> [String] {
@@ -147,6 +160,34 @@ public struct UnsubscribeOffer: Equatable, Sendable {
                 "onion"].contains { name == $0 || name.hasSuffix("." + $0) }
     }
 
+    /// Why a host whose name resolved to `addresses` (4 bytes each for IPv4, 16 for IPv6,
+    /// in network order) must not be requested, or nil: none at all, or one of them this
+    /// machine's or a private network's. One such address is enough: the connection may
+    /// go to any of them. hd-unsubscribe's OneClickPost resolves the name and asks this.
+    public static func privateAddressRefusal(_ addresses: [[UInt8]]) -> String? {
+        if addresses.isEmpty { return "the name does not resolve" }
+        let inside = addresses.contains { $0.count == 4 ? isPrivate(v4: $0) : isPrivate(v6: $0) }
+        return inside ? "the name resolves to an address of this machine or a private network" : nil
+    }
+
+    /// 0/8, 10/8, 100.64/10, 127/8, 169.254/16, 172.16/12, 192.168/16, 192.0.0/24,
+    /// 198.18/15, 224/4 and above (RFC 6890's special-purpose registry, in short).
+    public static func isPrivate(v4 b: [UInt8]) -> Bool {
+        guard b.count == 4 else { return true }
+        return b[0] == 0 || b[0] == 10 || b[0] == 127 || b[0] >= 224
+            || (b[0] == 100 && (64...127).contains(b[1])) || (b[0] == 169 && b[1] == 254)
+            || (b[0] == 172 && (16...31).contains(b[1])) || (b[0] == 192 && b[1] == 168)
+            || (b[0] == 192 && b[1] == 0 && b[2] == 0) || (b[0] == 198 && (18...19).contains(b[1]))
+    }
+
+    /// ::, ::1, fc00::/7, fe80::/10, ff00::/8, and IPv4-mapped addresses by their IPv4 rule.
+    public static func isPrivate(v6 b: [UInt8]) -> Bool {
+        guard b.count == 16 else { return true }
+        if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF { return isPrivate(v4: Array(b[12..<16])) }
+        if b[0..<15].allSatisfy({ $0 == 0 }) && (b[15] == 0 || b[15] == 1) { return true }
+        return (b[0] & 0xFE) == 0xFC || (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) || b[0] == 0xFF
+    }
+
     /// DMARC's relaxed alignment without a public-suffix list: the same domain, or one a
     /// subdomain of the other.
     static func aligned(_ first: String, _ second: String) -> Bool {
@@ -177,10 +218,13 @@ public struct UnsubscribeOffer: Equatable, Sendable {
         if parts.count == 2 {
             for field in parts[1].split(separator: "&") {
                 let pair = field.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                guard pair.count == 2, let value = percentDecoded(pair[1]) else { continue }
+                guard pair.count == 2 else { continue }
+                let value = percentDecoded(pair[1])
                 switch pair[0].lowercased() {
-                case "subject": request.subject = value
-                case "body": request.body = value
+                case "subject": if let value { request.subject = value }
+                // RFC 6068 §5: line breaks in a body are written %0D%0A; only there are they
+                // allowed, as CRLF. In the subject they stay refused (a header's line break).
+                case "body": request.body = percentDecoded(pair[1], lineBreaks: true)
                 default: continue  // RFC 6068 §6: other header fields are not set from a URI we did not write
                 }
             }
@@ -199,7 +243,8 @@ public struct UnsubscribeOffer: Equatable, Sendable {
 
     /// Percent-decoding (RFC 3986 §2.1) into UTF-8 text; nil for a bad escape, invalid
     /// UTF-8 or a control character (a subject must not carry a line break into a header).
-    static func percentDecoded(_ text: Substring) -> String? {
+    /// With `lineBreaks` (a body), CR and LF are allowed and each break becomes CRLF.
+    static func percentDecoded(_ text: Substring, lineBreaks: Bool = false) -> String? {
         var bytes: [UInt8] = []
         var index = text.utf8.startIndex
         let utf8 = text.utf8
@@ -217,8 +262,18 @@ public struct UnsubscribeOffer: Equatable, Sendable {
             }
         }
         guard let decoded = String(validating: bytes, as: UTF8.self),
-              !decoded.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else { return nil }
-        return decoded
+              !decoded.unicodeScalars.contains(where: {
+                  ($0.value < 0x20 && $0 != "\t" && !(lineBreaks && ($0 == "\r" || $0 == "\n"))) || $0.value == 0x7F
+              }) else { return nil }
+        guard lineBreaks else { return decoded }
+        var scalars = String.UnicodeScalarView()
+        var afterCR = false
+        for scalar in decoded.unicodeScalars {
+            if scalar == "\n" && afterCR { afterCR = false; continue }  // the LF of a CRLF, written already
+            afterCR = scalar == "\r"
+            if scalar == "\r" || scalar == "\n" { scalars.append(contentsOf: "\r\n".unicodeScalars) } else { scalars.append(scalar) }
+        }
+        return String(scalars)
     }
 
     /// RFC 8058 §4 through Gmail's verdict: Gmail's Authentication-Results (authserv-id

@@ -6,14 +6,21 @@
  request Hudson would not make) or `unknown` (no answer, a redirect, a process that died).
  A sender with a record that may have reached it is never sent another: an `unknown` one
  is for the user to settle on the sender's page, and a `refused` one may be tried again.
+
+ A mailto unsubscribe is recorded `queued` with its outbox entry, and is what that entry
+ is: queued or being sent, it may reach the sender; sent, it did (`sent`); cancelled
+ (`hd-undo outbox:N`) or failed, it never left, so it is not an unsubscribe and a later
+ run may queue a new message (under a new Message-ID: `deadUnsubscribeMails`).
  */
 import SQLite
 
 public enum UnsubscribeState: String, Sendable {
     case intended, done, refused, unknown, queued, printed
+    /// A `queued` mailto record as its outbox entry now is (read, never stored).
+    case sent, failed, cancelled
 
     /// A state after which the sender may have acted on the unsubscribe.
-    public var mayHaveReachedSender: Bool { [.intended, .done, .unknown, .queued].contains(self) }
+    public var mayHaveReachedSender: Bool { [.intended, .done, .unknown, .queued, .sent].contains(self) }
 }
 
 public struct UnsubscribeRecord: Equatable, Sendable {
@@ -32,6 +39,14 @@ public struct UnsubscribeRecord: Equatable, Sendable {
 }
 
 extension Store {
+    /// A record (`u`) that may have reached its sender: a mailto one only while its outbox
+    /// entry may still go or went (an entry gone from the outbox was sent long ago).
+    static let unsubscribeMayHaveReachedSQL = """
+        (u.state IN ('intended', 'done', 'unknown')
+         OR (u.state = 'queued' AND NOT EXISTS (SELECT 1 FROM outbox AS ob
+                                                 WHERE ob.id = u.outbox_id AND ob.state IN ('cancelled', 'failed'))))
+        """
+
     /// An `intended` row whose process had this long to finish its request and did not
     /// settle it died meanwhile: its POST may have been made (reported as unknown).
     public static let unsubscribeRequestBoundMilliseconds: Int64 = 120_000
@@ -49,7 +64,10 @@ extension Store {
                 \(Self.senderGroupsSQL(selection: selection, labels: labels))
                  ORDER BY s.n_messages DESC, s.key
                 """)
-            return try statement.map([accountID, Self.jsonArray(gmailIDs), Self.jsonArray(threadIDs)]) { senderSummary($0) }
+            let arguments: [any SQLiteBindable] = [accountID, Self.jsonArray(gmailIDs), Self.jsonArray(threadIDs)]
+            var summaries = try statement.map(arguments) { senderSummary($0) }
+            try vouchOffers(&summaries, selection: selection, arguments: arguments, labels: labels)
+            return summaries
         }
     }
 
@@ -82,7 +100,7 @@ extension Store {
         return try db.read {
             try db.first("""
                 SELECT \(Self.unsubscribeColumns) WHERE u.account_id = ? AND u.sender = ?
-                   AND u.state IN ('intended', 'done', 'unknown', 'queued')
+                   AND \(Self.unsubscribeMayHaveReachedSQL)
                  ORDER BY u.id DESC LIMIT 1
                 """, accountID, sender, transform: unsubscribeRecord)
         }
@@ -111,7 +129,7 @@ extension Store {
         precondition(method != .mailto, "a mailto unsubscribe is recorded with its outbox entry")
         return try db.write {
             if state == .intended, try db.scalarInt("""
-                SELECT 1 FROM unsubscribes WHERE account_id = ? AND sender = ? AND state IN ('intended', 'done', 'unknown', 'queued')
+                SELECT 1 FROM unsubscribes AS u WHERE u.account_id = ? AND u.sender = ? AND \(Self.unsubscribeMayHaveReachedSQL)
                 """, accountID, sender) != nil {
                 return nil
             }
@@ -156,6 +174,19 @@ extension Store {
         return outboxID
     }
 
+    /// How many mailto unsubscribes to this sender and address never left (their outbox
+    /// entry cancelled or failed): a new attempt's message takes a Message-ID of its own.
+    public func deadUnsubscribeMails(sender: String, target: String, accountID: Int64) throws -> Int {
+        let count: Int64? = try db.read {
+            try db.scalarInt("""
+                SELECT count(*) FROM unsubscribes AS u
+                 WHERE u.account_id = ? AND u.sender = ? AND u.method = 'mailto' AND u.target = ?
+                   AND NOT \(Self.unsubscribeMayHaveReachedSQL)
+                """, accountID, sender, target)
+        }
+        return Int(count ?? 0)
+    }
+
     /// Every record, newest first, at most `limit`.
     public func unsubscribes(accountID: Int64?, limit: Int) throws -> [UnsubscribeRecord] {
         try? settleInterruptedUnsubscribes()
@@ -167,14 +198,25 @@ extension Store {
 
     static let unsubscribeColumns = """
         u.id, u.account_id, a.email, u.sender, u.method, u.target, u.message_gmail_id, u.state, u.answer, u.outbox_id,
-        u.created_at, u.updated_at FROM unsubscribes AS u JOIN accounts AS a ON a.id = u.account_id
+        u.created_at, u.updated_at, (SELECT ob.state FROM outbox AS ob WHERE ob.id = u.outbox_id)
+          FROM unsubscribes AS u JOIN accounts AS a ON a.id = u.account_id
         """
 
     func unsubscribeRecord(_ row: Row) -> UnsubscribeRecord {
-        UnsubscribeRecord(
+        var state = UnsubscribeState(rawValue: row.string(7)) ?? .unknown
+        // A mailto record says what its outbox entry says now.
+        if state == .queued, let outbox = row.optionalString(12) {
+            switch OutboxState(rawValue: outbox) {
+            case .sent: state = .sent
+            case .failed: state = .failed
+            case .cancelled: state = .cancelled
+            default: break
+            }
+        }
+        return UnsubscribeRecord(
             id: row.int64(0), accountID: row.int64(1), accountEmail: row.string(2), sender: row.string(3),
             method: UnsubscribeMethod(rawValue: row.string(4)) ?? .https, target: row.string(5),
-            messageGmailID: row.optionalString(6), state: UnsubscribeState(rawValue: row.string(7)) ?? .unknown,
+            messageGmailID: row.optionalString(6), state: state,
             answer: row.optionalString(8), outboxID: row.optionalInt64(9), createdAt: row.int64(10), updatedAt: row.int64(11))
     }
 }
