@@ -17,6 +17,8 @@ struct ExchangeFailure: Error, Sendable {
     var error: GmailError
     var status: Int?
     var retryAfter: Double?
+    /// Nothing was listening at the server's address (ECONNREFUSED): no request reached it.
+    var refused = false
 }
 
 /// Google's error body: `{"error": {"code", "message", "errors": [{reason, domain, message}], "status"}}`.
@@ -105,6 +107,13 @@ enum ErrorClassifier {
             ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
         guard let date else { return nil }
         return RetryAfterCap.apply(max(0, date.timeIntervalSince(now)))
+    }
+
+    /// Whether a transport failure is a refused connection (ECONNREFUSED: nothing listens
+    /// at the address). FoundationNetworking reports libcurl's CURLE_COULDNT_CONNECT so; a
+    /// connection that was accepted and then dropped, reset or timed out is something else.
+    static func isRefused(_ error: any Error) -> Bool {
+        (error as? URLError)?.code == .cannotConnectToHost
     }
 
     /// Maps a transport failure to `.network`, in fixed words: URLError descriptions carry

@@ -4,7 +4,9 @@
  exchange, classify. A 401 gets one token refresh and one immediate retry (gmail-api.md §4
  "retry once"); retryable failures (429, rate-limit 403s, 5xx, network) are retried with
  full-jitter backoff bounded by attempts and time, with `Retry-After` as a floor; a 429 also
- penalises the bucket. Nothing here prints, reads the environment or exits, and no token
+ penalises the bucket. A refused connection to a Gmail on this machine (the demo's fake, a
+ test's) is not retried: nothing listens there, and backing off only delays saying so
+ (RetryPolicy). Nothing here prints, reads the environment or exits, and no token
  leaves this file except in the `Authorization` header.
  */
 
@@ -172,7 +174,7 @@ public final class GmailClient: GmailAPI {
         if case .rateLimited = failure.error {
             await quota.penalize(retryAfter: failure.retryAfter)
         }
-        guard RetryPolicy.isRetryable(failure.error, for: method) else { throw failure.error }
+        guard RetryPolicy.isRetryable(failure.error, for: method), policy.retries(failure) else { throw failure.error }
         let delay = policy.delay(retry: attempts - 1, retryAfter: failure.retryAfter, unit: random())
         guard policy.allowsRetry(attemptsMade: attempts, elapsed: clock.now() - started, delay: delay) else {
             throw failure.error
@@ -232,7 +234,8 @@ public final class GmailClient: GmailAPI {
         } catch let error as CancellationError {
             throw error
         } catch {
-            throw ExchangeFailure(error: ErrorClassifier.transport(error), status: nil, retryAfter: nil)
+            throw ExchangeFailure(error: ErrorClassifier.transport(error), status: nil, retryAfter: nil,
+                                  refused: ErrorClassifier.isRefused(error))
         }
         guard (200..<300).contains(response.status) else {
             throw ErrorClassifier.classify(

@@ -12,6 +12,13 @@
  hostile server asking for a day would otherwise park the queue and the outbox for that long.
  Asking again after 15 minutes costs one request, and a limit that still holds answers with a
  new Retry-After. An error whose wait was cut says so (`GmailError.description`).
+
+ A refused connection (nothing listening: ECONNREFUSED) is retried with backoff like any
+ transient network error when Gmail is Google's (§4), but not when the configured Gmail is on
+ this machine (a loopback host: the demo's fake Gmail, a test's): a server there that refuses
+ has been stopped, and the user should hear so at once, not after seconds of backoff (issue
+ 38 §4). Everything else that fails against a loopback Gmail (5xx, 429, a dropped, reset or
+ timed-out connection: the fake's faults) keeps its retries.
  */
 
 import Synchronization
@@ -43,12 +50,21 @@ struct RetryPolicy: Sendable, Equatable {
     var maxRetryDuration: Duration
     var initialBackoff: Duration
     var maxBackoff: Duration
+    /// The Gmail is on this machine (`baseURL`'s host is loopback): a refused connection is final.
+    var refusalIsFinal: Bool
 
     init(_ configuration: GmailClientConfiguration) {
         maxAttempts = configuration.maxAttempts
         maxRetryDuration = configuration.maxRetryDuration
         initialBackoff = configuration.initialBackoff
         maxBackoff = configuration.maxBackoff
+        refusalIsFinal = configuration.baseURL.host.map { OAuthEndpoint.isLoopback(host: $0) } ?? false
+    }
+
+    /// Whether this policy retries `failure` at all, whatever its error: not a refused
+    /// connection to a loopback Gmail (see the comment at the top).
+    func retries(_ failure: ExchangeFailure) -> Bool {
+        !(failure.refused && refusalIsFinal)
     }
 
     /// The upper bound of the wait before retry `n` (0 for the first retry).

@@ -48,6 +48,7 @@ extension MutationFlusher {
                     try recordLabelFailure(change, error: error)
                     if error.isAccountWide { throw error }
                     // The server or the network is in trouble: the rest waits for a later pass.
+                    report.interruptedBy = error
                     return
                 } catch let error as SyncError {
                     // Gmail acted, and its history id could not be read: tried again later.

@@ -48,6 +48,9 @@ public struct FlushReport: Sendable, Equatable {
     public var dropped = 0
     /// Of `dropped`, the label operations (create, rename, delete) Gmail refused.
     public var refusedLabelChanges = 0
+    /// The transient failure (the network, the server, a rate limit) that left the rest of
+    /// the queue for a later pass, if one did: a caller may say what kept the change queued.
+    public var interruptedBy: GmailError?
 
     public init(flushed: Int = 0, retired: Int = 0, dropped: Int = 0) {
         self.flushed = flushed
@@ -268,6 +271,7 @@ public actor MutationFlusher {
                 }
                 if transient {
                     // The server or the network is in trouble: the rest waits for a later pass.
+                    report.interruptedBy = error
                     try recordFailure(unsent, error: error)
                     unsent.forEach { progress.settled.insert($0.id) }
                     try await settleGates(progress.awaitingGate, report: &report, settled: &progress.settled)

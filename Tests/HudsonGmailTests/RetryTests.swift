@@ -71,6 +71,42 @@ struct RetryTests {
         #expect(clock.sleeps.count == 3)
     }
 
+    @Test("a refused connection to a Gmail on this machine (the demo's stopped fake) fails at once, without backoff")
+    func loopbackRefusalIsFinal() async throws {
+        let server = try TestHTTPServer(script: [])
+        server.stop()  // nothing listens at its port now
+        let clock = ManualClock()
+        let client = try makeClient(server, clock: clock)  // maxAttempts 5, 1 s initial backoff
+        #expect(await gmailError { _ = try await client.getProfile() } == .network("connection refused"))
+        #expect(clock.sleeps.isEmpty, "\(clock.sleeps)")
+    }
+
+    @Test("a refused connection to a Gmail that is not on this machine keeps its retries with backoff")
+    func remoteRefusalIsRetried() async throws {
+        let server = try TestHTTPServer(script: [])
+        server.stop()
+        let clock = ManualClock()
+        // The same port, named by an address that is not a loopback host by Hudson's rule (an
+        // IPv4-mapped IPv6 address), so the connection is refused as by a distant server.
+        let client = try makeClient(server, clock: clock) {
+            $0.baseURL = URL(string: "https://[::ffff:127.0.0.1]:\(server.port)")!
+            $0.maxAttempts = 3
+        }
+        let error = await gmailError { _ = try await client.getProfile() }
+        #expect(error?.isRetryable == true, "\(String(describing: error))")
+        #expect(clock.sleeps.count == 2, "\(clock.sleeps)")
+
+        // The rule itself: only a refusal, and only on a loopback host, is final.
+        let refused = ExchangeFailure(error: .network("connection refused"), status: nil, retryAfter: nil, refused: true)
+        let dropped = ExchangeFailure(error: .network("connection lost"), status: nil, retryAfter: nil)
+        for (url, final) in [("http://127.0.0.1:8080", true), ("http://localhost:1", true), ("http://[::1]:2", true),
+                             ("https://gmail.googleapis.com", false), ("https://127.0.0.1.example.com", false)] {
+            let policy = RetryPolicy(GmailClientConfiguration(baseURL: URL(string: url)!))
+            #expect(policy.retries(refused) == !final, "\(url)")
+            #expect(policy.retries(dropped), "\(url)")
+        }
+    }
+
     @Test("backoff is full jitter: ceiling doubles from initialBackoff to maxBackoff, times the random unit")
     func backoffIsFullJitter() async throws {
         let server = try TestHTTPServer { _ in .status(500) }

@@ -127,6 +127,6 @@ extension GmailAccess {
     public static func quotaLedgerPath(configDirectory: String, email: String) -> String {
         var directory = configDirectory
         while directory.count > 1, directory.hasSuffix("/") { directory.removeLast() }
-        return "\(directory)/quota/\(SyncLock.fileName(email)).sqlite3"
+        return "\(directory)/quota/\(LockFile.fileName(email)).sqlite3"
     }
 }

@@ -5,6 +5,7 @@
  records the address when it reads the environment, and the error table says so.
  */
 import Foundation
+import HudsonCLI
 import HudsonGmail
 import Synchronization
 
@@ -21,9 +22,12 @@ enum LocalServer {
 
     /// What to say instead of "connection refused" when the Gmail address is on this machine.
     static func refusedMessage() -> String? {
-        address.withLock { $0 }.map {
-            "nothing answers at \($0.absoluteString), the Gmail on this machine HUDSON_GMAIL_URL names: "
-                + "is it running? (the demo's starts again with scripts/demo --serve)"
-        }
+        address.withLock { $0 }.map { StoppedLocalGmail.message(address: $0.absoluteString) }
+    }
+
+    /// Whether a `.network` error's words are a refused connection, to Gmail or (through
+    /// the client's token refresh) to its token endpoint, which a Gmail on this machine serves too.
+    static func isRefusal(_ detail: String) -> Bool {
+        detail == "connection refused" || (detail.hasPrefix("token endpoint: ") && detail.hasSuffix(": connection refused; try again later"))
     }
 }

@@ -1,7 +1,8 @@
 /*!
- The cross-process lock SyncLock, FileFlushLock and SendLock share: an exclusive `flock` on a lock
- file beside the store, taken without waiting. The kernel drops it when its process dies
- (kill -9 included), so a crash never leaves it stuck.
+ The cross-process lock SyncLock, FileFlushLock, SendLock and ImportLock share, and the one
+ rule for its file's name (`path`): an exclusive `flock` on a lock file beside the store,
+ taken without waiting. The kernel drops it when its process dies (kill -9 included), so a
+ crash never leaves it stuck.
 
  A `flock` belongs to the open file, not to its name. A lock file removed or replaced
  (by hand, by a clean-up of `*.lock`) while a process holds it would let the next process
@@ -56,6 +57,19 @@ final class LockFile: Sendable {
     deinit {
         flock(fd, LOCK_UN)
         close(fd)
+    }
+
+    /// `<store>.<purpose>-<email>.lock`, beside the store, with the address made safe
+    /// for a file name: the one name of every account lock (SyncLock's "sync", SendLock's
+    /// "send", ImportLock's "import", FileFlushLock's "flush").
+    static func path(storePath: String, email: String, purpose: String) -> String {
+        "\(storePath).\(purpose)-\(fileName(email)).lock"
+    }
+
+    /// An account's address as part of a file name: lowercased, and every character but
+    /// letters, digits and `@.-_+` as `_` (the quota ledger's file is named so too).
+    static func fileName(_ email: String) -> String {
+        email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
     }
 
     /// Whether `path` still names the file this lock holds (it was not removed or replaced).

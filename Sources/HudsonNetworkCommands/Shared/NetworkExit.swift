@@ -18,7 +18,7 @@ public enum NetworkExit {
                 return ClassifiedError(.notAuthorized, OAuthGuidance.revoked(serverDescription: detail))
             case .forbidden(reason: "insufficientPermissions"):
                 return ClassifiedError(.notAuthorized, OAuthGuidance.missingScopes([OAuthScope.gmailModify]))
-            case .network("connection refused") where LocalServer.refusedMessage() != nil:
+            case .network(let detail) where LocalServer.isRefusal(detail) && LocalServer.refusedMessage() != nil:
                 return ClassifiedError(.temporaryFailure, "gmail: " + LocalServer.refusedMessage()!)
             default:
                 return ClassifiedError(status(of: error), "gmail: \(error)")

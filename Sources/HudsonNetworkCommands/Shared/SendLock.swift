@@ -25,7 +25,7 @@ public final class SendLock {
 
     /// Takes the send lock of `email`, or returns nil when another process holds it.
     public init?(storePath: String, email: String) throws {
-        guard let file = try LockFile(path: SyncLock.path(storePath: storePath, email: email, purpose: "send")) else { return nil }
+        guard let file = try LockFile(path: LockFile.path(storePath: storePath, email: email, purpose: "send")) else { return nil }
         self.file = file
     }
 

@@ -11,23 +11,11 @@ public final class SyncLock {
 
     /// Takes the lock for `email`, or returns nil when another process holds it.
     public init?(storePath: String, email: String) throws {
-        guard let file = try LockFile(path: Self.path(storePath: storePath, email: email, purpose: "sync")) else { return nil }
+        guard let file = try LockFile(path: LockFile.path(storePath: storePath, email: email, purpose: "sync")) else { return nil }
         self.file = file
     }
 
     /// Whether this process still holds the account's lock: false once its file was
     /// removed or replaced, when another process may take the lock under the same name.
     var isCurrent: Bool { file.isCurrent }
-
-    /// `<store>.<purpose>-<email>.lock`, beside the store, with the address made safe
-    /// for a file name.
-    static func path(storePath: String, email: String, purpose: String) -> String {
-        "\(storePath).\(purpose)-\(fileName(email)).lock"
-    }
-
-    /// An account's address as part of a file name: lowercased, and every character but
-    /// letters, digits and `@.-_+` as `_`.
-    static func fileName(_ email: String) -> String {
-        email.lowercased().map { $0.isLetter || $0.isNumber || "@.-_+".contains($0) ? String($0) : "_" }.joined()
-    }
 }

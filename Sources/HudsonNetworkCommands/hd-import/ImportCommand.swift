@@ -535,7 +535,7 @@ final class ImportLock {
     /// Takes the import lock of `email` (LockFile: a regular file, no link followed), or
     /// returns nil when another process holds it.
     init?(storePath: String, email: String) throws {
-        guard let file = try LockFile(path: SyncLock.path(storePath: storePath, email: email, purpose: "import")) else { return nil }
+        guard let file = try LockFile(path: LockFile.path(storePath: storePath, email: email, purpose: "import")) else { return nil }
         self.file = file
     }
 }

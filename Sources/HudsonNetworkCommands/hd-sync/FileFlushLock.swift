@@ -15,7 +15,7 @@ public final class FileFlushLock: FlushLock {
     private let held = Mutex<LockFile?>(nil)
 
     public init(storePath: String, email: String) {
-        path = SyncLock.path(storePath: storePath, email: email, purpose: "flush")
+        path = LockFile.path(storePath: storePath, email: email, purpose: "flush")
     }
 
     public func tryLock() throws -> Bool {

@@ -35,23 +35,29 @@ public enum FlushAttempt {
                     api: access.interactive, database: database, account: email,
                     lock: FileFlushLock(storePath: try invocation.storePath(), email: email),
                     checkpoint: TestHooks.flushCheckpoint(environment: invocation.environment))
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { _ = try await flusher.flushOnce() }
+                let report = try await withThrowingTaskGroup(of: FlushReport?.self) { group in
+                    group.addTask { try await flusher.flushOnce() }
                     group.addTask {
                         try await Task.sleep(for: timeout)
                         throw CancellationError()
                     }
-                    try await group.next()
+                    let first = try await group.next() ?? nil
                     group.cancelAll()
+                    return first
                 }
                 let remaining = try database.read { store in
                     let accountID = try store.requireAccount(email: email).id
                     return try store.queuedMutations(accountID: accountID).filter { $0.state == .pending && !$0.held }.count
                         + store.pendingLabelChanges(accountID: accountID).filter { $0.state == .pending }.count
                 }
-                if remaining > 0 { stillQueued.append(email) }
+                if remaining > 0 {
+                    stillQueued.append(email)
+                    if let interruption = report?.interruptedBy { noteStoppedServer(interruption, email: email, invocation) }
+                }
             } catch {
-                if let classified = NetworkExit.lasting(error) {
+                if noteStoppedServer(error, email: email, invocation) {
+                    // Said: the Gmail on this machine is not running.
+                } else if let classified = NetworkExit.lasting(error) {
                     invocation.warn("\(email): \(classified.message)")
                     // The daily quota passes by itself (75); credentials do not (78, 77).
                     if [.configuration, .notAuthorized].contains(classified.status), lasting != .configuration {
@@ -67,6 +73,18 @@ public enum FlushAttempt {
             invocation.warn("queued; the next hd-sync will send it")
         }
         return (stillQueued, lasting)
+    }
+
+    /// Says, when `error` is a refused connection to a Gmail on this machine (the demo's fake,
+    /// stopped), so and how the demo's starts again: the one line of this attempt that
+    /// `hd-mark` and `hd-undo`, which run it as a child, pass on (`StoppedLocalGmail`).
+    @discardableResult
+    private static func noteStoppedServer(_ error: any Error, email: String, _ invocation: Invocation) -> Bool {
+        guard let classified = NetworkExit.classify(error), classified.message.hasSuffix(StoppedLocalGmail.restart) else {
+            return false
+        }
+        invocation.warn("\(email): \(classified.message)")
+        return true
     }
 
     /// `hd-sync --push`: the attempt for the selected account, or every account. Exit 75

@@ -56,6 +56,7 @@ enum Schema {
         Migration("024_rollup_without_message_text", rollupWithoutMessageText),
         Migration("025_draft_edits_checked_before_writing", draftEditsCheckedBeforeWriting),
         Migration("026_import_attempt_history", importAttemptHistory),
+        // No 027: no commit ever had one (025, 026 and 028 were numbered side by side), and numbers are never reused.
         Migration("028_attachment_known", attachmentKnown),
         Migration("029_imports_settled_by_the_user", importsSettledByTheUser),
         Migration("030_held_changes", heldChanges),
