@@ -554,7 +554,7 @@ public final class Exporter {
         defer { tagsByID = [:] }
         let headers = tagsByID.keys.filter { !$0.hasPrefix("notmuch-sha1-") }
         var siblings: [String: [String]] = [:]
-        for (header, ids) in try store.exportGmailIDs(accountID: account.id, messageIDs: headers) where ids.count > 1 {
+        for (header, ids) in try gmailIDs(notmuchIDs: headers) where ids.count > 1 {
             siblings[header] = ids.filter { state.entries[$0]?.status == .live }
         }
         if !siblings.isEmpty {

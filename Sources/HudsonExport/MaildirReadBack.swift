@@ -178,7 +178,7 @@ extension Exporter {
             // Two Gmail messages may share one (a message sent to oneself): then a file holding
             // it may be either, or a copy of the one still in place, so the messages whose file
             // is gone are left as they were, neither changed nor trashed.
-            for (messageID, ids) in try store.exportGmailIDs(accountID: account.id, messageIDs: Array(byMessageID.keys)) {
+            for (messageID, ids) in try gmailIDs(notmuchIDs: Array(byMessageID.keys)) {
                 let gone = ids.filter { missing[$0] != nil && !foundByName.contains($0) }
                 let exported = ids.filter { state.entries[$0]?.status == .live }
                 if gone.count == 1, exported.count == 1, let id = gone.first, candidates[id] == nil {

@@ -171,7 +171,7 @@ extension Exporter {
         var bySHA: [String: [String]] = [:]
         for (gmailID, sha) in state.notmuchSHA1 { bySHA["notmuch-sha1-" + sha, default: []].append(gmailID) }
         let headers = messages.map(\.id).filter { !$0.hasPrefix("notmuch-sha1-") }
-        let byHeader = try store.exportGmailIDs(accountID: account.id, messageIDs: headers)
+        let byHeader = try gmailIDs(notmuchIDs: headers)
         var labelByTag: [String: String] = [:]
         var ambiguous = Set<String>()
         // Keyed as X-Keywords writes a tag (a comma there separates tags, so it is written as
@@ -231,6 +231,24 @@ extension Exporter {
         _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
         guard !lines.isEmpty else { return }
         _ = try runNotmuch(["tag", "--batch"], input: lines)
+    }
+}
+
+extension Exporter {
+    /// Gmail ids by the id notmuch gives a message (NotmuchBatch.messageID): the store's
+    /// lookup by `<id>`, then, for the ids it missed, its messages whose header notmuch reads
+    /// otherwise (`(comment) <id>`, `<a b>`, no brackets), read as notmuch reads them.
+    func gmailIDs(notmuchIDs ids: [String]) throws -> [String: [String]] {
+        guard !ids.isEmpty else { return [:] }
+        // An id of one character is never `<x>`'s: notmuch takes that header whole.
+        var result = try store.exportGmailIDs(accountID: account.id, messageIDs: ids).filter { $0.key.utf8.count > 1 }
+        let missed = Set(ids).subtracting(result.keys)
+        guard !missed.isEmpty else { return result }
+        for row in try store.exportIrregularMessageIDHeaders(accountID: account.id) {
+            guard let id = NotmuchBatch.messageID(row.header), missed.contains(id) else { continue }
+            result[id, default: []].append(row.gmailID)
+        }
+        return result
     }
 }
 

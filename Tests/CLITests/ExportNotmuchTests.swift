@@ -163,6 +163,29 @@ struct ExportNotmuchTests {
         #expect(renamedTags.isSuperset(of: ["inbox", "unread", "Receipts"]), "\(renamedTags)")
     }
 
+    @Test("a Message-ID with a comment before it is named as notmuch names it: tagged, and its tags read back")
+    func messageIDAsNotmuchReadsIt() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        var gmailID = ""
+        let s = try setUp { fake in
+            let raw = "From: a@example.com\r\nTo: demo@hudson.test\r\nSubject: through a gateway\r\nMessage-ID: (gateway) <cmt-1@host>\r\n\r\nbody\r\n"
+            let answer = try #require(try fake.admin("POST", "insert", ["raw": raw, "labelIds": ["INBOX", "UNREAD"]]) as? [String: Any])
+            gmailID = try #require(answer["id"] as? String)
+        }
+        defer { withExtendedLifetime(s.fake) {} }
+        let found = try s.notmuch("search", "--output=messages", "subject:gateway").lines
+        #expect(found == ["id:cmt-1@host"], "\(found)")
+        let tags = Set(try s.notmuch("search", "--output=tags", "id:cmt-1@host").lines)
+        #expect(tags.isSuperset(of: ["inbox", "unread"]), "tagged by the export: \(tags)")
+        #expect(try s.notmuch("tag", "-inbox", "--", "id:cmt-1@host").status == 0)
+        let second = try s.export()
+        #expect(second.status == 0 && second.stderr.contains("1 change(s) read back"), "\(second)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.fake.messages()[gmailID]?.labels.contains("INBOX") == false, "archived at Gmail")
+        let again = try s.export()
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+    }
+
     @Test("mu reads the flags Gmail's changes give the files")
     func muSeesFlags() throws {
         let mu = try #require(MailIndexers.mu, "mu is not installed (scripts/lib.sh ensure_mail_indexers)")
