@@ -568,8 +568,11 @@ public final class Exporter {
         var lines: [UInt8] = []
         for (id, tags) in tagsByID.sorted(by: { $0.key < $1.key }) {
             // A message whose tags already say it (the client's own change, read back and
-            // now Gmail's): the line would add what it has and remove what it lacks.
-            if let known = notmuchTagsKnown[id], tags.isSubset(of: known), known.isDisjoint(with: managedTags.subtracting(tags)) {
+            // now Gmail's): the line would add what it has and remove what it lacks. Not one
+            // shared by two Gmail messages: their files' flags differ (each copy's own), and
+            // `notmuch new` gives the tags their union's (the sent copy's S drops unread).
+            if siblings[id] == nil, let known = notmuchTagsKnown[id], tags.isSubset(of: known),
+               known.isDisjoint(with: managedTags.subtracting(tags)) {
                 continue
             }
             notmuchTagsKnown[id] = nil

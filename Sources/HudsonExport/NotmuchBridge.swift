@@ -146,6 +146,12 @@ extension Exporter {
         }
     }
 
+    /// Whether notmuch keeps the files' Maildir flags and its tags in step
+    /// (`maildir.synchronize_flags`, true unless set otherwise).
+    func notmuchSynchronizesFlags() throws -> Bool {
+        String(decoding: try runNotmuch(["config", "get", "maildir.synchronize_flags"]), as: UTF8.self).trimmingSpaces != "false"
+    }
+
     /// The database's UUID and revision (`notmuch count --lastmod`: count, UUID, revision).
     func notmuchRevision() throws -> (uuid: String, revision: Int64) {
         let fields = String(decoding: try runNotmuch(["count", "--lastmod", "--", "*"]), as: UTF8.self).split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "\n" })
