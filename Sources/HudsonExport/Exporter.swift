@@ -115,6 +115,10 @@ public final class Exporter {
     /// notmuch's tags of the messages this run read back, as its dump gave them (by notmuch
     /// id): a batch's line that would leave them as they are is not sent (NotmuchBridge).
     var notmuchTagsKnown: [String: Set<String>] = [:]
+    /// A batch's messages without a Message-ID written again: their new notmuch id (the
+    /// file's SHA-1 changed with its X-Keywords) → the old one, whose tags Gmail does not
+    /// know (`todo`) the new one is given (notmuchLines).
+    var replacedSHA1: [String: String] = [:]
     /// What the read-back left in memory and not yet in the state file: it queued, and the
     /// file holds the pending read-back a rerun adopts, so the next save may carry it.
     var stateOwed = false
@@ -404,11 +408,18 @@ public final class Exporter {
                         if let id = NotmuchBatch.messageID(item.messageIDHeader) {
                             notmuchTags[id, default: []].formUnion(tags(item.labels))
                             state.notmuchSHA1[item.gmailID] = nil
+                        } else if let old = state.notmuchSHA1[item.gmailID], existing?.path == relative {
+                            // Written again under the same name: `notmuch new` indexes a name it
+                            // does not know, not new contents, so the message keeps its id.
+                            notmuchTags["notmuch-sha1-" + old, default: []].formUnion(tags(item.labels))
                         } else {
                             // notmuch's id for it: the SHA-1 of the file as written.
                             let file = MaildirIdentity.exportHeaders(tags: tags(item.labels).sorted(), gmailID: item.gmailID,
                                                                      exportID: state.exportID, newline: MaildirNames.newline(of: source)) + source
                             let sha = NotmuchSHA1.hex(file)
+                            if let old = state.notmuchSHA1[item.gmailID], old != sha {
+                                replacedSHA1["notmuch-sha1-" + sha] = "notmuch-sha1-" + old
+                            }
                             state.notmuchSHA1[item.gmailID] = sha
                             notmuchTags["notmuch-sha1-" + sha, default: []].formUnion(tags(item.labels))
                         }
@@ -565,8 +576,14 @@ public final class Exporter {
                 }
             }
         }
+        let carried = try tagsCarried(to: Set(tagsByID.keys))
         var lines: [UInt8] = []
         for (id, tags) in tagsByID.sorted(by: { $0.key < $1.key }) {
+            if let (kept, notmuchNew) = carried[id] {
+                // The old id's other tags, and not the ones `notmuch new` gives what it adds.
+                lines += Array(NotmuchBatch.line(messageID: id, tags: tags.union(kept), managed: managedTags.union(notmuchNew)).utf8)
+                continue
+            }
             // A message whose tags already say it (the client's own change, read back and
             // now Gmail's): the line would add what it has and remove what it lacks. Not one
             // shared by two Gmail messages: their files' flags differ (each copy's own), and
@@ -579,6 +596,31 @@ public final class Exporter {
             lines += Array(NotmuchBatch.line(messageID: id, tags: tags, managed: managedTags).utf8)
         }
         return lines
+    }
+
+    /// For the batch's messages without a Message-ID written again (`replacedSHA1`): the tags
+    /// of their old notmuch id that are no Gmail label's, read before `notmuch new` drops
+    /// the old id with its file, and the tags `notmuch new` gives a message it adds
+    /// (`new.tags`), which the old id may not have.
+    func tagsCarried(to ids: Set<String>) throws -> [String: (kept: Set<String>, notmuchNew: Set<String>)] {
+        defer { replacedSHA1 = [:] }
+        let replaced = replacedSHA1.filter { ids.contains($0.key) }
+        guard !replaced.isEmpty else { return [:] }
+        var tagsOf: [String: Set<String>] = [:]
+        for chunk in Self.chunks(Set(replaced.values).sorted()) {
+            for message in NotmuchTags.parseDump(try runNotmuch(["dump", "--format=batch-tag", "--"] + Self.idTerms(chunk))) {
+                tagsOf[message.id, default: []].formUnion(message.tags)
+            }
+        }
+        let notmuchNew = Set(String(decoding: try runNotmuch(["config", "get", "new.tags"]), as: UTF8.self)
+            .split(whereSeparator: { $0 == "\n" || $0 == ";" }).map { String($0).trimmingSpaces }.filter { !$0.isEmpty })
+        var result: [String: (kept: Set<String>, notmuchNew: Set<String>)] = [:]
+        for (new, old) in replaced {
+            guard let tags = tagsOf[old] else { continue }
+            let kept = tags.subtracting(managedTags)
+            result[new] = (kept, notmuchNew.subtracting(managedTags).subtracting(kept))
+        }
+        return result
     }
 
     /// Appends and fsyncs the tag lines so far; appending never drops lines not yet applied,

@@ -241,6 +241,24 @@ extension Exporter {
 }
 
 extension Exporter {
+    /// `id:"A" or id:"B" ...`, one argument per term (notmuch joins them; one long argument
+    /// could pass the kernel's limit on one).
+    static func idTerms(_ ids: [String]) -> [String] {
+        var terms: [String] = []
+        for id in ids {
+            if !terms.isEmpty { terms.append("or") }
+            terms.append("id:\"" + id.replacing("\"", with: "\"\"") + "\"")
+        }
+        return terms
+    }
+
+    /// At most 1,000 ids a command.
+    static func chunks(_ ids: [String]) -> [[String]] {
+        stride(from: 0, to: ids.count, by: 1000).map { Array(ids[$0..<min($0 + 1000, ids.count)]) }
+    }
+}
+
+extension Exporter {
     /// Gmail ids by the id notmuch gives a message (NotmuchBatch.messageID): the store's
     /// lookup by `<id>`, then, for the ids it missed, its messages whose header notmuch reads
     /// otherwise (`(comment) <id>`, `<a b>`, no brackets), read as notmuch reads them.
