@@ -232,15 +232,74 @@ extension Exporter {
         return result
     }
 
-    /// After a batch: index the files it wrote and tag them (`lines`: NotmuchBatch lines).
-    func tagInNotmuch(_ lines: [UInt8]) throws {
+    /// After a batch: index the files it wrote and tag them. A guarded tagging (a message
+    /// notmuch had, which a client may be changing) is applied only to a message no one
+    /// changed since: not one changed since `since` (the read-back's revision; checked before
+    /// `notmuch new`, whose own changes to the rewritten messages would hide it), and, in the
+    /// same `notmuch tag` (which holds the database's write lock from its query to its
+    /// last tag), only where `lastmod:` is at most the revision taken after `notmuch new`.
+    /// Returns the ids left untagged, a client's change on them kept for the next read-back.
+    func tagInNotmuch(_ taggings: [NotmuchTagging], since: Int64?) throws -> Set<String> {
+        var left = Set<String>()
+        let guarded = taggings.filter(\.guarded)
+        if let since, !guarded.isEmpty {
+            // A message this run tagged already (in an earlier batch) is the client's only
+            // where it changed after that.
+            var bySince: [Int64: [String]] = [:]
+            for tagging in guarded { bySince[max(since, notmuchTaggedAt[tagging.id] ?? since), default: []].append(tagging.id) }
+            for (since, ids) in bySince {
+                for chunk in Self.chunks(ids) {
+                    let found = try runNotmuch(["search", "--output=messages", "--", "lastmod:\(since + 1)..", "and", "("] + Self.idTerms(chunk) + [")"])
+                    for line in String(decoding: found, as: UTF8.self).split(separator: "\n") where line.hasPrefix("id:") {
+                        left.insert(String(line.dropFirst(3)))
+                    }
+                }
+            }
+        }
         _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
-        guard !lines.isEmpty else { return }
-        _ = try runNotmuch(["tag", "--batch"], input: lines)
+        let applied = guarded.filter { !left.contains($0.id) }
+        // Taken at once: the messages tagged by the batch below are not the guarded ones.
+        let revision = applied.isEmpty ? 0 : try notmuchRevision().revision
+        let plain = taggings.filter { !$0.guarded }
+        if !plain.isEmpty {
+            let lines = plain.map { NotmuchBatch.line(messageID: $0.id, tags: $0.tags, managed: $0.managed) }.joined()
+            _ = try runNotmuch(["tag", "--batch"], input: Array(lines.utf8))
+        }
+        defer {
+            if since != nil, !taggings.isEmpty, let after = try? notmuchRevision().revision {
+                for tagging in taggings where !left.contains(tagging.id) { notmuchTaggedAt[tagging.id] = after }
+            }
+        }
+        guard !applied.isEmpty else { return left }
+        // One `notmuch tag` per set of changes (a batch line's query can only be `id:`).
+        var groups: [[String]: [String]] = [:]
+        for tagging in applied {
+            let operations = tagging.tags.filter { !$0.isEmpty }.sorted().map { "+" + $0 }
+                + tagging.managed.subtracting(tagging.tags).filter { !$0.isEmpty }.sorted().map { "-" + $0 }
+            groups[operations, default: []].append(tagging.id)
+        }
+        for (operations, ids) in groups.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            for chunk in Self.chunks(ids) {
+                _ = try runNotmuch(["tag"] + operations + ["--", "lastmod:..\(revision)", "and", "("] + Self.idTerms(chunk) + [")"])
+            }
+        }
+        // The messages the query left (changed after `revision`) do not have the tags set.
+        var now: [String: Set<String>] = [:]
+        for chunk in Self.chunks(applied.map(\.id)) {
+            for message in NotmuchTags.parseDump(try runNotmuch(["dump", "--format=batch-tag", "--"] + Self.idTerms(chunk))) {
+                now[message.id, default: []].formUnion(message.tags)
+            }
+        }
+        for tagging in applied {
+            // A message notmuch does not have (it did not index the file) has nothing to keep.
+            guard let tags = now[tagging.id] else { continue }
+            if !tagging.tags.isSubset(of: tags) || !tags.isDisjoint(with: tagging.managed.subtracting(tagging.tags)) {
+                left.insert(tagging.id)
+            }
+        }
+        return left
     }
-}
 
-extension Exporter {
     /// `id:"A" or id:"B" ...`, one argument per term (notmuch joins them; one long argument
     /// could pass the kernel's limit on one).
     static func idTerms(_ ids: [String]) -> [String] {
@@ -256,6 +315,15 @@ extension Exporter {
     static func chunks(_ ids: [String]) -> [[String]] {
         stride(from: 0, to: ids.count, by: 1000).map { Array(ids[$0..<min($0 + 1000, ids.count)]) }
     }
+}
+
+/// One message's tags for notmuch: `tags` added, every other tag of `managed` removed;
+/// guarded: applied only if no one changed the message meanwhile (Exporter.tagInNotmuch).
+struct NotmuchTagging {
+    var id: String
+    var tags: Set<String>
+    var managed: Set<String>
+    var guarded: Bool
 }
 
 extension Exporter {
