@@ -254,6 +254,7 @@ public final class Exporter {
         let notmuchMode = state.twoWay == .notmuch
         var notmuchTags: [String: Set<String>] = [:]
         var notmuchMembers: [String: Set<String>] = [:]  // notmuch id → the batch's Gmail ids it is
+        var renamedInBatch: Set<String> = []  // Gmail ids whose file this batch gave a new name
         var taggedInBatch: Set<String> = []  // Gmail ids whose notmuch tags this batch sets
         let tagFile = format == .maildir && !notmuchMode
             ? try layout.root.openRegular(Self.tagFileName, flags: O_WRONLY | O_CREAT | O_APPEND) : -1
@@ -409,6 +410,7 @@ public final class Exporter {
                     if existing == nil { report.written += 1 } else { report.relabelled += 1 }
                     if notmuchMode {
                         taggedInBatch.insert(item.gmailID)
+                        if existing?.path != relative { renamedInBatch.insert(item.gmailID) }
                         if let id = NotmuchBatch.messageID(item.messageIDHeader) {
                             notmuchTags[id, default: []].formUnion(tags(item.labels))
                             notmuchMembers[id, default: []].insert(item.gmailID)
@@ -451,8 +453,9 @@ public final class Exporter {
             try appendTagLines(&tagLines, to: tagFile)
             if notmuchMode {
                 checkpoint("notmuch-tagging")
-                let taggings = try notmuchLines(&notmuchTags, members: notmuchMembers, state: state)
+                let taggings = try notmuchLines(&notmuchTags, members: notmuchMembers, renamed: renamedInBatch, state: state)
                 notmuchMembers = [:]
+                renamedInBatch = []
                 // A message a client changed in notmuch during this run keeps the client's tags:
                 // the next run reads them back (its tags before this relabel stay in the state,
                 // so only what the client changed is), then writes and tags it again.
@@ -581,7 +584,7 @@ public final class Exporter {
     /// Gmail messages sharing its Message-ID (one notmuch message: the union), and the Gmail
     /// ids each is. A tagging is guarded when one of them had tags from the export before
     /// (`taggedBefore`): a client may be changing that message.
-    func notmuchLines(_ tagsByID: inout [String: Set<String>], members: [String: Set<String>],
+    func notmuchLines(_ tagsByID: inout [String: Set<String>], members: [String: Set<String>], renamed: Set<String>,
                       state: ExportState) throws -> [(tagging: NotmuchTagging, members: Set<String>)] {
         defer { tagsByID = [:] }
         var members = members
@@ -618,7 +621,8 @@ public final class Exporter {
                 continue
             }
             notmuchTagsKnown[id] = nil
-            lines.append((NotmuchTagging(id: id, tags: tags, managed: managedTags, guarded: guarded), ids))
+            lines.append((NotmuchTagging(id: id, tags: tags, managed: managedTags, guarded: guarded,
+                                         renamed: ids.contains { renamed.contains($0) }), ids))
         }
         return lines
     }

@@ -237,8 +237,9 @@ extension Exporter {
     /// changed since: not one changed since `since` (the read-back's revision; checked before
     /// `notmuch new`, whose own changes to the rewritten messages would hide it), and, in the
     /// same `notmuch tag` (which holds the database's write lock from its query to its
-    /// last tag), only where `lastmod:` is at most the revision taken after `notmuch new`.
-    /// Returns the ids left untagged, a client's change on them kept for the next read-back.
+    /// last tag), only where `lastmod:` is at most `since` itself for a message whose file
+    /// kept its name (`notmuch new` does not touch it), or else the revision taken after
+    /// `notmuch new` (a change between the check and `notmuch new` is then not seen). Returns the ids left untagged, a client's change on them kept for the next read-back.
     func tagInNotmuch(_ taggings: [NotmuchTagging], since: Int64?) throws -> Set<String> {
         var left = Set<String>()
         let guarded = taggings.filter(\.guarded)
@@ -271,16 +272,18 @@ extension Exporter {
             }
         }
         guard !applied.isEmpty else { return left }
-        // One `notmuch tag` per set of changes (a batch line's query can only be `id:`).
+        // One `notmuch tag` per set of changes and bound (a batch line's query can only be `id:`).
         var groups: [[String]: [String]] = [:]
         for tagging in applied {
+            var bound = revision
+            if let since, !tagging.renamed { bound = max(since, notmuchTaggedAt[tagging.id] ?? since) }
             let operations = tagging.tags.filter { !$0.isEmpty }.sorted().map { "+" + $0 }
                 + tagging.managed.subtracting(tagging.tags).filter { !$0.isEmpty }.sorted().map { "-" + $0 }
-            groups[operations, default: []].append(tagging.id)
+            groups[["lastmod:..\(bound)"] + operations, default: []].append(tagging.id)
         }
-        for (operations, ids) in groups.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+        for (key, ids) in groups.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             for chunk in Self.chunks(ids) {
-                _ = try runNotmuch(["tag"] + operations + ["--", "lastmod:..\(revision)", "and", "("] + Self.idTerms(chunk) + [")"])
+                _ = try runNotmuch(["tag"] + key.dropFirst() + ["--", key[0], "and", "("] + Self.idTerms(chunk) + [")"])
             }
         }
         // The messages the query left (changed after `revision`) do not have the tags set.
@@ -324,6 +327,8 @@ struct NotmuchTagging {
     var tags: Set<String>
     var managed: Set<String>
     var guarded: Bool
+    /// A file of it got a new name in this batch, which `notmuch new` indexes (a change to the message).
+    var renamed = false
 }
 
 extension Exporter {

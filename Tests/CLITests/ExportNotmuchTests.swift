@@ -338,46 +338,52 @@ struct ExportNotmuchTests {
     @Test("a tag a client changes in notmuch while a run tags a message Gmail changed too is kept, read back by the next run, and wins")
     func clientEditDuringRun() throws {
         try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
-        let s = try setUp()
-        defer { withExtendedLifetime(s.fake) {} }
-        let gmail = try stored(s)
-        let id = try #require(gmail.keys.sorted().first {
-            gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains("STARRED") && s.messageIDs[$0] != nil
-        })
-        // notmuch as the export runs it, with a client's `notmuch tag -inbox` made just before
-        // the export's first tagging (after its read-back and its notmuch new).
-        let wrappers = s.f.dir.path("wrappers")
-        try FileManager.default.createDirectory(atPath: wrappers, withIntermediateDirectories: true)
-        let edited = s.f.dir.path("edited")
-        try """
-            #!/bin/sh
-            if [ "$1" = tag ] && [ ! -e \(edited) ]; then
-                touch \(edited)
-                /usr/bin/notmuch tag -inbox -- 'id:"\(s.messageIDs[id]!)"' || exit 1
-            fi
-            exec /usr/bin/notmuch "$@"
-            """.write(toFile: wrappers + "/notmuch", atomically: true, encoding: .utf8)
-        #expect(chmod(wrappers + "/notmuch", 0o755) == 0)
-        try s.fake.modify(id, add: ["STARRED"])
-        #expect(try s.f.run("hd-sync").status == 0)
-        let run = try s.f.run("hd-export", s.out, environment: s.env.merging(["PATH": wrappers + ":/usr/bin:/bin"]) { $1 })
-        #expect(run.status == 0 && run.stderr.isEmpty, "\(run)")
-        #expect(FileManager.default.fileExists(atPath: edited), "the client's edit was made")
-        #expect(try !s.tags(id).contains("inbox"), "the client's edit is not overwritten")
+        // The client's `notmuch tag -inbox` made just before the export's first tagging (after
+        // its read-back and its notmuch new), or just before that notmuch new (after the
+        // export looked for changes since its read-back), on a message Gmail starred (a new
+        // file name) or labelled Work (the same name).
+        for (command, label, tag) in [("tag", "STARRED", "flagged"), ("new", "Work", "Work")] {
+            let s = try setUp()
+            defer { withExtendedLifetime(s.fake) {} }
+            let gmail = try stored(s)
+            let labels = try #require(try s.fake.admin("GET", "state") as? [String: Any])["labels"] as? [[String: Any]] ?? []
+            let labelID = label == "STARRED" ? label : try #require(labels.first { $0["name"] as? String == label }?["id"] as? String)
+            let id = try #require(gmail.keys.sorted().first {
+                gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains(labelID) && s.messageIDs[$0] != nil
+            })
+            let wrappers = s.f.dir.path("wrappers")
+            try FileManager.default.createDirectory(atPath: wrappers, withIntermediateDirectories: true)
+            let edited = s.f.dir.path("edited")
+            try """
+                #!/bin/sh
+                if [ "$1" = \(command) ] && [ ! -e \(edited) ]; then
+                    touch \(edited)
+                    /usr/bin/notmuch tag -inbox -- 'id:"\(s.messageIDs[id]!)"' || exit 1
+                fi
+                exec /usr/bin/notmuch "$@"
+                """.write(toFile: wrappers + "/notmuch", atomically: true, encoding: .utf8)
+            #expect(chmod(wrappers + "/notmuch", 0o755) == 0)
+            try s.fake.modify(id, add: [labelID])
+            #expect(try s.f.run("hd-sync").status == 0)
+            let run = try s.f.run("hd-export", s.out, environment: s.env.merging(["PATH": wrappers + ":/usr/bin:/bin"]) { $1 })
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(command): \(run)")
+            #expect(FileManager.default.fileExists(atPath: edited), "\(command): the client's edit was made")
+            #expect(try !s.tags(id).contains("inbox"), "\(command): the client's edit is not overwritten")
 
-        let next = try s.export()
-        #expect(next.status == 0 && next.stderr.contains(" 1 change(s) read back"), "\(next)")
-        #expect(try s.f.run("hd-sync").status == 0)
-        let labels = try #require(try s.fake.messages()[id]?.labels)
-        #expect(!labels.contains("INBOX") && labels.contains("STARRED"), "the client's archive and Gmail's star: \(labels)")
-        let tags = try s.tags(id)
-        #expect(!tags.contains("inbox") && tags.contains("flagged"), "\(tags)")
-        for _ in 0..<2 {
-            let again = try s.export()
-            #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+            let next = try s.export()
+            #expect(next.status == 0 && next.stderr.contains(" 1 change(s) read back"), "\(command): \(next)")
+            #expect(try s.f.run("hd-sync").status == 0)
+            let after = try #require(try s.fake.messages()[id]?.labels)
+            #expect(!after.contains("INBOX") && after.contains(labelID), "\(command): the client's archive and Gmail's label: \(after)")
+            let tags = try s.tags(id)
+            #expect(!tags.contains("inbox") && tags.contains(tag), "\(command): \(tags)")
+            for _ in 0..<2 {
+                let again = try s.export()
+                #expect(again.status == 0 && again.stderr.isEmpty, "\(command): \(again)")
+            }
+            #expect(try s.f.run("hd-sync").status == 0)
+            #expect(try s.fake.messages()[id]?.labels.contains("INBOX") == false, "\(command)")
         }
-        #expect(try s.f.run("hd-sync").status == 0)
-        #expect(try s.fake.messages()[id]?.labels.contains("INBOX") == false)
     }
 
     @Test("a tag change read back is not tagged again (its tags already say it); a Gmail change in the same run is")
