@@ -174,6 +174,30 @@ struct ExportNotmuchTests {
         #expect(renamedTags.contains("todo"), "a tag with no Gmail meaning moves to the new id: \(renamedTags)")
     }
 
+    @Test("a file a client renames without notmuch (S added) is read back once, through notmuch's tags")
+    func plainRenameReadBack() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let s = try setUp()
+        defer { withExtendedLifetime(s.fake) {} }
+        let gmail = try stored(s)
+        let id = try #require(gmail.keys.sorted().first { gmail[$0]!.contains("UNREAD") && s.messageIDs[$0] != nil })
+        let files = try FileManager.default.contentsOfDirectory(atPath: s.out + "/cur")
+        let name = try #require(files.first { $0.contains(".hudson-" + id + ":") })
+        let flags = name.components(separatedBy: ":2,")[1]
+        // As mutt marks it read on the Maildir itself: S added to its name, notmuch not told.
+        try FileManager.default.moveItem(atPath: s.out + "/cur/" + name,
+                                         toPath: s.out + "/cur/" + name.components(separatedBy: ":2,")[0] + ":2," + String(Set(flags + "S").sorted()))
+        let run = try s.export()
+        #expect(run.status == 0 && run.stderr.contains(" 1 change(s) read back"), "\(run)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.fake.messages()[id]?.labels.contains("UNREAD") == false, "read at Gmail")
+        #expect(try !s.tags(id).contains("unread"))
+        for _ in 0..<2 {
+            let again = try s.export()
+            #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+        }
+    }
+
     @Test("a Message-ID with a comment before it is named as notmuch names it: tagged, and its tags read back")
     func messageIDAsNotmuchReadsIt() throws {
         try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
