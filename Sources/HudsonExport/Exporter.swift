@@ -115,6 +115,13 @@ public final class Exporter {
     /// notmuch's tags of the messages this run read back, as its dump gave them (by notmuch
     /// id): a batch's line that would leave them as they are is not sent (NotmuchBridge).
     var notmuchTagsKnown: [String: Set<String>] = [:]
+    /// A batch's messages without a Message-ID written again: their new notmuch id (the
+    /// file's SHA-1 changed with its X-Keywords) → the old one, whose tags Gmail does not
+    /// know (`todo`) the new one is given (notmuchLines).
+    var replacedSHA1: [String: String] = [:]
+    /// The revision after this run tagged a message (by notmuch id): a later batch's check
+    /// for a client's change to it starts there (NotmuchBridge.tagInNotmuch).
+    var notmuchTaggedAt: [String: Int64] = [:]
     /// What the read-back left in memory and not yet in the state file: it queued, and the
     /// file holds the pending read-back a rerun adopts, so the next save may carry it.
     var stateOwed = false
@@ -246,6 +253,8 @@ public final class Exporter {
         // A --notmuch export tags the database itself: no file is left for the user.
         let notmuchMode = state.twoWay == .notmuch
         var notmuchTags: [String: Set<String>] = [:]
+        var notmuchMembers: [String: Set<String>] = [:]  // notmuch id → the batch's Gmail ids it is
+        var renamedInBatch: Set<String> = []  // Gmail ids whose file this batch gave a new name
         var taggedInBatch: Set<String> = []  // Gmail ids whose notmuch tags this batch sets
         let tagFile = format == .maildir && !notmuchMode
             ? try layout.root.openRegular(Self.tagFileName, flags: O_WRONLY | O_CREAT | O_APPEND) : -1
@@ -401,16 +410,27 @@ public final class Exporter {
                     if existing == nil { report.written += 1 } else { report.relabelled += 1 }
                     if notmuchMode {
                         taggedInBatch.insert(item.gmailID)
+                        if existing?.path != relative { renamedInBatch.insert(item.gmailID) }
                         if let id = NotmuchBatch.messageID(item.messageIDHeader) {
                             notmuchTags[id, default: []].formUnion(tags(item.labels))
+                            notmuchMembers[id, default: []].insert(item.gmailID)
                             state.notmuchSHA1[item.gmailID] = nil
+                        } else if let old = state.notmuchSHA1[item.gmailID], existing?.path == relative {
+                            // Written again under the same name: `notmuch new` indexes a name it
+                            // does not know, not new contents, so the message keeps its id.
+                            notmuchTags["notmuch-sha1-" + old, default: []].formUnion(tags(item.labels))
+                            notmuchMembers["notmuch-sha1-" + old, default: []].insert(item.gmailID)
                         } else {
                             // notmuch's id for it: the SHA-1 of the file as written.
                             let file = MaildirIdentity.exportHeaders(tags: tags(item.labels).sorted(), gmailID: item.gmailID,
                                                                      exportID: state.exportID, newline: MaildirNames.newline(of: source)) + source
                             let sha = NotmuchSHA1.hex(file)
+                            if let old = state.notmuchSHA1[item.gmailID], old != sha {
+                                replacedSHA1["notmuch-sha1-" + sha] = "notmuch-sha1-" + old
+                            }
                             state.notmuchSHA1[item.gmailID] = sha
                             notmuchTags["notmuch-sha1-" + sha, default: []].formUnion(tags(item.labels))
+                            notmuchMembers["notmuch-sha1-" + sha, default: []].insert(item.gmailID)
                         }
                         report.tagLines += 1
                     } else if format == .maildir {
@@ -433,7 +453,19 @@ public final class Exporter {
             try appendTagLines(&tagLines, to: tagFile)
             if notmuchMode {
                 checkpoint("notmuch-tagging")
-                try tagInNotmuch(try notmuchLines(&notmuchTags, state: state))
+                let taggings = try notmuchLines(&notmuchTags, members: notmuchMembers, renamed: renamedInBatch, state: state)
+                notmuchMembers = [:]
+                renamedInBatch = []
+                // A message a client changed in notmuch during this run keeps the client's tags:
+                // the next run reads them back (its tags before this relabel stay in the state,
+                // so only what the client changed is), then writes and tags it again.
+                let left = try tagInNotmuch(taggings.map(\.tagging), since: state.notmuchUUID.isEmpty ? nil : state.notmuchRevision)
+                for tagging in taggings where left.contains(tagging.tagging.id) {
+                    for id in tagging.members where taggedInBatch.contains(id) {
+                        taggedInBatch.remove(id)
+                        state.relabelAgain.insert(id)
+                    }
+                }
             }
             state.writingAhead = [:]
             // What notmuch had is forgotten only for the messages tagged now: a message this
@@ -548,13 +580,17 @@ public final class Exporter {
         }
     }
 
-    /// The batch's notmuch tag lines, each message's tags with those of the other exported
-    /// Gmail messages sharing its Message-ID (one notmuch message: the union).
-    func notmuchLines(_ tagsByID: inout [String: Set<String>], state: ExportState) throws -> [UInt8] {
+    /// The batch's notmuch taggings, each message's tags with those of the other exported
+    /// Gmail messages sharing its Message-ID (one notmuch message: the union), and the Gmail
+    /// ids each is. A tagging is guarded when one of them had tags from the export before
+    /// (`taggedBefore`): a client may be changing that message.
+    func notmuchLines(_ tagsByID: inout [String: Set<String>], members: [String: Set<String>], renamed: Set<String>,
+                      state: ExportState) throws -> [(tagging: NotmuchTagging, members: Set<String>)] {
         defer { tagsByID = [:] }
+        var members = members
         let headers = tagsByID.keys.filter { !$0.hasPrefix("notmuch-sha1-") }
         var siblings: [String: [String]] = [:]
-        for (header, ids) in try store.exportGmailIDs(accountID: account.id, messageIDs: headers) where ids.count > 1 {
+        for (header, ids) in try gmailIDs(notmuchIDs: headers) where ids.count > 1 {
             siblings[header] = ids.filter { state.entries[$0]?.status == .live }
         }
         if !siblings.isEmpty {
@@ -562,20 +598,58 @@ public final class Exporter {
             for item in items where !item.deleted {
                 if let header = NotmuchBatch.messageID(item.messageIDHeader), siblings[header] != nil {
                     tagsByID[header, default: []].formUnion(tags(item.labels))
+                    members[header, default: []].insert(item.gmailID)
                 }
             }
         }
-        var lines: [UInt8] = []
+        let carried = try tagsCarried(to: Set(tagsByID.keys))
+        var lines: [(tagging: NotmuchTagging, members: Set<String>)] = []
         for (id, tags) in tagsByID.sorted(by: { $0.key < $1.key }) {
+            let ids = members[id] ?? []
+            let guarded = ids.contains { state.taggedBefore[$0] != nil }
+            if let (kept, notmuchNew) = carried[id] {
+                // The old id's other tags, and not the ones `notmuch new` gives what it adds.
+                lines.append((NotmuchTagging(id: id, tags: tags.union(kept), managed: managedTags.union(notmuchNew), guarded: false), ids))
+                continue
+            }
             // A message whose tags already say it (the client's own change, read back and
-            // now Gmail's): the line would add what it has and remove what it lacks.
-            if let known = notmuchTagsKnown[id], tags.isSubset(of: known), known.isDisjoint(with: managedTags.subtracting(tags)) {
+            // now Gmail's): the line would add what it has and remove what it lacks. Not one
+            // shared by two Gmail messages: their files' flags differ (each copy's own), and
+            // `notmuch new` gives the tags their union's (the sent copy's S drops unread).
+            if siblings[id] == nil, let known = notmuchTagsKnown[id], tags.isSubset(of: known),
+               known.isDisjoint(with: managedTags.subtracting(tags)) {
                 continue
             }
             notmuchTagsKnown[id] = nil
-            lines += Array(NotmuchBatch.line(messageID: id, tags: tags, managed: managedTags).utf8)
+            lines.append((NotmuchTagging(id: id, tags: tags, managed: managedTags, guarded: guarded,
+                                         renamed: ids.contains { renamed.contains($0) }), ids))
         }
         return lines
+    }
+
+    /// For the batch's messages without a Message-ID written again (`replacedSHA1`): the tags
+    /// of their old notmuch id that are no Gmail label's, read before `notmuch new` drops
+    /// the old id with its file, and the tags `notmuch new` gives a message it adds
+    /// (`new.tags`), which the old id may not have.
+    func tagsCarried(to ids: Set<String>) throws -> [String: (kept: Set<String>, notmuchNew: Set<String>)] {
+        defer { replacedSHA1 = [:] }
+        let replaced = replacedSHA1.filter { ids.contains($0.key) }
+        guard !replaced.isEmpty else { return [:] }
+        var tagsOf: [String: Set<String>] = [:]
+        for chunk in Self.chunks(Set(replaced.values).sorted()) {
+            for message in NotmuchTags.parseDump(try runNotmuch(["dump", "--format=batch-tag", "--"] + Self.idTerms(chunk))) {
+                tagsOf[message.id, default: []].formUnion(message.tags)
+            }
+        }
+        let notmuchNew = Set(String(decoding: try runNotmuch(["config", "get", "new.tags"]), as: UTF8.self)
+            .split(whereSeparator: { $0 == "\n" || $0 == ";" }).map { String($0).trimmingSpaces }.filter { !$0.isEmpty })
+        var result: [String: (kept: Set<String>, notmuchNew: Set<String>)] = [:]
+        for (new, old) in replaced {
+            guard let tags = tagsOf[old] else { continue }
+            let kept = tags.subtracting(managedTags)
+            result[new] = (kept, notmuchNew.subtracting(managedTags).subtracting(kept))
+        }
+        return result
     }
 
     /// Appends and fsyncs the tag lines so far; appending never drops lines not yet applied,

@@ -183,15 +183,63 @@ public enum NotmuchBatch {
         return output
     }
 
-    /// The Message-ID a header names, without its angle brackets; nil when there is none.
+    /// The Message-ID a header names, read as notmuch reads it (its lib/message-id.c and
+    /// add-message.cc), so the id a batch line names is the one notmuch gave the message:
+    /// spaces and comments skipped, then any text up to the first `<`; what follows, to the
+    /// first `>` (or the end), with its spaces and tabs removed. A value that gives none (no
+    /// `<`, `<>`, one character between them) is taken whole, as notmuch falls back to.
+    /// nil when there is none.
     public static func messageID(_ header: String?) -> String? {
-        guard var text = header?.trimmingSpaces, !text.isEmpty else { return nil }
-        if text.hasPrefix("<"), let end = text.firstIndex(of: ">") { text = String(text[text.index(after: text.startIndex)..<end]) }
+        guard let header else { return nil }
+        let whole = Array(header.utf8)
+        var start = 0, end = whole.count
+        while start < end, isCSpace(whole[start]) { start += 1 }
+        while end > start, isCSpace(whole[end - 1]) { end -= 1 }
+        guard start < end else { return nil }
+        let bytes = parsedMessageID(whole[start..<end]) ?? Array(whole[start..<end])
+        let text = String(decoding: bytes, as: UTF8.self)
         // A control character or a line separator (a line break above all) would break the
         // tag file's line.
         return text.isEmpty || text.unicodeScalars.contains(where: {
             $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0.value == 0x2028 || $0.value == 0x2029
         }) ? nil : text
+    }
+
+    /// C's isspace in the "C" locale, which notmuch's parser uses.
+    private static func isCSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+
+    /// notmuch's `_notmuch_message_id_parse`: nil where it gives none.
+    static func parsedMessageID(_ bytes: ArraySlice<UInt8>) -> [UInt8]? {
+        var index = bytes.startIndex
+        // Spaces and (nested, backslash-escaped) comments.
+        func skipSpaceAndComments() {
+            while index < bytes.endIndex, isCSpace(bytes[index]) || bytes[index] == UInt8(ascii: "(") {
+                while index < bytes.endIndex, isCSpace(bytes[index]) { index += 1 }
+                guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "(") else { continue }
+                var nesting = 1
+                index += 1
+                while index < bytes.endIndex, nesting > 0 {
+                    switch bytes[index] {
+                    case UInt8(ascii: "("): nesting += 1
+                    case UInt8(ascii: ")"): nesting -= 1
+                    case UInt8(ascii: "\\") where index + 1 < bytes.endIndex: index += 1
+                    default: break
+                    }
+                    index += 1
+                }
+            }
+        }
+        skipSpaceAndComments()
+        guard let open = bytes[index...].firstIndex(of: UInt8(ascii: "<")) else { return nil }
+        index = open + 1
+        skipSpaceAndComments()
+        let start = index
+        let close = bytes[start...].firstIndex(of: UInt8(ascii: ">"))
+        // notmuch steps back from the `>` and then wants more than the first character:
+        // an id of one character between `<` and `>` gives none.
+        let end = close ?? bytes.endIndex
+        guard close == nil ? end > start : end - start >= 2 else { return nil }
+        return bytes[start..<end].filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
     }
 
     /// One line: add `tags`, remove every other tag of `managed`, for `id:"<messageID>"`.

@@ -178,7 +178,7 @@ extension Exporter {
             // Two Gmail messages may share one (a message sent to oneself): then a file holding
             // it may be either, or a copy of the one still in place, so the messages whose file
             // is gone are left as they were, neither changed nor trashed.
-            for (messageID, ids) in try store.exportGmailIDs(accountID: account.id, messageIDs: Array(byMessageID.keys)) {
+            for (messageID, ids) in try gmailIDs(notmuchIDs: Array(byMessageID.keys)) {
                 let gone = ids.filter { missing[$0] != nil && !foundByName.contains($0) }
                 let exported = ids.filter { state.entries[$0]?.status == .live }
                 if gone.count == 1, exported.count == 1, let id = gone.first, candidates[id] == nil {
@@ -272,6 +272,11 @@ extension Exporter {
             if !wasNotmuch {
                 try checkNotmuchDatabase()
                 _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
+            } else if !found.baseline.isEmpty {
+                // Files renamed or removed since the last run: notmuch learns their flags
+                // (synchronize_flags) before its tags are read, so a client that renamed a
+                // file without notmuch is read back from the tags below.
+                _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
             }
             // Taken before this run tags anything: its own tagging is read next run (and
             // changes nothing, being what its X-Keywords say).
@@ -288,6 +293,17 @@ extension Exporter {
             if state.notmuchUUID.isEmpty {
                 notmuchOnCompletion = (uuid, revision)
             } else {
+                if !found.actions.isEmpty, try notmuchSynchronizesFlags() {
+                    // notmuch keeps S and F of every file of a message as its tags say: for two
+                    // Gmail messages sharing one, the union the export tagged (the sent copy's
+                    // file loses S when the other is unread). A file's S or F is then notmuch's,
+                    // not a client's; a client's S or F reaches the tags (notmuch new above) and
+                    // is read back from them. T and a removed file have no tag and stay read.
+                    for (id, actions) in found.actions {
+                        let kept = actions.filter { ![.read, .unread, .star, .unstar].contains($0) }
+                        found.actions[id] = kept.isEmpty ? nil : kept
+                    }
+                }
                 for (id, actions) in try notmuchReadBack(layout, state, baseline: found.baseline, inFlight: inFlight,
                                                            taggedBefore: taggedBefore, uuid: uuid, revision: revision) {
                     for action in actions where !(found.actions[id] ?? []).contains(action) { found.actions[id, default: []].append(action) }

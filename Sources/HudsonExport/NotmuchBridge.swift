@@ -146,6 +146,12 @@ extension Exporter {
         }
     }
 
+    /// Whether notmuch keeps the files' Maildir flags and its tags in step
+    /// (`maildir.synchronize_flags`, true unless set otherwise).
+    func notmuchSynchronizesFlags() throws -> Bool {
+        String(decoding: try runNotmuch(["config", "get", "maildir.synchronize_flags"]), as: UTF8.self).trimmingSpaces != "false"
+    }
+
     /// The database's UUID and revision (`notmuch count --lastmod`: count, UUID, revision).
     func notmuchRevision() throws -> (uuid: String, revision: Int64) {
         let fields = String(decoding: try runNotmuch(["count", "--lastmod", "--", "*"]), as: UTF8.self).split(whereSeparator: { $0 == "\t" || $0 == " " || $0 == "\n" })
@@ -171,7 +177,7 @@ extension Exporter {
         var bySHA: [String: [String]] = [:]
         for (gmailID, sha) in state.notmuchSHA1 { bySHA["notmuch-sha1-" + sha, default: []].append(gmailID) }
         let headers = messages.map(\.id).filter { !$0.hasPrefix("notmuch-sha1-") }
-        let byHeader = try store.exportGmailIDs(accountID: account.id, messageIDs: headers)
+        let byHeader = try gmailIDs(notmuchIDs: headers)
         var labelByTag: [String: String] = [:]
         var ambiguous = Set<String>()
         // Keyed as X-Keywords writes a tag (a comma there separates tags, so it is written as
@@ -226,11 +232,120 @@ extension Exporter {
         return result
     }
 
-    /// After a batch: index the files it wrote and tag them (`lines`: NotmuchBatch lines).
-    func tagInNotmuch(_ lines: [UInt8]) throws {
+    /// After a batch: index the files it wrote and tag them. A guarded tagging (a message
+    /// notmuch had, which a client may be changing) is applied only to a message no one
+    /// changed since: not one changed since `since` (the read-back's revision; checked before
+    /// `notmuch new`, whose own changes to the rewritten messages would hide it), and, in the
+    /// same `notmuch tag` (which holds the database's write lock from its query to its
+    /// last tag), only where `lastmod:` is at most `since` itself for a message whose file
+    /// kept its name (`notmuch new` does not touch it), or else the revision taken after
+    /// `notmuch new` (a change between the check and `notmuch new` is then not seen). Returns the ids left untagged, a client's change on them kept for the next read-back.
+    func tagInNotmuch(_ taggings: [NotmuchTagging], since: Int64?) throws -> Set<String> {
+        var left = Set<String>()
+        let guarded = taggings.filter(\.guarded)
+        if let since, !guarded.isEmpty {
+            // A message this run tagged already (in an earlier batch) is the client's only
+            // where it changed after that.
+            var bySince: [Int64: [String]] = [:]
+            for tagging in guarded { bySince[max(since, notmuchTaggedAt[tagging.id] ?? since), default: []].append(tagging.id) }
+            for (since, ids) in bySince {
+                for chunk in Self.chunks(ids) {
+                    let found = try runNotmuch(["search", "--output=messages", "--", "lastmod:\(since + 1)..", "and", "("] + Self.idTerms(chunk) + [")"])
+                    for line in String(decoding: found, as: UTF8.self).split(separator: "\n") where line.hasPrefix("id:") {
+                        left.insert(String(line.dropFirst(3)))
+                    }
+                }
+            }
+        }
         _ = try runNotmuch(["new", "--quiet", "--no-hooks"])
-        guard !lines.isEmpty else { return }
-        _ = try runNotmuch(["tag", "--batch"], input: lines)
+        let applied = guarded.filter { !left.contains($0.id) }
+        // Taken at once: the messages tagged by the batch below are not the guarded ones.
+        let revision = applied.isEmpty ? 0 : try notmuchRevision().revision
+        let plain = taggings.filter { !$0.guarded }
+        if !plain.isEmpty {
+            let lines = plain.map { NotmuchBatch.line(messageID: $0.id, tags: $0.tags, managed: $0.managed) }.joined()
+            _ = try runNotmuch(["tag", "--batch"], input: Array(lines.utf8))
+        }
+        defer {
+            if since != nil, !taggings.isEmpty, let after = try? notmuchRevision().revision {
+                for tagging in taggings where !left.contains(tagging.id) { notmuchTaggedAt[tagging.id] = after }
+            }
+        }
+        guard !applied.isEmpty else { return left }
+        // One `notmuch tag` per set of changes and bound (a batch line's query can only be `id:`).
+        var groups: [[String]: [String]] = [:]
+        for tagging in applied {
+            var bound = revision
+            if let since, !tagging.renamed { bound = max(since, notmuchTaggedAt[tagging.id] ?? since) }
+            let operations = tagging.tags.filter { !$0.isEmpty }.sorted().map { "+" + $0 }
+                + tagging.managed.subtracting(tagging.tags).filter { !$0.isEmpty }.sorted().map { "-" + $0 }
+            groups[["lastmod:..\(bound)"] + operations, default: []].append(tagging.id)
+        }
+        for (key, ids) in groups.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            for chunk in Self.chunks(ids) {
+                _ = try runNotmuch(["tag"] + key.dropFirst() + ["--", key[0], "and", "("] + Self.idTerms(chunk) + [")"])
+            }
+        }
+        // The messages the query left (changed after `revision`) do not have the tags set.
+        var now: [String: Set<String>] = [:]
+        for chunk in Self.chunks(applied.map(\.id)) {
+            for message in NotmuchTags.parseDump(try runNotmuch(["dump", "--format=batch-tag", "--"] + Self.idTerms(chunk))) {
+                now[message.id, default: []].formUnion(message.tags)
+            }
+        }
+        for tagging in applied {
+            // A message notmuch does not have (it did not index the file) has nothing to keep.
+            guard let tags = now[tagging.id] else { continue }
+            if !tagging.tags.isSubset(of: tags) || !tags.isDisjoint(with: tagging.managed.subtracting(tagging.tags)) {
+                left.insert(tagging.id)
+            }
+        }
+        return left
+    }
+
+    /// `id:"A" or id:"B" ...`, one argument per term (notmuch joins them; one long argument
+    /// could pass the kernel's limit on one).
+    static func idTerms(_ ids: [String]) -> [String] {
+        var terms: [String] = []
+        for id in ids {
+            if !terms.isEmpty { terms.append("or") }
+            terms.append("id:\"" + id.replacing("\"", with: "\"\"") + "\"")
+        }
+        return terms
+    }
+
+    /// At most 1,000 ids a command.
+    static func chunks(_ ids: [String]) -> [[String]] {
+        stride(from: 0, to: ids.count, by: 1000).map { Array(ids[$0..<min($0 + 1000, ids.count)]) }
+    }
+}
+
+/// One message's tags for notmuch: `tags` added, every other tag of `managed` removed;
+/// guarded: applied only if no one changed the message meanwhile (Exporter.tagInNotmuch).
+struct NotmuchTagging {
+    var id: String
+    var tags: Set<String>
+    var managed: Set<String>
+    var guarded: Bool
+    /// A file of it got a new name in this batch, which `notmuch new` indexes (a change to the message).
+    var renamed = false
+}
+
+extension Exporter {
+    /// Gmail ids by the id notmuch gives a message (NotmuchBatch.messageID): the store's
+    /// lookup by `<id>`, then, for the ids it missed, its messages whose header notmuch reads
+    /// otherwise (`(comment) <id>`, `<a b>`, no brackets), read as notmuch reads them.
+    func gmailIDs(notmuchIDs ids: [String]) throws -> [String: [String]] {
+        guard !ids.isEmpty else { return [:] }
+        // An id of one character is never `<x>`'s: notmuch takes that header whole.
+        var result = try store.exportGmailIDs(accountID: account.id, messageIDs: ids).filter { $0.key.utf8.count > 1 }
+        let missed = Set(ids).subtracting(result.keys)
+        guard !missed.isEmpty else { return result }
+        for row in try store.exportIrregularMessageIDHeaders(accountID: account.id) {
+            guard let id = NotmuchBatch.messageID(row.header), missed.contains(id) else { continue }
+            result[id, default: []].append(row.gmailID)
+        }
+        return result
     }
 }
 

@@ -41,17 +41,28 @@ extension CookbookTests {
             #expect(checked.status == 0 && checked.stderr.hasPrefix("hd-export: action "), "\(checked)")
             #expect(try k.fake.messages()[gmailID(ofFile: file)]?.labels.contains("UNREAD") == false, "read at Gmail")
         default:
-            let unread = try #require(try k.f.shell("'\(mu)' find --muhome=\"$HOME/.cache/mu\" --fields=l flag:unread").lines.first)
+            let unreadFiles = try k.f.shell("'\(mu)' find --muhome=\"$HOME/.cache/mu\" --fields=l flag:unread").lines
+            try #require(unreadFiles.count >= 2, "\(unreadFiles)")
+            let unread = unreadFiles[0], refiled = unreadFiles[1]
             // As mu4e marks a message read with mu4e-change-filenames-when-moving: a new name, S added to its flags.
             let parts = unread.components(separatedBy: ":2,")
             #expect(parts.count == 2, "\(unread)")
             let directory = unread.components(separatedBy: "/").dropLast(2).joined(separator: "/")
             try FileManager.default.moveItem(atPath: unread, toPath: directory + "/cur/1733500000.5d1c0e7f9a2b4c63.host:2," + String(Set(parts[1] + "S").sorted()))
             let el = try String(contentsOfFile: k.home + "/.emacs.d/hudson-mu4e.el", encoding: .utf8)
+            // As mu4e refiles (r): the file moved to the refile folder (mu4e's default /archive
+            // unless the recipe sets one); a file moved out of the export would be read back as trash.
+            let folder = el.components(separatedBy: "mu4e-refile-folder \"").dropFirst().first?.components(separatedBy: "\"").first ?? "/archive"
+            if folder != "/" {
+                let target = maildir + folder + "/cur"
+                try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+                try FileManager.default.moveItem(atPath: refiled, toPath: target + "/" + refiled.components(separatedBy: "/").last!)
+            }
             let command = try #require(el.components(separatedBy: "mu4e-get-mail-command \"").dropFirst().first?.components(separatedBy: "\"").first)
             let updated = try k.f.shell(command)
             #expect(updated.status == 0 && updated.stderr.hasPrefix("hd-export: action "), "\(updated)")
             #expect(try k.fake.messages()[gmailID(ofFile: unread)]?.labels.contains("UNREAD") == false, "read at Gmail")
+            #expect(try k.fake.messages()[gmailID(ofFile: refiled)]?.labels.contains("TRASH") == false, "refiled, not trashed")
         }
         // Nothing more is read back: no flip-flop.
         let idle = try k.f.shell("hd-export \"$HOME/Mail/gmail\"")

@@ -142,25 +142,83 @@ struct ExportNotmuchTests {
         #expect(sharedTags.isSuperset(of: ["inbox", "unread", "sent", "Work"]), "the union: \(sharedTags)")
 
         #expect(try s.notmuch("tag", "-Work", "--", "id:self-1@hudson.test").status == 0)
-        #expect(try s.notmuch("tag", "+Receipts", "--", anonymousID).status == 0)
+        #expect(try s.notmuch("tag", "+Receipts", "+todo", "--", anonymousID).status == 0)
+        // Starred at Gmail: its file gets a new name (F), which notmuch indexes as a new message.
+        try s.fake.modify(anonymous, add: ["STARRED"])
+        #expect(try s.f.run("hd-sync").status == 0)
         let second = try s.export()
         #expect(second.status == 0 && second.stderr.hasPrefix("hd-export: action "), "\(second)")
+        // -Work on both copies, +Receipts: the sent copy's file, whose S notmuch removed when
+        // the export tagged the union (unread), is not read back as the client's.
+        #expect(second.stderr.contains(" 3 change(s) read back"), "\(second)")
         #expect(try s.f.run("hd-sync").status == 0)
         let after = try s.fake.messages()
         let labels = try #require(try s.fake.admin("GET", "state") as? [String: Any])["labels"] as? [[String: Any]] ?? []
         let work = try #require(labels.first { $0["name"] as? String == "Work" }?["id"] as? String)
         let receipts = try #require(labels.first { $0["name"] as? String == "Receipts" }?["id"] as? String)
         #expect(!after[sent]!.labels.contains(work) && !after[received]!.labels.contains(work), "removed from both")
-        #expect(after[sent]!.labels.contains("SENT") && after[received]!.labels.contains("INBOX"))
+        #expect(after[sent]!.labels == ["SENT"], "the sent copy stays read: \(after[sent]!.labels)")
+        #expect(after[received]!.labels == ["INBOX", "UNREAD"], "\(after[received]!.labels)")
         #expect(after[anonymous]!.labels.contains(receipts))
         for _ in 0..<2 {
             let again = try s.export()
             #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+            #expect(try s.f.run("hd-sync").status == 0)
+            #expect(try s.fake.messages()[sent]!.labels == ["SENT"], "nothing flips across runs")
         }
         // Rewritten under its new labels, the message without Message-ID has a new notmuch id, tagged.
         let renamed = try #require(try s.notmuch("search", "--output=messages", "subject:\"no id here\"").lines.first)
         let renamedTags = Set(try s.notmuch("search", "--output=tags", renamed).lines)
-        #expect(renamedTags.isSuperset(of: ["inbox", "unread", "Receipts"]), "\(renamedTags)")
+        #expect(renamed != anonymousID, "\(renamed)")
+        #expect(renamedTags.isSuperset(of: ["inbox", "unread", "Receipts", "flagged"]), "\(renamedTags)")
+        #expect(renamedTags.contains("todo"), "a tag with no Gmail meaning moves to the new id: \(renamedTags)")
+    }
+
+    @Test("a file a client renames without notmuch (S added) is read back once, through notmuch's tags")
+    func plainRenameReadBack() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        let s = try setUp()
+        defer { withExtendedLifetime(s.fake) {} }
+        let gmail = try stored(s)
+        let id = try #require(gmail.keys.sorted().first { gmail[$0]!.contains("UNREAD") && s.messageIDs[$0] != nil })
+        let files = try FileManager.default.contentsOfDirectory(atPath: s.out + "/cur")
+        let name = try #require(files.first { $0.contains(".hudson-" + id + ":") })
+        let flags = name.components(separatedBy: ":2,")[1]
+        // As mutt marks it read on the Maildir itself: S added to its name, notmuch not told.
+        try FileManager.default.moveItem(atPath: s.out + "/cur/" + name,
+                                         toPath: s.out + "/cur/" + name.components(separatedBy: ":2,")[0] + ":2," + String(Set(flags + "S").sorted()))
+        let run = try s.export()
+        #expect(run.status == 0 && run.stderr.contains(" 1 change(s) read back"), "\(run)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.fake.messages()[id]?.labels.contains("UNREAD") == false, "read at Gmail")
+        #expect(try !s.tags(id).contains("unread"))
+        for _ in 0..<2 {
+            let again = try s.export()
+            #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
+        }
+    }
+
+    @Test("a Message-ID with a comment before it is named as notmuch names it: tagged, and its tags read back")
+    func messageIDAsNotmuchReadsIt() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        var gmailID = ""
+        let s = try setUp { fake in
+            let raw = "From: a@example.com\r\nTo: demo@hudson.test\r\nSubject: through a gateway\r\nMessage-ID: (gateway) <cmt-1@host>\r\n\r\nbody\r\n"
+            let answer = try #require(try fake.admin("POST", "insert", ["raw": raw, "labelIds": ["INBOX", "UNREAD"]]) as? [String: Any])
+            gmailID = try #require(answer["id"] as? String)
+        }
+        defer { withExtendedLifetime(s.fake) {} }
+        let found = try s.notmuch("search", "--output=messages", "subject:gateway").lines
+        #expect(found == ["id:cmt-1@host"], "\(found)")
+        let tags = Set(try s.notmuch("search", "--output=tags", "id:cmt-1@host").lines)
+        #expect(tags.isSuperset(of: ["inbox", "unread"]), "tagged by the export: \(tags)")
+        #expect(try s.notmuch("tag", "-inbox", "--", "id:cmt-1@host").status == 0)
+        let second = try s.export()
+        #expect(second.status == 0 && second.stderr.contains("1 change(s) read back"), "\(second)")
+        #expect(try s.f.run("hd-sync").status == 0)
+        #expect(try s.fake.messages()[gmailID]?.labels.contains("INBOX") == false, "archived at Gmail")
+        let again = try s.export()
+        #expect(again.status == 0 && again.stderr.isEmpty, "\(again)")
     }
 
     @Test("mu reads the flags Gmail's changes give the files")
@@ -301,6 +359,57 @@ struct ExportNotmuchTests {
         #expect(usage.status == 64, "\(usage)")
     }
 
+    @Test("a tag a client changes in notmuch while a run tags a message Gmail changed too is kept, read back by the next run, and wins")
+    func clientEditDuringRun() throws {
+        try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
+        // The client's `notmuch tag -inbox` made just before the export's first tagging (after
+        // its read-back and its notmuch new), or just before that notmuch new (after the
+        // export looked for changes since its read-back), on a message Gmail starred (a new
+        // file name) or labelled Work (the same name).
+        for (command, label, tag) in [("tag", "STARRED", "flagged"), ("new", "Work", "Work")] {
+            let s = try setUp()
+            defer { withExtendedLifetime(s.fake) {} }
+            let gmail = try stored(s)
+            let labels = try #require(try s.fake.admin("GET", "state") as? [String: Any])["labels"] as? [[String: Any]] ?? []
+            let labelID = label == "STARRED" ? label : try #require(labels.first { $0["name"] as? String == label }?["id"] as? String)
+            let id = try #require(gmail.keys.sorted().first {
+                gmail[$0]!.contains("INBOX") && !gmail[$0]!.contains(labelID) && s.messageIDs[$0] != nil
+            })
+            let wrappers = s.f.dir.path("wrappers")
+            try FileManager.default.createDirectory(atPath: wrappers, withIntermediateDirectories: true)
+            let edited = s.f.dir.path("edited")
+            try """
+                #!/bin/sh
+                if [ "$1" = \(command) ] && [ ! -e \(edited) ]; then
+                    touch \(edited)
+                    /usr/bin/notmuch tag -inbox -- 'id:"\(s.messageIDs[id]!)"' || exit 1
+                fi
+                exec /usr/bin/notmuch "$@"
+                """.write(toFile: wrappers + "/notmuch", atomically: true, encoding: .utf8)
+            #expect(chmod(wrappers + "/notmuch", 0o755) == 0)
+            try s.fake.modify(id, add: [labelID])
+            #expect(try s.f.run("hd-sync").status == 0)
+            let run = try s.f.run("hd-export", s.out, environment: s.env.merging(["PATH": wrappers + ":/usr/bin:/bin"]) { $1 })
+            #expect(run.status == 0 && run.stderr.isEmpty, "\(command): \(run)")
+            #expect(FileManager.default.fileExists(atPath: edited), "\(command): the client's edit was made")
+            #expect(try !s.tags(id).contains("inbox"), "\(command): the client's edit is not overwritten")
+
+            let next = try s.export()
+            #expect(next.status == 0 && next.stderr.contains(" 1 change(s) read back"), "\(command): \(next)")
+            #expect(try s.f.run("hd-sync").status == 0)
+            let after = try #require(try s.fake.messages()[id]?.labels)
+            #expect(!after.contains("INBOX") && after.contains(labelID), "\(command): the client's archive and Gmail's label: \(after)")
+            let tags = try s.tags(id)
+            #expect(!tags.contains("inbox") && tags.contains(tag), "\(command): \(tags)")
+            for _ in 0..<2 {
+                let again = try s.export()
+                #expect(again.status == 0 && again.stderr.isEmpty, "\(command): \(again)")
+            }
+            #expect(try s.f.run("hd-sync").status == 0)
+            #expect(try s.fake.messages()[id]?.labels.contains("INBOX") == false, "\(command)")
+        }
+    }
+
     @Test("a tag change read back is not tagged again (its tags already say it); a Gmail change in the same run is")
     func readBackNotTaggedAgain() throws {
         try #require(MailIndexers.notmuch != nil, "notmuch is not installed (scripts/lib.sh ensure_mail_indexers)")
@@ -319,7 +428,7 @@ struct ExportNotmuchTests {
         try """
             #!/bin/sh
             echo "$1" >> \(log)
-            if [ "$1" = tag ]; then tee -a \(log).batch | /usr/bin/notmuch "$@"; exit $?; fi
+            if [ "$1" = tag ]; then echo "$*" >> \(log).tag; tee -a \(log).batch | /usr/bin/notmuch "$@"; exit $?; fi
             exec /usr/bin/notmuch "$@"
             """.write(toFile: wrappers + "/notmuch", atomically: true, encoding: .utf8)
         #expect(chmod(wrappers + "/notmuch", 0o755) == 0)
@@ -334,9 +443,10 @@ struct ExportNotmuchTests {
         #expect(!FileManager.default.fileExists(atPath: s.f.storePath + "-wal"))
         let commands = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
         #expect(commands.contains("new") && commands.contains("tag"), "\(commands)")
-        // One line, the server's change: the client's message already has the tags it would set.
-        let batch = try String(contentsOfFile: log + ".batch", encoding: .utf8).split(separator: "\n")
-        #expect(batch.count == 1 && batch.first?.hasSuffix("id:\"\(s.messageIDs[server]!)\"") == true, "\(batch)")
+        // One tagging, the server's change: the client's message already has the tags it would set.
+        // (A message notmuch had is tagged by a query, not a batch line: only if unchanged since.)
+        let tagged = try String(contentsOfFile: log + ".tag", encoding: .utf8).split(separator: "\n")
+        #expect(tagged.count == 1 && tagged.first?.hasSuffix("and ( id:\"\(s.messageIDs[server]!)\" )") == true, "\(tagged)")
         #expect(try s.tags(client).contains("flagged") && s.tags(server).contains("flagged"))
         let files = try FileManager.default.contentsOfDirectory(atPath: s.out + "/cur")
         for id in [client, server] {

@@ -186,6 +186,15 @@ struct ManPageTests {
         }
     }
 
+    @Test("hd-export.1 says the export's notmuch new runs none of notmuch's hooks, and how to run them")
+    func exportPageNamesSkippedHooks() throws {
+        let page = try String(contentsOf: ManPages.directory.appendingPathComponent("hd-export.1"), encoding: .utf8)
+        // hd-export runs `notmuch new --no-hooks` (NotmuchBridge): a user's hooks would not run unsaid.
+        for words in ["notmuch new --no-hooks", ".Pa pre-new", ".Pa post-new", "notmuch-hooks(5)", "database.hook_dir)/post-new"] {
+            #expect(page.contains(words), "\(words)")
+        }
+    }
+
     @Test("hudson-json.5 has every record type and member that docs/json.md defines")
     func jsonPageMatchesSchema() throws {
         let markdown = try String(contentsOf: FakeGmail.repositoryRoot.appendingPathComponent("docs/json.md"), encoding: .utf8)

@@ -65,6 +65,30 @@ struct ExportRulesTests {
         }
     }
 
+    @Test("a Message-ID is read as notmuch 0.37 reads it (each shape's id checked with notmuch new)")
+    func messageIDAsNotmuchReadsIt() {
+        let shapes: [(String, String?)] = [
+            ("(gateway) <cmt-1@host>", "cmt-1@host"),
+            ("   <spaced@host>   ", "spaced@host"),
+            ("<a b@host>", "ab@host"),
+            ("<a\tb@host>", "ab@host"),
+            ("no-brackets@host", "no-brackets@host"),
+            ("  no-brackets2@host  ", "no-brackets2@host"),
+            ("<( c ) inner@host>", "inner@host"),
+            ("(a (nested \\) one)) <n@host>", "n@host"),
+            ("text before <x@host> <y@host>", "x@host"),
+            ("<unterminated@host", "unterminated@host"),
+            ("(only comment)", "(only comment)"),
+            ("<>", "<>"),
+            ("<x>", "<x>"),
+            ("<xy>", "xy"),
+            ("   ", nil),
+        ]
+        for (header, id) in shapes {
+            #expect(NotmuchBatch.messageID(header) == id, "\(header.debugDescription)")
+        }
+    }
+
     @Test("the state round-trips and refuses what is not one")
     func state() {
         var state = ExportState(format: .maildir, email: "ann@example.com")

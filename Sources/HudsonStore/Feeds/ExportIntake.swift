@@ -53,4 +53,21 @@ extension Store {
         }
         return result
     }
+
+    /// The account's messages whose Message-ID header is not a plain `<id>` (text or a
+    /// comment around it, a space, a parenthesis, nothing between the brackets, no
+    /// brackets): the few whose notmuch id is not the header without its brackets, which
+    /// the export reads as notmuch does and finds here. A full scan, made only when a
+    /// lookup by `exportGmailIDs` missed.
+    public func exportIrregularMessageIDHeaders(accountID: Int64) throws -> [(header: String, gmailID: String)] {
+        try db.read {
+            try db.map("""
+                SELECT message_id_header, gmail_id FROM messages
+                 WHERE account_id = ? AND message_id_header IS NOT NULL
+                   AND (message_id_header NOT GLOB '<?*>' OR length(message_id_header) < 4
+                        OR instr(message_id_header, ' ') > 0 OR instr(message_id_header, char(9)) > 0
+                        OR instr(message_id_header, '(') > 0 OR instr(substr(message_id_header, 1, length(message_id_header) - 1), '>') > 0)
+                """, accountID, transform: { (header: $0.string(0), gmailID: $0.string(1)) })
+        }
+    }
 }
