@@ -75,7 +75,10 @@ public func hdUndo() -> Never { Main.run(spec) { cli in
         cli.warn("action \(result.actionID) was already undone")
         return .success
     }
-    if Terminal.stderrIsTerminal { cli.warn("undid action \(result.actionID): \(result.deltas.count) change(s)") }
+    if Terminal.stderrIsTerminal {
+        let restored = result.snoozesRestored > 0 ? ", \(result.snoozesRestored) wake time(s) put back" : ""
+        cli.warn("undid action \(result.actionID): \(result.deltas.count) change(s)\(restored)")
+    }
     if !cli.arguments.flag("no-flush") && !result.deltas.isEmpty {
         cli.pushQueuedChanges(for: result.deltas, in: store)
     }

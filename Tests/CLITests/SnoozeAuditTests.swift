@@ -42,6 +42,42 @@ struct SnoozeAuditTests {
         }
     }
 
+    // MARK: - 1. a re-snooze is an action undo takes back
+
+    @Test("snoozing a snoozed thread again moves its wake time as a recorded action; hd-undo puts the earlier time back; the same time again is nothing")
+    func resnoozeIsUndoable() throws {
+        let (f, fake) = try snooze.synced()
+        defer { withExtendedLifetime(fake) {} }
+        let a = try snooze.inboxThread(f, index: 0), b = try snooze.inboxThread(f, index: 1)
+        let env = snooze.at(0)
+        #expect(try f.run("hd-mark", "--no-flush", "snooze=+1d", a.ref, environment: env).status == 0)
+        #expect(try f.run("hd-mark", "--no-flush", "archive", b.ref, environment: env).status == 0)
+        // A +Nd or +Nw time is to the minute.
+        let minute = snooze.start / 60 * 60
+        #expect(try wake(f, a.ref) == iso(minute + 86_400))
+        let moved = try f.run("hd-mark", "--no-flush", "--verbose", "snooze=+1w", a.ref, environment: env)
+        #expect(moved.status == 0 && !moved.stderr.contains("nothing to change") && moved.stderr.contains("1 wake time(s) moved"),
+                "\(moved)")
+        #expect(try wake(f, a.ref) == iso(minute + 7 * 86_400))
+        let newest = try #require(try actions(f).first)
+        #expect(newest.description.hasPrefix("snooze until \(described(minute + 7 * 86_400))") && newest.changes == 1,
+                "\(newest)")
+        // Plain hd-undo takes back the re-snooze, not the archive of B.
+        #expect(try f.run("hd-undo", "--no-flush").status == 0)
+        #expect(try wake(f, a.ref) == iso(minute + 86_400), "the earlier wake time is back")
+        #expect(try !f.run("hd-ls", "-n", "0").stdout.contains(b.ref), "B stays archived")
+        #expect(try !f.run("hd-ls", "-n", "0").stdout.contains(a.ref), "A stays snoozed")
+        // Undoing the undo moves it again.
+        let undo = try #require(try actions(f).first)
+        #expect(try f.run("hd-undo", "--no-flush", undo.id).status == 0)
+        #expect(try wake(f, a.ref) == iso(minute + 7 * 86_400))
+        // The same time again: nothing to change, nothing recorded.
+        let count = try actions(f).count
+        let same = try f.run("hd-mark", "--no-flush", "--verbose", "snooze=+1w", a.ref, environment: env)
+        #expect(same.status == 0 && same.stderr.contains("nothing to change"), "\(same)")
+        #expect(try actions(f).count == count)
+    }
+
     // MARK: - 2. +Nd across a spring-forward gap
 
     @Test("+1d and +1w onto a wall time the zone skips land on the normalised time; a skipped time written out is still refused")

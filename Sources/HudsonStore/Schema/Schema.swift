@@ -66,6 +66,7 @@ enum Schema {
         Migration("035_list_headers", listHeaders),
         Migration("036_address_book", addressBook),
         Migration("037_address_book_never_below_zero", addressBookNeverBelowZero),
+        Migration("038_snooze_moves", snoozeMoves),
     ]
 
     static let migrator = Migrator(migrations)
