@@ -29,15 +29,16 @@ public enum WhenText {
     /// The furthest ahead a WHEN may be.
     static let horizonSeconds: Int64 = 10 * 366 * 86_400
 
-    /// The epoch second `text` names, given now (epoch seconds). Throws a `UsageError`
-    /// that says what is wrong with it.
-    public static func parse(_ text: String, now: Int64) throws -> Int64 {
+    /// The epoch second `text` names, given now (epoch seconds). A `+N` form counts from
+    /// `origin` when given (`hd-send --remind` after `--at`: from the send time), else from
+    /// now. Throws a `UsageError` that says what is wrong with it.
+    public static func parse(_ text: String, now: Int64, relativeTo origin: Int64? = nil) throws -> Int64 {
         let lowered = text.lowercased()
         let shown = TerminalSafety.quoted(text)
         let today = localDate(now)
         let result: Int64
         if lowered.hasPrefix("+") {
-            result = try relative(String(lowered.dropFirst()), now: now, today: today, shown: shown)
+            result = try relative(String(lowered.dropFirst()), now: origin ?? now, shown: shown)
         } else if lowered == "tomorrow" {
             result = try local(today.year, today.month, today.day + 1, morningHour, 0, shown: shown)
         } else if lowered == "tonight" {
@@ -106,7 +107,7 @@ public enum WhenText {
         return Int64(seconds)
     }
 
-    private static func relative(_ text: String, now: Int64, today: LocalDate, shown: String) throws -> Int64 {
+    private static func relative(_ text: String, now: Int64, shown: String) throws -> Int64 {
         guard let unit = text.last, let count = Int(text.dropLast()), count > 0, count <= 10_000,
               text.dropLast().allSatisfy(\.isASCIIDigit)
         else { throw UsageError("\(shown): not a time (\(forms))") }

@@ -97,4 +97,24 @@ struct SnoozeAuditTests {
         let written = try f.run("hd-mark", "--no-flush", "snooze=2027-03-14T02:30", threads[2], environment: day)
         #expect(written.status == 64 && written.stderr.contains("daylight saving"), "\(written)")
     }
+
+    // MARK: - 3. --remind counts from the send time
+
+    @Test("hd-send --at WHEN --remind +N: the reminder counts from the send time; an absolute one must be after it")
+    func remindFromTheSendTime() throws {
+        let (f, fake) = try later.synced()
+        let day: Int64 = 86_400, minute = later.start / 60 * 60
+        let scheduled = try later.schedule(f, "remind-after-send", ["--at", "+5d", "--remind", "+3d"])
+        #expect(scheduled.status == 0, "\(scheduled)")
+        for _ in 0..<2 {
+            let sync = try f.run("hd-sync", environment: later.at(5 * day + 60))
+            #expect(sync.status == 0, "\(sync)")
+        }
+        let listed = try f.run("hd-snooze", "list", "--json").lines
+        #expect(listed.count == 1 && listed[0].contains("\"wake\":\"\(iso(minute + 8 * day))\""), "\(listed)")
+        // An absolute reminder before the send time is refused, as before.
+        let early = try later.schedule(f, "remind-too-early", ["--at", "+5d", "--remind", String(iso(later.start + 2 * day).prefix(16))])
+        #expect(early.status == 64 && early.stderr.contains("before the message is sent"), "\(early)")
+        #expect(try later.sent(fake, containing: "remind-after-send") == 1)
+    }
 }
