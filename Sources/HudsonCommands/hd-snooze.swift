@@ -63,7 +63,9 @@ public func hdSnooze() -> Never { Main.run(spec) { cli in
             // offline): nothing else of a cron-only setup would ever send it.
             let unsent = try store.pendingOutbox(accountID: account.id)
                 .contains { $0.kind == .draftSend && ($0.state == .queued || $0.state == .sending) }
-            if !release.released.isEmpty || unsent { sending.append(account.email) }
+            // And the drafts of sends cancelled offline, which only a pass deletes.
+            let leftDrafts = try !store.cancelledScheduledDrafts(accountID: account.id).isEmpty
+            if !release.released.isEmpty || unsent || leftDrafts { sending.append(account.email) }
             if try store.queuedMutations(accountID: account.id).contains(where: { !$0.held && $0.state == .pending }) {
                 unpushed.append(account)
             }

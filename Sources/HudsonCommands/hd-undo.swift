@@ -50,7 +50,7 @@ public func hdUndo() -> Never { Main.run(spec) { cli in
             // A send-later (hd-send --at): cancelled here first, then its Gmail draft deleted.
             if !scheduled.cancelled { cli.warn("\(operand) was already cancelled") }
             if let draft = scheduled.draftID, !cli.deleteScheduledDraft(draft, in: store, entry: id) {
-                cli.warn("cancelled \(operand); its Gmail draft draft:\(draft) could not be deleted now (hd-drafts delete draft:\(draft))")
+                cli.warn("cancelled \(operand); its Gmail draft draft:\(draft) could not be deleted now; the next hd-sync deletes it")
             } else if scheduled.cancelled && Terminal.stderrIsTerminal {
                 cli.warn("cancelled \(operand); it will not be sent")
             }

@@ -117,4 +117,52 @@ struct SnoozeAuditTests {
         #expect(early.status == 64 && early.stderr.contains("before the message is sent"), "\(early)")
         #expect(try later.sent(fake, containing: "remind-after-send") == 1)
     }
+
+    // MARK: - 4. a draft left in Gmail by an offline hd-undo outbox:N
+
+    @Test("hd-undo outbox:N while Gmail cannot be reached: the next hd-sync, or hd-snooze wake, deletes its draft, once; one gone already is fine")
+    func offlineUndoDraftDeletedLater() throws {
+        let (f, fake) = try later.synced()
+        let edge = SnoozeEdgeTests()
+        for marker in ["offline-undo-sync", "offline-undo-wake", "offline-undo-gone"] {
+            #expect(try later.schedule(f, marker).status == 0)
+            #expect(try edge.drafts(fake, containing: marker) == 1)
+        }
+        try fake.faults([["mode": "drop", "times": -1, "path": "^/(gmail|batch|token)"]])
+        for outbox in ["outbox:1", "outbox:2", "outbox:3"] {
+            let undo = try f.run("hd-undo", outbox, environment: later.at(0))
+            #expect(undo.status == 0 && undo.stderr.contains("could not be deleted now"), "\(undo)")
+        }
+        try fake.admin("DELETE", "faults")
+        // The phone deleted one meanwhile.
+        let gone = try #require(try later.drafts(fake).first { $0.raw.contains("offline-undo-gone") })
+        try fake.admin("POST", "delete", ["id": gone.message])
+        try fake.clearRequests()
+        let wake = try f.run("hd-snooze", "wake", environment: later.at(60))
+        #expect(wake.status == 0 && wake.stderr.isEmpty, "\(wake)")
+        #expect(try edge.drafts(fake, containing: "offline-undo-sync") == 0 && edge.drafts(fake, containing: "offline-undo-wake") == 0)
+        for _ in 0..<2 {
+            let sync = try f.run("hd-sync", environment: later.at(3660))
+            #expect(sync.status == 0 && !sync.stderr.contains("cancelled"), "\(sync)")
+        }
+        let deletes = try fake.requests().filter { $0.method == "DELETE" && $0.path.contains("/drafts/") }
+        #expect(deletes.count >= 2 && Set(deletes.map(\.path)).count == deletes.count, "each draft asked for once: \(deletes)")
+        for marker in ["offline-undo-sync", "offline-undo-wake", "offline-undo-gone"] {
+            #expect(try later.sent(fake, containing: marker) == 0)
+        }
+    }
+
+    @Test("hd-undo outbox:N offline, then hd-sync (no hd-snooze wake): the draft is deleted by the pass")
+    func offlineUndoDeletedBySync() throws {
+        let (f, fake) = try later.synced()
+        let edge = SnoozeEdgeTests()
+        #expect(try later.schedule(f, "offline-undo-pass").status == 0)
+        try fake.faults([["mode": "drop", "times": -1, "path": "^/(gmail|batch|token)"]])
+        #expect(try f.run("hd-undo", "outbox:1", environment: later.at(0)).status == 0)
+        try fake.admin("DELETE", "faults")
+        #expect(try edge.drafts(fake, containing: "offline-undo-pass") == 1)
+        #expect(try f.run("hd-sync", environment: later.at(60)).status == 0)
+        #expect(try edge.drafts(fake, containing: "offline-undo-pass") == 0)
+        #expect(try !f.run("hd-drafts", "list").stdout.contains("offline-undo-pass"))
+    }
 }
