@@ -165,4 +165,25 @@ struct SnoozeAuditTests {
         #expect(try edge.drafts(fake, containing: "offline-undo-pass") == 0)
         #expect(try !f.run("hd-drafts", "list").stdout.contains("offline-undo-pass"))
     }
+
+    // MARK: - 5. --dry-run of a send-later
+
+    @Test("hd-send --dry-run --at (or X-Hudson-Send-At) shows the send time and that it would wait as a Gmail draft")
+    func dryRunShowsTheTime() throws {
+        let (f, fake) = try later.synced()
+        let dry = try later.schedule(f, "dry-later", ["--dry-run", "--at", "+1h"])
+        #expect(dry.status == 0, "\(dry)")
+        #expect(dry.lines.contains("Send-At: \(described(later.start + 3600))"), "\(dry)")
+        #expect(dry.lines.contains { $0.hasPrefix("Draft: new") && $0.contains("Gmail draft") }, "\(dry)")
+        #expect(dry.lines.last?.hasPrefix("Size: ") == true, "\(dry)")
+        let message = "From: demo@hudson.test\r\nTo: friend@example.org\r\nSubject: dry-header\r\nX-Hudson-Send-At: +2h\r\n\r\nhello\r\n"
+        let header = try f.run("hd-send", "--dry-run", "-t", stdin: message, environment: later.at(0))
+        #expect(header.status == 0 && header.lines.contains("Send-At: \(described(later.start + 7200))")
+                && header.lines.contains { $0.hasPrefix("Draft: new") }, "\(header)")
+        // With --remind, its time, counted from the send time.
+        let remind = try later.schedule(f, "remind-dry", ["--dry-run", "--at", "+5d", "--remind", "+3d"])
+        let minute = later.start / 60 * 60
+        #expect(remind.status == 0 && remind.lines.contains("Remind: \(described(minute + 8 * 86_400))"), "\(remind)")
+        #expect(try later.drafts(fake).isEmpty, "a dry run saves nothing")
+    }
 }
