@@ -45,10 +45,17 @@ public func hdSnooze() -> Never { Main.run(spec) { cli in
         }
         let store = try cli.openStore(.readWrite, durable: true)
         let send = try store.sendHeldLate(draftEntry: id)
-        cli.warn("outbox:\(id) is sent as outbox:\(send)")
-        if !cli.arguments.flag("no-flush"), let email = try store.outboxEntry(id: send)?.accountEmail,
-           !cli.runSyncPass(accountEmail: email) {
-            cli.warn("queued; the next hd-sync will send it")
+        if !cli.arguments.flag("no-flush"), let email = try store.outboxEntry(id: send)?.accountEmail {
+            _ = cli.runSyncPass(accountEmail: email)
+        }
+        // Said as it is after the pass (or without one): sent only once Gmail has it.
+        let entry = try store.outboxEntry(id: send)
+        if entry?.state == .sent {
+            cli.warn("outbox:\(id) is sent as outbox:\(send)")
+        } else if entry?.state == .failed {
+            throw CommandFailure(.dataError, "outbox:\(id), sent as outbox:\(send): \(entry?.lastError ?? "rejected by Gmail")")
+        } else {
+            cli.warn("outbox:\(id) is queued to send as outbox:\(send); the next hd-sync will send it")
         }
     case "wake":
         let store = try cli.openStore(.readWrite, durable: true)

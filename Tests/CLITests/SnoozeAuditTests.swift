@@ -186,4 +186,20 @@ struct SnoozeAuditTests {
         #expect(remind.status == 0 && remind.lines.contains("Remind: \(described(minute + 8 * 86_400))"), "\(remind)")
         #expect(try later.drafts(fake).isEmpty, "a dry run saves nothing")
     }
+
+    // MARK: - 6. hd-snooze release says what happened
+
+    @Test("hd-snooze release --no-flush says the message is queued, not sent; without it, sent")
+    func releaseWording() throws {
+        let (f, fake) = try later.synced()
+        #expect(try later.schedule(f, "release-queued").status == 0)
+        #expect(try later.schedule(f, "release-sent").status == 0)
+        #expect(try f.run("hd-sync", environment: later.at(3 * 3600)).status == 0)
+        let queued = try f.run("hd-snooze", "release", "outbox:1", "--no-flush", environment: later.at(3 * 3600))
+        #expect(queued.status == 0 && !queued.stderr.contains("is sent") && queued.stderr.contains("queued"), "\(queued)")
+        #expect(try later.sent(fake, containing: "release-queued") == 0)
+        let sent = try f.run("hd-snooze", "release", "outbox:2", environment: later.at(3 * 3600))
+        #expect(sent.status == 0 && sent.stderr.contains("outbox:2 is sent as outbox:"), "\(sent)")
+        #expect(try later.sent(fake, containing: "release-sent") == 1)
+    }
 }
