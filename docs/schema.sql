@@ -343,6 +343,21 @@ CREATE TABLE snooze_labels (
     label_id   TEXT NOT NULL CHECK (label_id <> '')
 );
 
+CREATE TABLE snooze_moves (
+    action_id      INTEGER NOT NULL REFERENCES actions(id) ON DELETE CASCADE,
+    account_id     INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+    thread_id      TEXT NOT NULL CHECK (thread_id <> ''),
+    kind           TEXT CHECK (kind IN ('snooze', 'remind')),  -- the row before; NULL: none
+    wake_at        INTEGER,
+    newest_message INTEGER,
+    set_by         INTEGER,                    -- its action_id
+    created_at     INTEGER,
+    wake_after     INTEGER,                    -- the wake time the action left; NULL: no row
+    PRIMARY KEY (action_id, account_id, thread_id),
+    CHECK ((kind IS NULL) = (wake_at IS NULL) AND (kind IS NULL) = (newest_message IS NULL)
+           AND (kind IS NULL) = (created_at IS NULL))
+) WITHOUT ROWID;
+
 CREATE TABLE snoozes (
     account_id     INTEGER NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     thread_id      TEXT NOT NULL CHECK (thread_id <> ''),

@@ -4,13 +4,15 @@
 
  - `2026-12-08T09:00` (or `2026-12-08 09:00`): that local time; `2026-12-08`: 08:00 that day;
  - `+N` followed by `m`, `h`, `d` or `w` (minutes, hours, days, weeks): from now; a day
-   is a calendar day (`+1d` at 09:00 is 09:00 tomorrow, across a daylight-saving change);
+   is a calendar day (`+1d` at 09:00 is 09:00 tomorrow, across a daylight-saving change;
+   when that wall time does not exist that day, the time the clock shows then, 02:30 in a
+   skipped hour being 03:30);
  - `tomorrow`: 08:00 tomorrow; `tonight`: 20:00 today; `monday` … `sunday`: 08:00 on the
    next such day (never today).
 
- A local time that does not exist (skipped by a daylight-saving change) is refused, as is
- a time already past, one more than ten years ahead, and anything else: a usage error, so
- the caller exits 64 and changes nothing.
+ A local time written out that does not exist (skipped by a daylight-saving change) is
+ refused, as is a time already past, one more than ten years ahead, and anything else: a
+ usage error, so the caller exits 64 and changes nothing.
  */
 import Glibc
 import HudsonOutput
@@ -27,15 +29,16 @@ public enum WhenText {
     /// The furthest ahead a WHEN may be.
     static let horizonSeconds: Int64 = 10 * 366 * 86_400
 
-    /// The epoch second `text` names, given now (epoch seconds). Throws a `UsageError`
-    /// that says what is wrong with it.
-    public static func parse(_ text: String, now: Int64) throws -> Int64 {
+    /// The epoch second `text` names, given now (epoch seconds). A `+N` form counts from
+    /// `origin` when given (`hd-send --remind` after `--at`: from the send time), else from
+    /// now. Throws a `UsageError` that says what is wrong with it.
+    public static func parse(_ text: String, now: Int64, relativeTo origin: Int64? = nil) throws -> Int64 {
         let lowered = text.lowercased()
         let shown = TerminalSafety.quoted(text)
         let today = localDate(now)
         let result: Int64
         if lowered.hasPrefix("+") {
-            result = try relative(String(lowered.dropFirst()), now: now, today: today, shown: shown)
+            result = try relative(String(lowered.dropFirst()), now: origin ?? now, shown: shown)
         } else if lowered == "tomorrow" {
             result = try local(today.year, today.month, today.day + 1, morningHour, 0, shown: shown)
         } else if lowered == "tonight" {
@@ -81,9 +84,12 @@ public enum WhenText {
     }
 
     /// The epoch second of a local wall time (the day may run past the month's end:
-    /// mktime carries it). A wall time the zone skips is refused; one it repeats (the
-    /// hour after a change back) is the one the C library picks.
-    static func local(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int, shown: String) throws -> Int64 {
+    /// mktime carries it). A wall time the zone skips is refused, unless `normalising`
+    /// (a relative time, which names no wall time of its own: it is moved by the gap, as
+    /// mktime moves it); one it repeats (the hour after a change back) is the one the C
+    /// library picks.
+    static func local(_ year: Int, _ month: Int, _ day: Int, _ hour: Int, _ minute: Int, shown: String,
+                      normalising: Bool = false) throws -> Int64 {
         var parts = tm()
         parts.tm_year = Int32(year - 1900)
         parts.tm_mon = Int32(month - 1)
@@ -95,13 +101,13 @@ public enum WhenText {
         let seconds = mktime(&parts)
         guard seconds != -1 else { throw UsageError("\(shown): not a time the local zone has") }
         // mktime moves a skipped wall time by the size of the gap: the fields it gives back differ.
-        guard parts.tm_hour == wanted.tm_hour, parts.tm_min == wanted.tm_min else {
+        guard normalising || (parts.tm_hour == wanted.tm_hour && parts.tm_min == wanted.tm_min) else {
             throw UsageError("\(shown): \(two(hour)):\(two(minute)) does not exist that day in the local time zone (daylight saving)")
         }
         return Int64(seconds)
     }
 
-    private static func relative(_ text: String, now: Int64, today: LocalDate, shown: String) throws -> Int64 {
+    private static func relative(_ text: String, now: Int64, shown: String) throws -> Int64 {
         guard let unit = text.last, let count = Int(text.dropLast()), count > 0, count <= 10_000,
               text.dropLast().allSatisfy(\.isASCIIDigit)
         else { throw UsageError("\(shown): not a time (\(forms))") }
@@ -111,7 +117,8 @@ public enum WhenText {
         case "d", "w":
             let days = unit == "d" ? count : count * 7
             let start = localDate(now)
-            return try local(start.year, start.month, start.day + days, start.hour, start.minute, shown: shown)
+            return try local(start.year, start.month, start.day + days, start.hour, start.minute, shown: shown,
+                             normalising: true)
         default: throw UsageError("\(shown): not a time (\(forms))")
         }
     }

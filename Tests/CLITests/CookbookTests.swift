@@ -188,6 +188,9 @@ struct CookbookTests {
         let message = try #require(try k.fake.messages()[trip.id])
         #expect(!message.labels.contains("INBOX"), "\(message.labels)")
         #expect(try k.lines("hd-search", "--ids", "is:snoozed") == ["thread:\(trip.thread)"])
+        // Sent later: saved as a Gmail draft now, listed with its time.
+        #expect(result.lines.contains { $0.hasPrefix("draft:") }, "\(result)")
+        #expect(result.lines.contains { $0.hasPrefix("outbox:") && $0.contains("\tscheduled\t") && $0.contains("Arrival") }, "\(result)")
     }
 
     /// Gmail's filters listed, previewed with counts, then applied and sent to Gmail.

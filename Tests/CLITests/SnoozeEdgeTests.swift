@@ -145,7 +145,9 @@ struct SnoozeEdgeTests {
             #expect(try drafts(fake, containing: marker) == 0, "step \(commit)")
             #expect(!(try f.run("hd-pending").stdout.contains(marker)), "step \(commit)")
         }
-        #expect(kills >= 3, "the hook killed something at several steps (\(kills))")
+        // A child hd-sync killed after Gmail took the message leaves it sent, and release
+        // says so: only its own kill and the child's before the send show here.
+        #expect(kills >= 2, "the hook killed something at several steps (\(kills))")
     }
 
     @Test("kill -9 of hd-undo outbox:N (a scheduled send) after each commit: the next undo deletes its draft; it is never sent")

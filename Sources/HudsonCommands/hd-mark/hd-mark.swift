@@ -115,12 +115,14 @@ public func hdMark() -> Never { Main.run(spec) { cli in
         for delta in result.deltas { try sink.emit(Records.delta(delta, labels: names)) }
         try sink.finish()
     } else if let actionID = result.actionID {
+        // A moved wake time is a change with no label delta: counted on its own.
+        let moved = result.snoozesSet > 0 && result.deltas.isEmpty ? ", \(result.snoozesSet) wake time(s) moved" : ""
         if holding {
             cli.warn("action \(actionID): \(result.deltas.count) change(s) held; hd-pending --approve action:\(actionID) sends them")
         } else if cli.arguments.flag("verbose") {
-            cli.warn("action \(actionID): \(result.deltas.count) change(s) on \(result.threadCount) thread(s), committed in \(transaction.millisecondsText)")
+            cli.warn("action \(actionID): \(result.deltas.count) change(s) on \(result.threadCount) thread(s)\(moved), committed in \(transaction.millisecondsText)")
         } else if Terminal.stderrIsTerminal {
-            cli.warn("action \(actionID): \(result.deltas.count) change(s)")
+            cli.warn("action \(actionID): \(result.deltas.count) change(s)\(moved)")
         }
         if !cli.arguments.flag("no-flush") && !holding {
             cli.pushQueuedChanges(for: result.deltas, in: store)

@@ -45,10 +45,17 @@ public func hdSnooze() -> Never { Main.run(spec) { cli in
         }
         let store = try cli.openStore(.readWrite, durable: true)
         let send = try store.sendHeldLate(draftEntry: id)
-        cli.warn("outbox:\(id) is sent as outbox:\(send)")
-        if !cli.arguments.flag("no-flush"), let email = try store.outboxEntry(id: send)?.accountEmail,
-           !cli.runSyncPass(accountEmail: email) {
-            cli.warn("queued; the next hd-sync will send it")
+        if !cli.arguments.flag("no-flush"), let email = try store.outboxEntry(id: send)?.accountEmail {
+            _ = cli.runSyncPass(accountEmail: email)
+        }
+        // Said as it is after the pass (or without one): sent only once Gmail has it.
+        let entry = try store.outboxEntry(id: send)
+        if entry?.state == .sent {
+            cli.warn("outbox:\(id) is sent as outbox:\(send)")
+        } else if entry?.state == .failed {
+            throw CommandFailure(.dataError, "outbox:\(id), sent as outbox:\(send): \(entry?.lastError ?? "rejected by Gmail")")
+        } else {
+            cli.warn("outbox:\(id) is queued to send as outbox:\(send); the next hd-sync will send it")
         }
     case "wake":
         let store = try cli.openStore(.readWrite, durable: true)
@@ -63,7 +70,9 @@ public func hdSnooze() -> Never { Main.run(spec) { cli in
             // offline): nothing else of a cron-only setup would ever send it.
             let unsent = try store.pendingOutbox(accountID: account.id)
                 .contains { $0.kind == .draftSend && ($0.state == .queued || $0.state == .sending) }
-            if !release.released.isEmpty || unsent { sending.append(account.email) }
+            // And the drafts of sends cancelled offline, which only a pass deletes.
+            let leftDrafts = try !store.cancelledScheduledDrafts(accountID: account.id).isEmpty
+            if !release.released.isEmpty || unsent || leftDrafts { sending.append(account.email) }
             if try store.queuedMutations(accountID: account.id).contains(where: { !$0.held && $0.state == .pending }) {
                 unpushed.append(account)
             }

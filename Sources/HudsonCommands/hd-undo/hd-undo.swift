@@ -50,7 +50,7 @@ public func hdUndo() -> Never { Main.run(spec) { cli in
             // A send-later (hd-send --at): cancelled here first, then its Gmail draft deleted.
             if !scheduled.cancelled { cli.warn("\(operand) was already cancelled") }
             if let draft = scheduled.draftID, !cli.deleteScheduledDraft(draft, in: store, entry: id) {
-                cli.warn("cancelled \(operand); its Gmail draft draft:\(draft) could not be deleted now (hd-drafts delete draft:\(draft))")
+                cli.warn("cancelled \(operand); its Gmail draft draft:\(draft) could not be deleted now; the next hd-sync deletes it")
             } else if scheduled.cancelled && Terminal.stderrIsTerminal {
                 cli.warn("cancelled \(operand); it will not be sent")
             }
@@ -75,7 +75,10 @@ public func hdUndo() -> Never { Main.run(spec) { cli in
         cli.warn("action \(result.actionID) was already undone")
         return .success
     }
-    if Terminal.stderrIsTerminal { cli.warn("undid action \(result.actionID): \(result.deltas.count) change(s)") }
+    if Terminal.stderrIsTerminal {
+        let restored = result.snoozesRestored > 0 ? ", \(result.snoozesRestored) wake time(s) put back" : ""
+        cli.warn("undid action \(result.actionID): \(result.deltas.count) change(s)\(restored)")
+    }
     if !cli.arguments.flag("no-flush") && !result.deltas.isEmpty {
         cli.pushQueuedChanges(for: result.deltas, in: store)
     }

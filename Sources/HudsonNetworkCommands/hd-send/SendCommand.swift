@@ -28,7 +28,7 @@ public enum SendCommand {
         if timing.remindAt != nil && composed.isDraft { throw UsageError("--remind goes without --draft and --update-draft") }
         NearMissWarning.warn(cli, store: store, recipients: composed.message.recipients.map(\.address), accountID: composed.account.id)
         if dryRun {
-            try cli.stdout.write(envelopeText(composed))
+            try cli.stdout.write(envelopeText(composed, timing: timing))
             return .success
         }
         // A sendmail program prints nothing when all is well (its caller shows what it prints).
@@ -88,8 +88,10 @@ public enum SendCommand {
 
     /// `--dry-run`: where the message goes, read back from the bytes that would be queued
     /// (Composer decides recipients once, with the strict parser), one address a line, each
-    /// as a header would name it; then the subject and the size. Nothing is queued or sent.
-    static func envelopeText(_ composed: ComposedMessage) -> String {
+    /// as a header would name it; then the subject and the size, and for a send-later its
+    /// time and the Gmail draft it would wait as (what a real run does first). Nothing is
+    /// queued or sent.
+    static func envelopeText(_ composed: ComposedMessage, timing: SendTiming) -> String {
         let message = composed.message
         var lines: [String] = []
         if let from = message.from { lines.append("From: " + TerminalSafety.field(from.description)) }
@@ -98,6 +100,11 @@ public enum SendCommand {
         }
         lines.append("Subject: " + TerminalSafety.field(message.subject))
         if composed.isDraft { lines.append("Draft: " + (composed.draftID.map { TerminalSafety.field("draft:\($0)") } ?? "new")) }
+        if let sendAt = timing.sendAt {
+            lines.append("Send-At: " + WhenText.describe(sendAt / 1000))
+            lines.append("Draft: new (saved as a Gmail draft now, sent from it at that time)")
+        }
+        if let remindAt = timing.remindAt { lines.append("Remind: " + WhenText.describe(remindAt / 1000)) }
         lines.append("Size: \(message.raw.count) bytes")
         return lines.joined(separator: "\n") + "\n"
     }

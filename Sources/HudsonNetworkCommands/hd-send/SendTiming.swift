@@ -35,7 +35,10 @@ struct SendTiming {
             guard sendAt != nil else { throw UsageError("--if-late goes with --at") }
             ifLate = rule
         }
-        if let text = cli.arguments.string("remind") { remindAt = try WhenText.parse(text, now: now) * 1000 }
+        // A relative reminder is "that long after it went": with --at, from the send time.
+        if let text = cli.arguments.string("remind") {
+            remindAt = try WhenText.parse(text, now: now, relativeTo: sendAt.map { $0 / 1000 }) * 1000
+        }
         if let sendAt, let remindAt, remindAt <= sendAt { throw UsageError("--remind: before the message is sent (--at)") }
     }
 

@@ -6,9 +6,11 @@
  whose threads are stored now are set (Store.settleSendReminders) and the wake check runs
  (Store.wakeSnoozes): one action for hd-undo, sent to Gmail in the same pass. A failure is
  told and left for the next pass, as the rules' is: nothing is lost until a step commits.
- Each step first reads whether it has work (Store.timerWork) and writes only then.
+ Each step first reads whether it has work (Store.timerWork) and writes only then. The
+ drafts of sends cancelled while Gmail could not be reached are deleted too.
  */
 import HudsonCLI
+import HudsonGmail
 import HudsonStore
 
 extension AccountWorker {
@@ -36,6 +38,27 @@ extension AccountWorker {
             progress.finish()
             warn("\(email): scheduled sends: \(Exit.classify(error, debug: false).message); tried again next pass")
             return 0
+        }
+    }
+
+    /// Deletes the Gmail drafts of cancelled schedules still there (Store.cancelledScheduledDrafts):
+    /// an `hd-undo outbox:N` made offline leaves its draft to this. A draft already gone
+    /// counts as deleted; a failure is told and tried again next pass.
+    func deleteCancelledDraftsReporting() async {
+        let email = self.email
+        do {
+            let ids = try database.read { store in
+                try store.cancelledScheduledDrafts(accountID: try store.requireAccount(email: email).id)
+            }
+            for id in ids {
+                do { try await drafts.deleteDraft(id: id) } catch GmailError.notFound {}
+                try database.write { store in
+                    try store.forgetCancelledDraft(id: id, accountID: try store.requireAccount(email: email).id)
+                }
+            }
+        } catch {
+            progress.finish()
+            warn("\(email): drafts of cancelled scheduled sends: \(Exit.classify(error, debug: false).message); tried again next pass")
         }
     }
 

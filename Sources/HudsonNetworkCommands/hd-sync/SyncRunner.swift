@@ -355,6 +355,9 @@ final class AccountWorker: Sendable {
         }
         // Which draft names which message: read again only when drafts changed.
         do { try await DraftSync.refresh(api: drafts, database: database, email: email) } catch { stepFailure = stepFailure ?? error }
+        // After this pass's sends (a draft saved for a schedule cancelled meanwhile) and the
+        // map's refresh (a draft deleted elsewhere is not asked for).
+        await deleteCancelledDraftsReporting()
         let retired = try await flusher.retireConfirmed()
         // After retirement: a change of ours still in flight would hide what another device did.
         wakeSnoozesReporting(&totals)

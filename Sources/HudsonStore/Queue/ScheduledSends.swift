@@ -283,6 +283,33 @@ extension Store {
         }
     }
 
+    /// The Gmail drafts of cancelled schedules that the store's draft map still holds: an
+    /// `hd-undo outbox:N` that could not reach Gmail, or a draft saved after its schedule
+    /// was cancelled. Each `hd-sync` pass deletes them (`forgetCancelledDraft` after);
+    /// sync's refresh of the map drops one deleted elsewhere, so none is asked for twice.
+    public func cancelledScheduledDrafts(accountID: Int64) throws -> [String] {
+        try db.read {
+            try db.map("""
+                SELECT DISTINCT o.draft_id
+                  FROM scheduled_sends AS s JOIN outbox AS o ON o.id = s.draft_entry
+                  JOIN drafts AS d ON d.account_id = s.account_id AND d.draft_id = o.draft_id
+                 WHERE s.account_id = ? AND s.state = 'cancelled'
+                 ORDER BY o.draft_id
+                """, accountID) { $0.string(0) }
+        }
+    }
+
+    /// A cancelled schedule's draft deleted at Gmail (or found gone): its message and its
+    /// place in the draft map go, as `hd-drafts delete` leaves them. One transaction.
+    public func forgetCancelledDraft(id: String, accountID: Int64) throws {
+        try db.write {
+            if let gmailID = try db.scalarString("SELECT gmail_id FROM drafts WHERE account_id = ? AND draft_id = ?", accountID, id) {
+                _ = try deleteVanishedMessage(gmailID: gmailID, accountID: accountID)
+            }
+            try forgetDraft(id: id, accountID: accountID)
+        }
+    }
+
     private func setScheduledState(_ draftEntry: Int64, _ state: ScheduledSendState) throws {
         try db.execute("""
             UPDATE scheduled_sends SET state = ?1, raw = CASE WHEN ?1 = 'cancelled' THEN x'' ELSE raw END, updated_at = ?2

@@ -80,7 +80,9 @@ extension Store {
     /// `actions` the user asked for in the same invocation: one transaction, one action
     /// for `hd-undo`. The `Snoozed` label is created on first use (a provisional label,
     /// created at Gmail by the next push, as `hd-mark --create` does). Snoozing a thread
-    /// again moves its wake time.
+    /// again moves its wake time: a change of its own, recorded with the action (even when
+    /// no label changes), which undo takes back (`restoreSnoozes`); the same kind and time
+    /// again changes nothing.
     @discardableResult
     public func snooze(
         _ kind: SnoozeKind, until wakeAt: Int64, actions: [TriageAction] = [], on references: [Reference],
@@ -88,7 +90,7 @@ extension Store {
     ) throws -> TriageResult {
         try db.write {
             let labelID = try snoozeLabel(accountID: accountID)
-            let result = try perform(
+            var result = try perform(
                 groups: [TriageGroup(actions: actions + [.archive, .addLabel(labelID)], references: references)],
                 description: description, accountID: accountID, createLabels: createLabels)
             let threads = SQLiteRows(columns: 1)
@@ -102,17 +104,85 @@ extension Store {
                     }
                 }
             }
+            // The rows this snooze writes: a new one, one of another kind or time, and every
+            // one when its labels changed (a snooze ended elsewhere, set again from now).
+            let changed = SQLiteRows(columns: 1)
+            try db.forEach("""
+                SELECT r.thread_id
+                  FROM (SELECT DISTINCT c0 FROM hudson_rows(?1)) AS t
+                  JOIN thread_rollup AS r ON r.thread_id = t.c0 AND r.account_id = ?2
+                  LEFT JOIN snoozes AS z ON z.thread_id = r.thread_id AND z.account_id = r.account_id
+                 WHERE ?5 OR z.thread_id IS NULL OR z.kind <> ?3 OR z.wake_at <> ?4
+                """, threads, accountID, kind.rawValue, wakeAt, result.actionID != nil) { changed.append(.text($0.string(0))) }
+            guard !changed.isEmpty else { return result }
+            let actionID: Int64
+            if let recorded = result.actionID {
+                actionID = recorded
+            } else {
+                // Only wake times moved: still an action, so that undo finds it.
+                actionID = try insertAction(description: description)
+                try forgetOldActions()
+                result.actionID = actionID
+            }
+            result.snoozesSet = changed.count
+            try db.execute("""
+                INSERT INTO snooze_moves (action_id, account_id, thread_id, kind, wake_at, newest_message, set_by, created_at, wake_after)
+                SELECT ?1, ?2, t.c0, z.kind, z.wake_at, z.newest_message, z.action_id, z.created_at, ?3
+                  FROM hudson_rows(?4) AS t
+                  LEFT JOIN snoozes AS z ON z.thread_id = t.c0 AND z.account_id = ?2
+                """, actionID, accountID, wakeAt, changed)
             try db.execute("""
                 INSERT INTO snoozes (account_id, thread_id, kind, wake_at, newest_message, action_id, created_at)
                 SELECT r.account_id, r.thread_id, ?2, ?3, r.newest_message_id, ?4, ?5
-                  FROM (SELECT DISTINCT c0 FROM hudson_rows(?6)) AS t
+                  FROM hudson_rows(?6) AS t
                   JOIN thread_rollup AS r ON r.thread_id = t.c0 AND r.account_id = ?1
                 ON CONFLICT (account_id, thread_id) DO UPDATE
                    SET kind = excluded.kind, wake_at = excluded.wake_at, newest_message = excluded.newest_message,
-                       action_id = coalesce(excluded.action_id, snoozes.action_id), created_at = excluded.created_at
-                """, accountID, kind.rawValue, wakeAt, result.actionID, now, threads)
+                       action_id = excluded.action_id, created_at = excluded.created_at
+                """, accountID, kind.rawValue, wakeAt, actionID, now, changed)
             return result
         }
+    }
+
+    /// The snooze rows the action `actionID` wrote go back to what they were before it (an
+    /// earlier wake time, or none), each only while its thread still has the wake time the
+    /// action left (not woken since, not snoozed again). Each row as it was is recorded as
+    /// a move of the undo `undoID`, so undoing the undo sets it again. Inside the caller's
+    /// transaction; returns how many rows it put back.
+    func restoreSnoozes(undoing actionID: Int64, by undoID: Int64) throws -> Int {
+        struct Move { var account: Int64, thread: String, kind: String?, wakeAt: Int64?, newest: Int64?, setBy: Int64?, createdAt: Int64?, wakeAfter: Int64? }
+        let moves = try db.map("""
+            SELECT account_id, thread_id, kind, wake_at, newest_message, set_by, created_at, wake_after
+              FROM snooze_moves WHERE action_id = ?
+            """, actionID) {
+            Move(account: $0.int64(0), thread: $0.string(1), kind: $0.optionalString(2), wakeAt: $0.optionalInt64(3),
+                 newest: $0.optionalInt64(4), setBy: $0.optionalInt64(5), createdAt: $0.optionalInt64(6),
+                 wakeAfter: $0.optionalInt64(7))
+        }
+        var restored = 0
+        for move in moves {
+            let current = try db.first("SELECT wake_at FROM snoozes WHERE account_id = ? AND thread_id = ?",
+                                       move.account, move.thread, transform: { $0.int64(0) })
+            guard current == move.wakeAfter else { continue }
+            try db.execute("""
+                INSERT INTO snooze_moves (action_id, account_id, thread_id, kind, wake_at, newest_message, set_by, created_at, wake_after)
+                SELECT ?1, ?2, ?3, z.kind, z.wake_at, z.newest_message, z.action_id, z.created_at, ?4
+                  FROM (SELECT 1) LEFT JOIN snoozes AS z ON z.account_id = ?2 AND z.thread_id = ?3
+                """, undoID, move.account, move.thread, move.wakeAt)
+            if let kind = move.kind, let wakeAt = move.wakeAt, let newest = move.newest, let createdAt = move.createdAt {
+                try db.execute("""
+                    INSERT INTO snoozes (account_id, thread_id, kind, wake_at, newest_message, action_id, created_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    ON CONFLICT (account_id, thread_id) DO UPDATE
+                       SET kind = excluded.kind, wake_at = excluded.wake_at, newest_message = excluded.newest_message,
+                           action_id = excluded.action_id, created_at = excluded.created_at
+                    """, move.account, move.thread, kind, wakeAt, newest, move.setBy, createdAt)
+            } else {
+                try db.execute("DELETE FROM snoozes WHERE account_id = ? AND thread_id = ?", move.account, move.thread)
+            }
+            restored += 1
+        }
+        return restored
     }
 
     /// The account's snooze label: the one it recorded (by id, so a rename keeps it), else

@@ -167,6 +167,8 @@ public struct TriageResult: Equatable, Sendable {
     public var deltas: [TriageDelta] = []
     /// References the store does not have (in the given account, if one was given).
     public var unknownReferences: [Reference] = []
+    /// Threads whose snooze the action set or moved (Snoozes.swift): changes with no delta.
+    public var snoozesSet = 0
 
     /// How many threads the changes are on.
     public var threadCount: Int {
@@ -181,6 +183,8 @@ public struct UndoResult: Equatable, Sendable {
     public var undoActionID: Int64?
     public var alreadyUndone: Bool
     public var deltas: [TriageDelta] = []
+    /// Snoozes put back as they were before the action (Snoozes.swift, `restoreSnoozes`).
+    public var snoozesRestored = 0
 }
 
 extension Store {
@@ -337,7 +341,8 @@ extension Store {
                 SELECT max(a.id) FROM actions AS a
                  WHERE a.undoes IS NULL AND (?2 IS NULL OR a.origin IS ?2) AND (?1 IS NULL OR EXISTS (
                        SELECT 1 FROM action_items AS i \(Self.itemMessageJoin)
-                        WHERE i.action_id = a.id AND m.account_id = ?1))
+                        WHERE i.action_id = a.id AND m.account_id = ?1)
+                       OR EXISTS (SELECT 1 FROM snooze_moves AS sm WHERE sm.action_id = a.id AND sm.account_id = ?1))
                 """, accountID, ownOnly) {
                 targetID = last
             } else {
@@ -371,6 +376,7 @@ extension Store {
             for delta in result.deltas {
                 touched.insert(ThreadKey(accountID: delta.accountID, threadID: delta.threadID), label: delta.label)
             }
+            result.snoozesRestored = try restoreSnoozes(undoing: targetID, by: undoID)
             try forgetOldActions()
             return result
         }
@@ -381,7 +387,7 @@ extension Store {
         public var id: Int64
         public var description: String
         public var createdAt: Int64
-        /// How many label changes it queued.
+        /// How many label changes it queued, and wake times it set or moved.
         public var changes: Int
         public var undoes: Int64?
         public var undoneBy: Int64?
@@ -399,7 +405,8 @@ extension Store {
     public func recentActions(limit: Int = 20, accountID: Int64? = nil) throws -> [ActionSummary] {
         try db.map("""
             SELECT a.id, a.description, a.created_at,
-                   (SELECT count(*) FROM action_items AS i WHERE i.action_id = a.id), a.undoes, a.undone_by,
+                   (SELECT count(*) FROM action_items AS i WHERE i.action_id = a.id)
+                     + (SELECT count(*) FROM snooze_moves AS sm WHERE sm.action_id = a.id), a.undoes, a.undone_by,
                    (SELECT count(*) FROM rejected_changes AS r WHERE r.action_id = a.id AND r.rejected_at >= ?3),
                    (SELECT r.reason FROM rejected_changes AS r WHERE r.action_id = a.id AND r.rejected_at >= ?3
                      ORDER BY r.id DESC LIMIT 1),
@@ -407,6 +414,7 @@ extension Store {
               FROM actions AS a
              WHERE ?2 IS NULL OR EXISTS (SELECT 1 FROM action_items AS i \(Self.itemMessageJoin)
                                           WHERE i.action_id = a.id AND m.account_id = ?2)
+                   OR EXISTS (SELECT 1 FROM snooze_moves AS sm WHERE sm.action_id = a.id AND sm.account_id = ?2)
              ORDER BY a.id DESC LIMIT ?1
             """, limit, accountID, now - Self.rejectionLifetimeMilliseconds) {
             ActionSummary(id: $0.int64(0), description: $0.string(1), createdAt: $0.int64(2), changes: $0.int(3),
@@ -507,7 +515,7 @@ extension Store {
     public static let actionsKept: Int64 = 1_000
     public static let actionsSlack: Int64 = 100
 
-    private func insertAction(description: String, undoes: Int64? = nil, origin: ActionOrigin? = nil, held: Bool = false) throws -> Int64 {
+    func insertAction(description: String, undoes: Int64? = nil, origin: ActionOrigin? = nil, held: Bool = false) throws -> Int64 {
         try db.execute("INSERT INTO actions (description, created_at, undoes, origin, held) VALUES (?, ?, ?, ?, ?)",
                        description, now, undoes, origin?.rawValue, held)
         return db.lastInsertRowID

@@ -68,6 +68,7 @@ enum Schema {
         Migration("036_address_book", addressBook),
         Migration("037_address_book_never_below_zero", addressBookNeverBelowZero),
         Migration("038_list_verdicts_never_cut", listVerdictsNeverCut),
+        Migration("039_snooze_moves", snoozeMoves),
     ]
 
     static let migrator = Migrator(migrations)
