@@ -100,6 +100,32 @@ struct RecipientTests {
         try expectNothingQueuedOrSent(f, fake, "refused arguments")
     }
 
+    @Test("-f, -r and --account of hd-send and hd-drafts are read by the strict rule before any account is looked up (64)")
+    func accountOptions() throws {
+        let (f, fake) = try synced()
+        let broken = "demo@hudson.test\r\nBcc: eve@example.net"
+        for arguments in [["-f", broken, "--to", "ada@example.org", "--subject", "x"],
+                          ["--from", "demo@hudson.test\nBcc: eve@example.net", "--to", "ada@example.org", "--subject", "x"],
+                          ["-r", broken, "-i", "ada@example.org"], ["--account", broken, "--to", "ada@example.org", "--subject", "x"]] {
+            let result = try send(f, arguments, stdin: "From: demo@hudson.test\nSubject: x\n\nbody\n")
+            expectOneLine(result, status: 64, "\(arguments)")
+            #expect(result.stderr.contains("contains a line break") && !result.stderr.contains("no such account"), "\(result)")
+        }
+        // Not one bare address: refused as such, not looked up.
+        for value in ["Demo <demo@hudson.test>", "demo@hudson.test, eve@example.net", "friends: demo@hudson.test;"] {
+            expectOneLine(try send(f, ["-f", value, "--to", "ada@example.org", "--subject", "x"]), status: 64, value)
+        }
+        let drafts = try CommandRunner.run(BuiltProducts.executable("hd-drafts"), ["list", "--account", broken], environment: f.environment)
+        #expect(drafts.status == 64 && drafts.stderr.contains("contains a line break") && !drafts.stderr.contains("no such account"),
+                "\(drafts)")
+        // A well-formed address that is no account is still that (77).
+        #expect(try send(f, ["-f", "nobody@example.org", "--to", "ada@example.org", "--subject", "x"]).status == 77)
+        // The route's refusal reads as English.
+        let route = try send(f, ["--to", "<@relay.example:ada@example.org>", "--subject", "x"])
+        #expect(route.stderr.contains("unexpected source route"), "\(route)")
+        try expectNothingQueuedOrSent(f, fake, "account options")
+    }
+
     @Test("a message on standard input whose header reads two ways is refused (65): group, second To, NUL, stray line")
     func refusedStandardInput() throws {
         let (f, fake) = try synced()

@@ -30,7 +30,7 @@ public enum DraftsCommand {
 
     /// The account: --account (or $HUDSON_ACCOUNT), else the only one.
     static func account(_ cli: Invocation, _ store: Store) throws -> Account {
-        if let selected = try cli.selectedAccount(in: store) { return selected }
+        if let selected = try cli.selectedAccount(in: store, strict: true) { return selected }
         let accounts = try store.accounts()
         switch accounts.count {
         case 0: throw CommandFailure(.notAuthorized, "no accounts; run hd-auth login")
