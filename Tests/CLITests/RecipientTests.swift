@@ -148,6 +148,32 @@ struct RecipientTests {
         try expectNothingQueuedOrSent(f, fake, "standard input")
     }
 
+    @Test("a CR not followed by LF in the header of -t or --raw input is refused (65), never read as a new field; CRLF is sent")
+    func bareCRInStandardInput() throws {
+        let (f, fake) = try synced()
+        for (message, arguments) in [
+            ("From: demo@hudson.test\nTo: ada@example.org\nSubject: hi\rBcc: eve@example.net\n\nb\n", ["-t"]),
+            ("From: demo@hudson.test\r\nTo: ada@example.org\r\nSubject: hi\rBcc: eve@example.net\r\n\r\nb\r\n", ["--raw"]),
+            ("From: demo@hudson.test\rTo: ada@example.org\rBcc: eve@example.net\r\rb\r", ["-t"]),
+            ("From: demo@hudson.test\nTo: ada@example.org\r\rBcc: eve@example.net\n\nb\n", ["-i", "ada@example.org"]),
+            ("From: demo@hudson.test\nTo: ada@example.org\nSubject: a\0b\n\nb\n", ["--raw"]),
+        ] {
+            for dryRun in [[], ["--dry-run"]] {
+                let result = try send(f, dryRun + arguments, stdin: message)
+                expectOneLine(result, status: 65, message.debugDescription)
+                #expect(!result.stdout.contains("eve@"), "\(message.debugDescription): \(result)")
+            }
+        }
+        try expectNothingQueuedOrSent(f, fake, "bare CR")
+        // CRLF throughout, and a bare CR in the body (the header is what is judged): sent.
+        let sent = try send(f, ["-t"], stdin: "From: demo@hudson.test\r\nTo: ada@example.org\r\nSubject: crlf\r\n"
+                                + "Message-ID: <crlf.1@hudson.test>\r\n\r\nline\rmore\r\n")
+        #expect(sent.status == 0 && sent.stderr.isEmpty, "\(sent)")
+        let id = try #require(((try fake.admin("GET", "state") as? [String: Any])?["messages"] as? [[String: Any]] ?? [])
+            .first { $0["messageId"] as? String == "<crlf.1@hudson.test>" }?["id"] as? String)
+        #expect(try recipientsGmailGot(f, fake, id) == [["To", "ada@example.org"]])
+    }
+
     @Test("an empty group (undisclosed-recipients:;) names nobody and is sent as written; a Bcc added by an operand merges")
     func emptyGroupAndMergedBcc() throws {
         let (f, fake) = try synced()
