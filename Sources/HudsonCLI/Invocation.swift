@@ -4,6 +4,7 @@
  command's body.
  */
 import Glibc
+import HudsonMail
 import HudsonOutput
 import HudsonStore
 
@@ -121,10 +122,30 @@ public final class Invocation {
     static let writerCacheKiB = 64 * 1024
 
     /// The account `--account` or `$HUDSON_ACCOUNT` names, or nil for every account.
-    public func selectedAccount(in store: Store) throws -> Account? {
+    /// `strict`: `--account` is read as `accountArgument` reads it (commands that send).
+    public func selectedAccount(in store: Store, strict: Bool = false) throws -> Account? {
+        if strict, let option = arguments.string("account") {
+            return try store.requireAccount(email: Self.accountArgument(option, what: "--account"))
+        }
         let email = arguments.string("account") ?? environment["HUDSON_ACCOUNT"].flatMap { $0.isEmpty ? nil : $0 }
         guard let email else { return nil }
         return try store.requireAccount(email: email)
+    }
+
+    /// An account named on the command line of a command that sends (hd-send's -f, -r and
+    /// --account, hd-drafts' --account), read by the strict rule recipients are read by
+    /// (OutgoingAddresses): one bare address, nothing that rule refuses. A line break in -f
+    /// was looked up as an account name and answered "no such account" (77); it is a usage
+    /// error (64), found before any account is looked up.
+    public static func accountArgument(_ value: String, what: String) throws -> String {
+        let list: [MailAddress]
+        do { list = try OutgoingAddresses.parse(value) } catch {
+            throw UsageError("\(what) \"\(TerminalSafety.quoted(value))\": \(error)")
+        }
+        guard list.count == 1, let only = list.first, only.name.isEmpty else {
+            throw UsageError("\(what) \"\(TerminalSafety.quoted(value))\": not one email address")
+        }
+        return only.address
     }
 
     /// The output form the shared output options ask for.

@@ -26,11 +26,14 @@ public struct EditableMessage: Sendable, Equatable {
 public enum EditTemplateError: Error, Equatable, CustomStringConvertible {
     case unknownHeader(String)
     case notAHeader(line: Int)
+    /// A CR not followed by LF in a header line as saved.
+    case bareCR(line: Int)
 
     public var description: String {
         switch self {
         case .unknownHeader(let name): return "the header \(name) cannot be edited here (To, Cc, Bcc and Subject can)"
         case .notAHeader(let line): return "line \(line) is not a header: leave an empty line between the headers and the body"
+        case .bareCR(let line): return "line \(line) holds a CR not followed by LF, which would start a header of its own"
         }
     }
 }
@@ -47,6 +50,7 @@ public enum EditTemplate {
     /// What the user saved; nil when the file is empty (only blanks) or unchanged from
     /// `template`: the user cancelled.
     public static func parse(_ saved: String, template: String) throws -> EditableMessage? {
+        try checkHeaderLineEnds(saved)
         let text = saved.replacingLineEnds()
         if text.trimmingWhitespace().isEmpty || text == template.replacingLineEnds() { return nil }
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -71,5 +75,18 @@ public enum EditTemplate {
         }
         return EditableMessage(to: fields["To"] ?? "", cc: fields["Cc"] ?? "", bcc: fields["Bcc"] ?? "",
                                subject: fields["Subject"] ?? "", body: lines.joined(separator: "\n"))
+    }
+
+    /// The header lines as saved, before line ends are made one: a CR not followed by LF
+    /// would become a line break, so `Subject: hi␍Bcc: eve@…` added a Bcc the editor showed
+    /// inside the Subject line (as RawMessage refuses for `hd-send -t`).
+    static func checkHeaderLineEnds(_ saved: String) throws(EditTemplateError) {
+        var number = 0
+        for var line in saved.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false) {
+            number += 1
+            if line.last == "\r" { line = line.dropLast() }
+            if line.isEmpty { return }
+            if line.contains("\r") { throw .bareCR(line: number) }
+        }
     }
 }

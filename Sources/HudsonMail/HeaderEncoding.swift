@@ -67,6 +67,15 @@ public enum HeaderField {
         return writer.finish()
     }
 
+    /// One address as `addresses` writes it in a list, unfolded: the quoted or encoded
+    /// form a reader of the message finds, not the decoded name (`"Doe, John"` stays
+    /// quoted; a name that reads as an encoded word stays encoded), for `hd-send --dry-run`.
+    public static func written(_ address: MailAddress) -> String {
+        let field = addresses("X", [address])
+        // "X: " before it, CRLF after; CRLF inside is folding (one Character in Swift).
+        return String(field.dropFirst(3).dropLast().filter { $0 != "\r\n" })
+    }
+
     /// A structured field made of ASCII tokens (Date, Message-ID, References, Content-*):
     /// the tokens joined by spaces, folded between them, never encoded.
     public static func structured(_ name: String, _ tokens: [String]) -> String {

@@ -6,7 +6,8 @@
 
  - a source named by the user (a file, or `-` for standard input) is judged by its start:
    an mbox when, after any empty lines, it starts with `From `; one message when it starts
-   with a header field (RFC822.looksLikeMessage); an empty source holds no message; anything
+   with a header holding a field of a message (RFC822.looksLikeMessage: From, Date, Received…,
+   not just any `name: value` line); an empty source holds no message; anything
    else is refused as not mail (`MailSourceError.Kind.notMail`): nothing in it is dropped
    without a word.
  - mbox: a message starts at a line beginning `From ` at the start of the file or after an
@@ -170,7 +171,7 @@ public enum MailSources {
         }
         guard !bytes.isEmpty else { throw MailSourceError(path: path, reason: "empty: not a message", kind: .notMail) }
         guard RFC822.looksLikeMessage(bytes) else {
-            throw MailSourceError(path: path, reason: "not an RFC 822 message (it does not start with a header field)", kind: .notMail)
+            throw MailSourceError(path: path, reason: "not an RFC 822 message (it does not start with a header of a message)", kind: .notMail)
         }
         return bytes
     }
@@ -297,7 +298,7 @@ public final class MailSourceReader {
                 throw MailSourceError(error)
             }
         case .notMail:
-            throw MailSourceError(path: name, reason: "neither an mbox (From_ lines) nor an RFC 822 message (a header first)",
+            throw MailSourceError(path: name, reason: "neither an mbox (From_ lines) nor an RFC 822 message (a header with From, Date or another field of a message)",
                                   kind: .notMail)
         }
     }

@@ -344,7 +344,7 @@ struct StrictAddressParser {
         case .special(">")?:
             throw .emptyAddress
         case .special("@")?:
-            throw .unexpected("a source route (\"<@host:…>\")")
+            throw .unexpected("source route (\"<@host:…>\")")
         case .quoted?:
             throw .notAnAddress("a quoted local part")
         case .word(let local)?:

@@ -22,6 +22,8 @@ public enum OutgoingMessageError: Error, Equatable, Sendable, CustomStringConver
     case repeated(String)
     /// A NUL byte in the header block.
     case nul(line: Int)
+    /// A CR not followed by LF in the header block, as given.
+    case bareCR(line: Int)
     /// A line before the empty line that is not a field.
     case notAField(line: Int)
     /// A field name with blanks before its colon.
@@ -36,6 +38,8 @@ public enum OutgoingMessageError: Error, Equatable, Sendable, CustomStringConver
         case .field(let name, _, let error): return "\(name): \(error)"
         case .repeated(let name): return "more than one \(name) field (RFC 5322 §3.6 allows one)"
         case .nul(let line): return "line \(line) of the header holds a NUL byte"
+        case .bareCR(let line):
+            return "line \(line) of the header holds a CR not followed by LF (some readers end the line there)"
         case .notAField(let line):
             return "line \(line) is not a header field (leave an empty line between the header and the body)"
         case .blankBeforeColon(let line): return "line \(line): blanks between a field name and its colon"
@@ -79,6 +83,26 @@ public enum OutgoingHeaderBlock {
         let from = try list("From")
         guard from.count <= 1 else { throw .severalSenders }
         return OutgoingEnvelope(from: from.first, to: try list("To"), cc: try list("Cc"), bcc: try list("Bcc"))
+    }
+
+    /// The header block of a message as the user gave it (any line ends), before its line
+    /// ends are made CRLF: a CR not followed by LF, or a NUL, is refused. Made CRLF, a bare
+    /// CR inside a field would start a field of its own (`Subject: hi\rBcc: eve@…` sent to
+    /// eve), and RFC 5322 §2.2 allows CR in a header only as part of CRLF. The header ends
+    /// at the first empty line (LF or CR LF alone); the body's line ends are not judged.
+    public static func checkLineEnds(_ bytes: [UInt8]) throws(OutgoingMessageError) {
+        var cursor = 0
+        var number = 0
+        while cursor < bytes.count {
+            let newline = bytes[cursor...].firstIndex(of: 10) ?? bytes.count
+            number += 1
+            var line = bytes[cursor..<newline]
+            if newline < bytes.count, line.last == 13 { line = line.dropLast() }
+            if line.isEmpty { return }
+            if line.contains(0) { throw .nul(line: number) }
+            if line.contains(13) { throw .bareCR(line: number) }
+            cursor = newline + 1
+        }
     }
 
     /// The header block's lines, checked (see the file comment).

@@ -30,10 +30,12 @@ public enum RFC822 {
 
     /// Whether `bytes` can be a message at all (what `hd-import` sends, and what it refuses
     /// as "not mail"): after an optional mbox `From ` line, it starts with a header field
-    /// (RFC 5322 §2.2: a name of printable ASCII without ":", then ":"), and its header
-    /// block holds no NUL (§2.2: a field body is printable characters and blanks; a NUL
-    /// there is binary data, not a header). A message of only headers is a message; what
-    /// the body holds is Gmail's to judge.
+    /// (RFC 5322 §2.2: a name of printable ASCII without ":", then ":"), its header block
+    /// holds no NUL (§2.2: a field body is printable characters and blanks; a NUL there is
+    /// binary data, not a header), and it holds at least one field a message has
+    /// (`messageFieldNames`): any `name: value` text has the shape of a header (a
+    /// configuration file, /etc/passwd), and was imported as a message. A message of only
+    /// headers is a message; what the body holds is Gmail's to judge.
     public static func looksLikeMessage(_ bytes: some Collection<UInt8>) -> Bool {
         let bytes = Array(bytes)[...]
         var cursor = bytes.startIndex
@@ -43,9 +45,21 @@ public enum RFC822 {
         let first = bytes[cursor..<firstEnd]
         guard let colon = first.firstIndex(of: UInt8(ascii: ":")), colon > first.startIndex,
               isFieldName(first[first.startIndex..<colon]) else { return false }
-        let (_, bodyStart) = readHeaders(bytes[cursor...])
-        return !bytes[cursor..<bodyStart].contains(0)
+        let (headers, bodyStart) = readHeaders(bytes[cursor...])
+        guard !bytes[cursor..<bodyStart].contains(0) else { return false }
+        return headers.contains { messageFieldNames.contains($0.name.lowercased()) }
     }
+
+    /// The fields RFC 5322 §3.6 defines for a message (origination date, originator,
+    /// destination, identification, informational, resent and trace fields), and
+    /// MIME-Version, which RFC 2045 §4 puts only in a message's header. Every message has
+    /// one (§3.6 requires From and Date; what a server adds is Received); text that has
+    /// none of them is not mail. Field names are matched without case (§1.2.2).
+    public static let messageFieldNames: Set<String> = [
+        "date", "from", "sender", "reply-to", "to", "cc", "bcc", "message-id", "in-reply-to", "references",
+        "subject", "comments", "keywords", "resent-date", "resent-from", "resent-sender", "resent-to", "resent-cc",
+        "resent-bcc", "resent-message-id", "return-path", "received", "mime-version",
+    ]
 
     /// Whether the header block of `bytes` ends before the bytes do: with its empty line,
     /// or with a line that is not a field (the body then starts without one). False for a

@@ -1,6 +1,7 @@
 /*!
  A complete RFC 822 message given by the user (`hd-send --raw`), made ready to send: line
- ends become CRLF (RFC 5322 §2.3; `messages.send` wants CRLF, gmail-api.md §2.7), the
+ ends become CRLF (RFC 5322 §2.3; `messages.send` wants CRLF, gmail-api.md §2.7) once the
+ header is known to hold no bare CR (which would become a line break of its own), the
  fields the outbox needs are read (From, recipients, Subject, Message-ID), and a Message-ID
  and Date are added at the top when missing — the outbox cannot find a message it may have
  sent without its Message-ID. Everything else is sent exactly as given.
@@ -42,8 +43,13 @@ public enum RawMessage {
     /// has is rewritten to hold both (a second Bcc field would be read by some readers and
     /// not by others). The header is read strictly (OutgoingHeaderBlock) before and after:
     /// the recipients returned are the ones Gmail will find in the bytes returned.
+    /// `judgingLineEnds`: a bare CR or a NUL in the header as given is refused
+    /// (OutgoingHeaderBlock.checkLineEnds); false only for a message Gmail already holds.
     public static func prepare(_ bytes: [UInt8], date: String, from: MailAddress? = nil, bcc: [MailAddress] = [],
+                               judgingLineEnds: Bool = true,
                                newMessageID: () -> String) throws(OutgoingMessageError) -> PreparedMessage {
+        // Judged as given: made CRLF, a bare CR would be a line break (checkLineEnds).
+        if judgingLineEnds { try OutgoingHeaderBlock.checkLineEnds(bytes) }
         var raw = crlf(bytes)
         let given = try OutgoingHeaderBlock.envelope(of: raw)
         let headers = RFC822.parseHeaders(raw)
@@ -73,7 +79,8 @@ public enum RawMessage {
 
     /// The sender and recipients of a message as given (any line ends), read strictly.
     public static func envelope(_ bytes: [UInt8]) throws(OutgoingMessageError) -> OutgoingEnvelope {
-        try OutgoingHeaderBlock.envelope(of: crlf(bytes))
+        try OutgoingHeaderBlock.checkLineEnds(bytes)
+        return try OutgoingHeaderBlock.envelope(of: crlf(bytes))
     }
 
     /// `raw` (CRLF line ends) without the header field `name` and its continuation lines.

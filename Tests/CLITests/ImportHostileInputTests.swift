@@ -68,11 +68,29 @@ struct ImportHostileInputTests {
     func notMailOnStandardInput() throws {
         let (f, fake) = try connected()
         try fake.clearRequests()
-        for text in ["hello world\nthis is not mail\n", "\nSubject: a blank line first\n\nx\n", ": no field name\n"] {
+        // Text shaped like a header but with no field of a message (issue 37: "would import 1").
+        for text in ["hello world\nthis is not mail\n", "\nSubject: a blank line first\n\nx\n", ": no field name\n",
+                     "key: value\n", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n",
+                     "X-Mailer: a\nContent-Type: text/plain\n\nbody\n"] {
             let result = try importRun(f, ["-"], stdin: text)
-            #expect(result.status == 65 && result.stderr == "hd-import: standard input: neither an mbox (From_ lines) nor an RFC 822 message (a header first)\n",
-                    "\(result)")
+            #expect(result.status == 65 && result.stderr == "hd-import: standard input: neither an mbox (From_ lines) nor an RFC 822 message "
+                        + "(a header with From, Date or another field of a message)\n", "\(text.debugDescription): \(result)")
+            let dry = try importRun(f, ["-n", "-"], stdin: text)
+            #expect(dry.status == 65 && !dry.stderr.contains("would import"), "\(text.debugDescription): \(dry)")
         }
+        // A field of a message anywhere in the header, in any case, makes it one.
+        for text in ["X-Note: a\nmessage-id: <k1@old.example>\n\nbody\n", "Received: from a by b; Tue, 2 Jan 2018 10:00:00 +0000\n\nx\n"] {
+            let dry = try importRun(f, ["-n", "-"], stdin: text)
+            #expect(dry.status == 0 && dry.stderr.contains("would import 1"), "\(text.debugDescription): \(dry)")
+        }
+        try "root:x:0:0:root:/root:/bin/bash\n".write(toFile: f.dir.path("passwd"), atomically: true, encoding: .utf8)
+        let passwd = try importRun(f, ["-n", f.dir.path("passwd")])
+        #expect(passwd.status == 65 && passwd.stderr.contains("passwd: neither an mbox") && ownLines(passwd), "\(passwd)")
+        // An .eml in a tree is judged by the same rule.
+        try FileManager.default.createDirectory(atPath: f.dir.path("tree"), withIntermediateDirectories: true)
+        try "key: value\n".write(toFile: f.dir.path("tree/a.eml"), atomically: true, encoding: .utf8)
+        let tree = try importRun(f, ["-n", f.dir.path("tree")])
+        #expect(tree.status == 65 && tree.stderr.contains("a.eml: not an RFC 822 message"), "\(tree)")
         let bytes = f.dir.path("binary")
         _ = FileManager.default.createFile(atPath: bytes, contents: Data([0x7F, 0x45, 0x4C, 0x46, 0, 1, 2, 0xFF, 10, 0, 0]))
         let binary = try f.shell("hd-import - < '\(bytes)'")

@@ -100,6 +100,32 @@ struct RecipientTests {
         try expectNothingQueuedOrSent(f, fake, "refused arguments")
     }
 
+    @Test("-f, -r and --account of hd-send and hd-drafts are read by the strict rule before any account is looked up (64)")
+    func accountOptions() throws {
+        let (f, fake) = try synced()
+        let broken = "demo@hudson.test\r\nBcc: eve@example.net"
+        for arguments in [["-f", broken, "--to", "ada@example.org", "--subject", "x"],
+                          ["--from", "demo@hudson.test\nBcc: eve@example.net", "--to", "ada@example.org", "--subject", "x"],
+                          ["-r", broken, "-i", "ada@example.org"], ["--account", broken, "--to", "ada@example.org", "--subject", "x"]] {
+            let result = try send(f, arguments, stdin: "From: demo@hudson.test\nSubject: x\n\nbody\n")
+            expectOneLine(result, status: 64, "\(arguments)")
+            #expect(result.stderr.contains("contains a line break") && !result.stderr.contains("no such account"), "\(result)")
+        }
+        // Not one bare address: refused as such, not looked up.
+        for value in ["Demo <demo@hudson.test>", "demo@hudson.test, eve@example.net", "friends: demo@hudson.test;"] {
+            expectOneLine(try send(f, ["-f", value, "--to", "ada@example.org", "--subject", "x"]), status: 64, value)
+        }
+        let drafts = try CommandRunner.run(BuiltProducts.executable("hd-drafts"), ["list", "--account", broken], environment: f.environment)
+        #expect(drafts.status == 64 && drafts.stderr.contains("contains a line break") && !drafts.stderr.contains("no such account"),
+                "\(drafts)")
+        // A well-formed address that is no account is still that (77).
+        #expect(try send(f, ["-f", "nobody@example.org", "--to", "ada@example.org", "--subject", "x"]).status == 77)
+        // The route's refusal reads as English.
+        let route = try send(f, ["--to", "<@relay.example:ada@example.org>", "--subject", "x"])
+        #expect(route.stderr.contains("unexpected source route"), "\(route)")
+        try expectNothingQueuedOrSent(f, fake, "account options")
+    }
+
     @Test("a message on standard input whose header reads two ways is refused (65): group, second To, NUL, stray line")
     func refusedStandardInput() throws {
         let (f, fake) = try synced()
@@ -120,6 +146,32 @@ struct RecipientTests {
             expectOneLine(result, status: 65, message.debugDescription)
         }
         try expectNothingQueuedOrSent(f, fake, "standard input")
+    }
+
+    @Test("a CR not followed by LF in the header of -t or --raw input is refused (65), never read as a new field; CRLF is sent")
+    func bareCRInStandardInput() throws {
+        let (f, fake) = try synced()
+        for (message, arguments) in [
+            ("From: demo@hudson.test\nTo: ada@example.org\nSubject: hi\rBcc: eve@example.net\n\nb\n", ["-t"]),
+            ("From: demo@hudson.test\r\nTo: ada@example.org\r\nSubject: hi\rBcc: eve@example.net\r\n\r\nb\r\n", ["--raw"]),
+            ("From: demo@hudson.test\rTo: ada@example.org\rBcc: eve@example.net\r\rb\r", ["-t"]),
+            ("From: demo@hudson.test\nTo: ada@example.org\r\rBcc: eve@example.net\n\nb\n", ["-i", "ada@example.org"]),
+            ("From: demo@hudson.test\nTo: ada@example.org\nSubject: a\0b\n\nb\n", ["--raw"]),
+        ] {
+            for dryRun in [[], ["--dry-run"]] {
+                let result = try send(f, dryRun + arguments, stdin: message)
+                expectOneLine(result, status: 65, message.debugDescription)
+                #expect(!result.stdout.contains("eve@"), "\(message.debugDescription): \(result)")
+            }
+        }
+        try expectNothingQueuedOrSent(f, fake, "bare CR")
+        // CRLF throughout, and a bare CR in the body (the header is what is judged): sent.
+        let sent = try send(f, ["-t"], stdin: "From: demo@hudson.test\r\nTo: ada@example.org\r\nSubject: crlf\r\n"
+                                + "Message-ID: <crlf.1@hudson.test>\r\n\r\nline\rmore\r\n")
+        #expect(sent.status == 0 && sent.stderr.isEmpty, "\(sent)")
+        let id = try #require(((try fake.admin("GET", "state") as? [String: Any])?["messages"] as? [[String: Any]] ?? [])
+            .first { $0["messageId"] as? String == "<crlf.1@hudson.test>" }?["id"] as? String)
+        #expect(try recipientsGmailGot(f, fake, id) == [["To", "ada@example.org"]])
     }
 
     @Test("an empty group (undisclosed-recipients:;) names nobody and is sent as written; a Bcc added by an operand merges")
@@ -145,8 +197,9 @@ struct RecipientTests {
                                   "--cc", "=?UTF-8?Q?Gr=C3=BC=C3=9Fe?= <g@example.com>", "--bcc", "eve@example.net (Eve)",
                                   "--subject", "Plan"])
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
-        #expect(result.lines == ["From: demo@hudson.test", "To: Ada Lovelace <ada@example.org>", "To: Doe, John <john@example.net>",
-                                 "Cc: Grüße <g@example.com>", "Bcc: Eve <eve@example.net>", "Subject: Plan"]
+        // Each address as the header holds it: the quoted name quoted, the non-ASCII one encoded.
+        #expect(result.lines == ["From: demo@hudson.test", "To: Ada Lovelace <ada@example.org>", "To: \"Doe, John\" <john@example.net>",
+                                 "Cc: =?UTF-8?B?R3LDvMOfZQ==?= <g@example.com>", "Bcc: Eve <eve@example.net>", "Subject: Plan"]
                 + result.lines.suffix(1) && result.lines.last?.hasPrefix("Size: ") == true, "\(result)")
         let raw = try send(f, ["--dry-run", "-t"], stdin: "From: demo@hudson.test\nTo: a@example.org\nSubject: s\n\nx\n")
         #expect(raw.status == 0 && raw.lines.contains("To: a@example.org") && raw.lines.first == "From: demo@hudson.test", "\(raw)")
@@ -181,10 +234,54 @@ struct RecipientTests {
         try expectNothingQueuedOrSent(f, fake, "hostile replies")
         // A display name that looks like an address: the reply goes to the real address, and says so.
         let shown = try send(f, ["--reply-to", "message:\(ids[2])", "--dry-run"])
-        #expect(shown.status == 0 && shown.lines.contains("To: ceo@bank.example <thief@evil.example>"), "\(shown)")
+        #expect(shown.status == 0 && shown.lines.contains("To: \"ceo@bank.example\" <thief@evil.example>"), "\(shown)")
         // The user's own recipients replace the unreadable ones.
         let explicit = try send(f, ["--reply-to", "message:\(ids[1])", "--to", "ada@example.org", "--dry-run"])
         #expect(explicit.status == 0 && explicit.lines.contains("To: ada@example.org"), "\(explicit)")
+    }
+
+    /// The unfolded value of the header field `name` of a message Gmail stores.
+    func headerGmailGot(_ fake: FakeGmail, _ id: String, _ name: String) throws -> String? {
+        let message = try #require(try fake.admin("GET", "message/\(id)") as? [String: Any])
+        var text = try #require(message["raw"] as? String).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
+        let raw = String(decoding: try #require(Data(base64Encoded: text)), as: UTF8.self)
+        let header = raw.components(separatedBy: "\r\n\r\n")[0].replacingOccurrences(of: "\r\n ", with: " ")
+            .replacingOccurrences(of: "\r\n\t", with: "\t")
+        return header.components(separatedBy: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+            .map { String($0.dropFirst(name.count + 1).drop { $0 == " " }) }
+    }
+
+    @Test("generated names (commas, quotes, brackets, encoded words, bidi controls): --dry-run prints each address as the message holds it")
+    func dryRunShowsTheHeaderForm() throws {
+        let (f, fake) = try synced()
+        var random = Seeded(state: Seeded.seed)
+        let pieces = ["Eve, ", "<eve@example.net>", "\"", "=?UTF-8?Q?Eve?=", "\u{202E}", "Zoë", "\\", "plain", " ", "(x)", "@", ";:"]
+        for round in 0..<12 {
+            var written: [String] = []
+            for index in 0..<Int.random(in: 1...3, using: &random) {
+                var name = ""
+                for _ in 0..<Int.random(in: 1...4, using: &random) { name += pieces.randomElement(using: &random)! }
+                let quoted = name.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+                written.append("\"\(quoted)\" <r\(round)x\(index)@example.org>")
+            }
+            let arguments = ["--to", written.joined(separator: ", "), "--subject", "names \(round)"]
+            let shown = try send(f, ["--dry-run"] + arguments)
+            #expect(shown.status == 0 && !shown.stdout.contains("\u{202E}"), "seed \(Seeded.seed) round \(round): \(shown)")
+            let toLines = shown.lines.filter { $0.hasPrefix("To: ") }.map { String($0.dropFirst(4)) }
+            #expect(toLines.count == written.count, "seed \(Seeded.seed) round \(round): \(shown)")
+            // Exactly what Gmail gets: the sent message's To, address by address.
+            let sent = try send(f, arguments)
+            let id = try #require(sent.lines.first { $0.hasPrefix("message:") }, "\(sent)").dropFirst("message:".count)
+            #expect(try headerGmailGot(fake, String(id), "To") == toLines.joined(separator: ", "),
+                    "seed \(Seeded.seed) round \(round): \(shown)")
+        }
+        // The examples of the report: never printed so as to read as another recipient.
+        let tricky = try send(f, ["--dry-run", "--to", "\"Eve, <eve@example.net>\" <ada@example.org>", "--subject", "x"])
+        #expect(tricky.lines.contains("To: \"Eve, <eve@example.net>\" <ada@example.org>"), "\(tricky)")
+        let encoded = try send(f, ["--dry-run", "--to", "\"=?UTF-8?Q?Eve?=\" <ada@example.org>", "--subject", "x"])
+        #expect(!encoded.lines.contains("To: =?UTF-8?Q?Eve?= <ada@example.org>") && encoded.lines.contains { $0.hasPrefix("To: =?UTF-8?") },
+                "\(encoded)")
     }
 
     // MARK: - Generated lists

@@ -68,6 +68,13 @@ struct MailSourceFilesTests {
         #expect(judge("Subject: x\nX-Bin: a\u{0}b\n\nbody") == .notMail)
         #expect(judge("Subject: x\n\nbody with \u{0} NUL") == .message)
         #expect(MailSources.content(startingWith: [0xFF, 0xFE, 0x00, 0x01, 0x80]) == .notMail)
+        // The shape of a header is not enough: a field a message has must be there.
+        #expect(judge("key: value\n") == .notMail)
+        #expect(judge("root:x:0:0:root:/root:/bin/bash\nbin:x:2:2:bin:/bin:/usr/sbin/nologin\n") == .notMail)
+        #expect(judge("Content-Type: text/plain\nX-Mailer: m\n\nbody\n") == .notMail)
+        #expect(judge("X-Mailer: m\nMESSAGE-ID: <a@b>\n\nbody\n") == .message)
+        #expect(judge("Delivered-To: a@x\nReceived: by 10.0.0.1\n\nbody\n") == .message)
+        #expect(judge("MIME-Version: 1.0\n\nbody\n") == .message)
     }
 
     @Test("a From_ line in a body that is not followed by a header stays in the body (mboxo)")

@@ -98,19 +98,19 @@ struct MailSourcesTests {
             fputs(text, file)
             fclose(file)
         }
-        write("md/cur/2:2,S", "A: 1\n\nx")
-        write("md/new/1", "A: 2\n\nx")
-        write("md/tmp/3", "A: 3\n\nx")
-        write("tree/a/m.eml", "A: 4\n\nx")
+        write("md/cur/2:2,S", "To: 1\n\nx")
+        write("md/new/1", "To: 2\n\nx")
+        write("md/tmp/3", "To: 3\n\nx")
+        write("tree/a/m.eml", "To: 4\n\nx")
         write("tree/readme.txt", "not mail")
-        write("box", "From x\nA: 5\n\nx\n\nFrom y\nA: 6\n\ny\n")
+        write("box", "From x\nTo: 5\n\nx\n\nFrom y\nTo: 6\n\ny\n")
         let reader = MailSourceReader(paths: [base + "/md", base + "/tree", base + "/box"])
         var seen: [String] = []
         while let message = try reader.next() {
-            seen.append(String(message.origin.dropFirst(base.count + 1)) + "=" + String(decoding: message.raw, as: UTF8.self).prefix(4)
+            seen.append(String(message.origin.dropFirst(base.count + 1)) + "=" + String(decoding: message.raw, as: UTF8.self).prefix(5)
                         + (message.maildirFlags.map { "/" + $0 } ?? ""))
         }
-        #expect(seen == ["md/cur/2:2,S=A: 1/S", "md/new/1=A: 2/", "tree/a/m.eml=A: 4", "box:1=A: 5", "box:2=A: 6"])
+        #expect(seen == ["md/cur/2:2,S=To: 1/S", "md/new/1=To: 2/", "tree/a/m.eml=To: 4", "box:1=To: 5", "box:2=To: 6"])
         let missing = MailSourceReader(paths: [base + "/nothing", base + "/box"])
         #expect(throws: MailSourceError.self) { _ = try missing.next() }
         #expect(try missing.next()?.origin == base + "/box:1")

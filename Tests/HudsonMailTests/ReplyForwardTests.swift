@@ -92,6 +92,13 @@ struct ReplyForwardTests {
         #expect(edited == EditableMessage(to: "bob@example.org, carol@example.net", subject: "New", body: "Body\n"))
         #expect(throws: EditTemplateError.unknownHeader("X-Other")) { try EditTemplate.parse("X-Other: 1\n\nb", template: template) }
         #expect(throws: EditTemplateError.notAHeader(line: 1)) { try EditTemplate.parse("just text\n", template: template) }
+        // A bare CR in a header line would be a line break once line ends are made one.
+        #expect(throws: EditTemplateError.bareCR(line: 2)) {
+            try EditTemplate.parse("To: bob@example.org\nSubject: hi\rBcc: eve@example.net\n\nb\n", template: template)
+        }
+        #expect(throws: EditTemplateError.bareCR(line: 1)) { try EditTemplate.parse("To: bob@example.org\rBcc: eve@example.net\r\rb", template: template) }
+        // CRLF is a line end; a CR in the body is the body's.
+        #expect(try EditTemplate.parse("To: bob@example.org\r\nSubject: s\r\n\r\nb\rc\r\n", template: template)?.subject == "s")
     }
 }
 

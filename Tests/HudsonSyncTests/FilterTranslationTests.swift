@@ -1,4 +1,5 @@
 // Gmail filters (gmail-api.md §2.14) as queries of the one parser and hd-mark actions.
+import Foundation
 import HudsonGmail
 import HudsonQuery
 import HudsonStore
@@ -53,5 +54,38 @@ struct FilterTranslationTests {
         #expect(bad.notes.first?.hasPrefix("the criteria do not parse as a query (column ") == true, "\(bad.notes)")
         let empty = translate(GmailFilterCriteria(excludeChats: true), GmailFilterAction(addLabelIds: ["STARRED"]))
         #expect(empty.rule == nil && empty.notes == ["no criteria Hudson can evaluate"])
+    }
+
+    @Test("a size criterion that cannot be a term exactly makes the filter not replayed, never replayed wider")
+    func untranslatableSize() {
+        let star = GmailFilterAction(addLabelIds: ["STARRED"])
+        for (size, comparison) in [(Int64(-5), "larger"), (-5, "smaller"), (5_000, nil), (5_000, "unspecified"), (5_000, "bigger"),
+                                   (5_000, ""), (Int64(Int32.max) + 1, "larger"), (Int64.min, "smaller")] as [(Int64, String?)] {
+            let t = translate(GmailFilterCriteria(from: "d@x.example", size: size, sizeComparison: comparison), star)
+            #expect(t.rule == nil && t.notes.count == 1 && t.notes[0].contains("not replayed (it would select more)"),
+                    "\(size) \(comparison ?? "nil"): \(t)")
+            #expect(!t.queryText.contains("from:"), "\(size) \(comparison ?? "nil"): \(t)")
+        }
+        // A comparison with no size (proto3 leaves a 0 out): no filter Gmail makes; not replayed.
+        let noSize = translate(GmailFilterCriteria(from: "d@x.example", sizeComparison: "larger"), star)
+        #expect(noSize.rule == nil && noSize.notes.count == 1, "\(noSize)")
+        // What Gmail documents still translates: no size at all, or a size and its comparison.
+        let plain = translate(GmailFilterCriteria(from: "d@x.example", sizeComparison: "unspecified"), star)
+        #expect(plain.rule != nil && plain.queryText == "from:(d@x.example)" && plain.notes.isEmpty, "\(plain)")
+        let large = translate(GmailFilterCriteria(from: "d@x.example", size: 1, sizeComparison: "larger"), star)
+        #expect(large.rule != nil && large.queryText == "from:(d@x.example) larger:1", "\(large)")
+    }
+
+    @Test("a filter list whose filter has an id of another shape: that filter is left out and its id kept, the rest read")
+    func filterIDShape() throws {
+        let json = """
+            {"filter": [{"id": "../bad", "criteria": {"from": "a"}, "action": {"addLabelIds": ["STARRED"]}},
+                        {"id": "ANe1Bm000001", "criteria": {"from": "b"}, "action": {"addLabelIds": ["STARRED"]}},
+                        {"id": "a/b", "criteria": {"from": "c"}}, {"id": "", "criteria": {"from": "c"}}]}
+            """
+        let list = try JSONDecoder().decode(GmailFilterList.self, from: Data(json.utf8))
+        #expect(list.filters.map(\.id) == ["ANe1Bm000001"])
+        #expect(list.unusableIDs == ["../bad", "a/b", ""])
+        #expect(try JSONDecoder().decode(GmailFilterList.self, from: Data("{}".utf8)) == GmailFilterList(filters: []))
     }
 }

@@ -30,7 +30,7 @@ public enum DraftsCommand {
 
     /// The account: --account (or $HUDSON_ACCOUNT), else the only one.
     static func account(_ cli: Invocation, _ store: Store) throws -> Account {
-        if let selected = try cli.selectedAccount(in: store) { return selected }
+        if let selected = try cli.selectedAccount(in: store, strict: true) { return selected }
         let accounts = try store.accounts()
         switch accounts.count {
         case 0: throw CommandFailure(.notAuthorized, "no accounts; run hd-auth login")
@@ -88,7 +88,9 @@ public enum DraftsCommand {
         }
         let raw = Base64.decode(draft.message?.raw ?? "")
         let message: PreparedMessage
-        do { message = try RawMessage.prepare(raw, date: "") { "" } } catch {
+        // hd-drafts send stays as documented: the draft is read as before, line ends as
+        // Gmail gave them (the bare-CR refusal is for a message the user gives hd-send).
+        do { message = try RawMessage.prepare(raw, date: "", judgingLineEnds: false) { "" } } catch {
             // Gmail sends to what its header says; Hudson must read it the same way to
             // record where it went (the strict rule of OutgoingAddresses).
             throw CommandFailure(.dataError, "draft:\(id): its header cannot be read one way only (\(error)); send it from Gmail")

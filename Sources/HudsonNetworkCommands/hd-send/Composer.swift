@@ -287,8 +287,11 @@ public struct Composer {
 
     /// The account `--from` or `--account` (or `$HUDSON_ACCOUNT`) names, if any.
     func namedAccount() throws -> Account? {
-        let selected = try invocation.selectedAccount(in: store)
-        guard let from = arguments.string("from") ?? arguments.string("sendmail-return-path") else { return selected }
+        // Each address-valued option read strictly first (64), before any is looked up (77).
+        let from = try arguments.string("from").map { try Invocation.accountArgument($0, what: "--from") }
+        let returnPath = try arguments.string("sendmail-return-path").map { try Invocation.accountArgument($0, what: "-r") }
+        let selected = try invocation.selectedAccount(in: store, strict: true)
+        guard let from = from ?? returnPath else { return selected }
         let account = try store.requireAccount(email: from)
         if let selected, selected.id != account.id { throw UsageError("--from and --account name different accounts") }
         return account

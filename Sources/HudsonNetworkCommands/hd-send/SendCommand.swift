@@ -8,6 +8,7 @@
  */
 import Glibc
 import HudsonCLI
+import HudsonMail
 import HudsonOutput
 import HudsonStore
 import HudsonSync
@@ -94,11 +95,15 @@ public enum SendCommand {
     static func envelopeText(_ composed: ComposedMessage, timing: SendTiming) -> String {
         let message = composed.message
         var lines: [String] = []
-        if let from = message.from { lines.append("From: " + TerminalSafety.field(from.description)) }
+        // Each address as the message holds it (quoted, encoded), not decoded: a decoded
+        // `"Eve, <eve@example.net>" <ada@example.org>` reads as two recipients. Anything a
+        // terminal would act on is escaped visibly, never removed.
+        func shown(_ address: MailAddress) -> String { TerminalSafety.quoted(HeaderField.written(address), limit: .max) }
+        if let from = message.from { lines.append("From: " + shown(from)) }
         for (field, list) in [("To", message.to), ("Cc", message.cc), ("Bcc", message.bcc)] {
-            for address in list { lines.append("\(field): " + TerminalSafety.field(address.description)) }
+            for address in list { lines.append("\(field): " + shown(address)) }
         }
-        lines.append("Subject: " + TerminalSafety.field(message.subject))
+        lines.append("Subject: " + TerminalSafety.quoted(message.subject, limit: .max))
         if composed.isDraft { lines.append("Draft: " + (composed.draftID.map { TerminalSafety.field("draft:\($0)") } ?? "new")) }
         if let sendAt = timing.sendAt {
             lines.append("Send-At: " + WhenText.describe(sendAt / 1000))
