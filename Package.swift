@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(name: "HudsonSyncTests", dependencies: ["HudsonSync", "HudsonGmail", "HudsonStore", "HudsonQuery", "HudsonTestSupport", "GmailIDShape", "HudsonMail"]),
         .testTarget(name: "CLITests", dependencies: ["SQLite", "HudsonStore", "HudsonMail", "HudsonTestSupport"], exclude: ["Snapshots"]),
         // Concurrency, crash, fault, file and hostile-input suites (docs/reliability.md).
-        .testTarget(name: "ReliabilityTests", dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["HudsonStore", "SQLite", "HudsonTestSupport", "DirectoryListing"]),
         .testTarget(
             name: "HudsonStoreTests",
             dependencies: ["HudsonStore", "HudsonQuery", "SQLite", "HudsonTestSupport"],

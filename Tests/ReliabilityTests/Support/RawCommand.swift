@@ -6,6 +6,7 @@
 // suite of the old commands (OldDoorsTests, issue 37).
 import Foundation
 import Glibc
+import DirectoryListing
 
 /// How a run ended and what it wrote.
 struct RawResult: CustomStringConvertible {
@@ -234,11 +235,7 @@ enum RawTree {
             else { return }
             defer { closedir(directory) }
             var names: [[UInt8]] = []
-            while let entry = readdir(directory) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
-                if name == [46] || name == [46, 46] { continue }
-                names.append(name)
-            }
+            DirectoryListing.forEachName(in: directory) { names.append(Array($0)) }
             for name in names {
                 walk(path + [47] + name, relative + "/" + TerminalQuote.bytes(name))
             }
