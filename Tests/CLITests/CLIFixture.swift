@@ -103,4 +103,15 @@ extension CLIFixture {
     }
 
     var credentialsPath: String { dir.path("config/credentials/demo@hudson.test.json") }
+
+    /// A fixture connected to a fake serving a demo mailbox of `count` messages over
+    /// `spanDays` days, caught up by `hd-sync --catch-up`.
+    static func syncedDemo(count: Int, spanDays: Int) throws -> (CLIFixture, FakeGmail) {
+        let f = CLIFixture()
+        let fake = try FakeGmail(["--demo", "--demo-count", String(count), "--demo-span-days", String(spanDays)])
+        try f.connect(fake)
+        let sync = try f.run("hd-sync", "--catch-up")
+        #expect(sync.status == 0, "\(sync)")
+        return (f, fake)
+    }
 }

@@ -9,10 +9,8 @@ import Testing
 struct SentAwaitingTests {
     @Test("hd-pending after hd-sync --push; hd-auth status after hd-send; then a sync confirms both")
     func sentAwaiting() throws {
-        let f = CLIFixture()
-        let fake = try FakeGmail(["--demo", "--demo-count", "12", "--demo-span-days", "20"])
-        try f.connect(fake)
-        #expect(try f.run("hd-sync", "--catch-up").status == 0)
+        let (f, fake) = try CLIFixture.syncedDemo(count: 12, spanDays: 20)
+        defer { withExtendedLifetime(fake) {} }  // the fake serves while the test runs
         let thread = try #require(try f.run("hd-search", "--ids", "-n", "1", "in:inbox").lines.first)
         #expect(try f.run("hd-mark", "--no-flush", "archive", thread).status == 0)
         #expect(try f.run("hd-sync", "--push").status == 0)

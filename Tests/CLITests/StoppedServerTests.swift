@@ -9,11 +9,7 @@ import Testing
 struct StoppedServerTests {
     @Test("hd-sync and hd-auth status against a stopped fake")
     func stoppedFake() throws {
-        let f = CLIFixture()
-        let fake = try FakeGmail(["--demo", "--demo-count", "6", "--demo-span-days", "10"])
-        try f.connect(fake)
-        let sync = try f.run("hd-sync", "--catch-up")
-        #expect(sync.status == 0, "\(sync)")
+        let (f, fake) = try CLIFixture.syncedDemo(count: 6, spanDays: 10)
         fake.stop()
         let expected = "nothing answers at \(fake.url)"
         for arguments in [["hd-sync"], ["hd-auth", "status"]] {
@@ -31,10 +27,7 @@ struct StoppedServerTests {
     /// three runs within 9 s together would have happened about once in 1,500.
     @Test("hd-sync against a stopped fake says so at once: no backoff")
     func stoppedFakeAtOnce() throws {
-        let f = CLIFixture()
-        let fake = try FakeGmail(["--demo", "--demo-count", "6", "--demo-span-days", "10"])
-        try f.connect(fake)
-        #expect(try f.run("hd-sync", "--catch-up").status == 0)
+        let (f, fake) = try CLIFixture.syncedDemo(count: 6, spanDays: 10)
         fake.stop()
         let started = ContinuousClock.now
         for _ in 0..<3 {
@@ -47,10 +40,7 @@ struct StoppedServerTests {
 
     @Test("hd-mark and hd-undo against a stopped fake: the change stays queued, and the line says why")
     func markAndUndoName() throws {
-        let f = CLIFixture()
-        let fake = try FakeGmail(["--demo", "--demo-count", "30", "--demo-span-days", "60"])
-        try f.connect(fake)
-        #expect(try f.run("hd-sync", "--catch-up").status == 0)
+        let (f, fake) = try CLIFixture.syncedDemo(count: 30, spanDays: 60)
         let thread = try #require(try f.run("hd-ls", "--ids", "-n", "1").lines.first)
         fake.stop()
         let expected = "nothing answers at \(fake.url)"

@@ -7,14 +7,7 @@ import Testing
 
 @Suite("nothing to list or change: said on a terminal, silent in a pipe", .serialized)
 struct TerminalNotesTests {
-    func connected() throws -> (CLIFixture, FakeGmail) {
-        let f = CLIFixture()
-        let fake = try FakeGmail(["--demo", "--demo-count", "8", "--demo-span-days", "20"])
-        try f.connect(fake)
-        let sync = try f.run("hd-sync", "--catch-up")
-        #expect(sync.status == 0, "\(sync)")
-        return (f, fake)
-    }
+    func connected() throws -> (CLIFixture, FakeGmail) { try CLIFixture.syncedDemo(count: 8, spanDays: 20) }
 
     /// `command` run with a terminal on its standard output and error (script's output
     /// is the terminal's: both streams, CRLF line ends).
